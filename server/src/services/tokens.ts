@@ -1,0 +1,65 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { Db } from '../db/pool.js';
+import { randomToken, sha256 } from '../lib/hash.js';
+import { DomainError } from './errors.js';
+
+export const TOKEN_TTL_SECONDS = 3600;
+
+export type Principal = {
+  clientId: string;
+  tokenHash: string;
+  organizationIds: string[];
+  deviceId: string | null;
+  abilities: string[];
+  expiresAt: number;
+};
+
+const oauthError = (kind: 'bad_request' | 'unauthenticated', error: string, description: string) =>
+  new DomainError(kind, error, description, { body: { error, error_description: description } });
+
+/** OAuth 2.0 client credentials grant (RFC 6749 §4.4). */
+export async function issueToken(db: Db, input: { grant_type?: string; client_id?: string; client_secret?: string; scope?: string }) {
+  if (input.grant_type !== 'client_credentials') {
+    if (!input.grant_type) throw oauthError('bad_request', 'invalid_request', 'grant_type is required.');
+    throw oauthError('bad_request', 'unsupported_grant_type', 'Only grant_type=client_credentials is supported.');
+  }
+  if (!input.client_id || !input.client_secret) throw oauthError('unauthenticated', 'invalid_client', 'Client authentication failed.');
+  const [client] = await db<{ client_id: string; secret_hash: Buffer; device_id: string | null; organization_ids: string[]; abilities: string[]; device_org: string | null }[]>`
+    SELECT c.client_id, c.secret_hash, c.device_id, c.organization_ids, c.abilities, d.organization_id AS device_org
+    FROM clients c LEFT JOIN devices d ON d.id = c.device_id WHERE c.client_id = ${input.client_id}`;
+  const given = sha256(input.client_secret);
+  if (!client || !timingSafeEqual(given, client.secret_hash)) throw oauthError('unauthenticated', 'invalid_client', 'Client authentication failed.');
+  const requested = input.scope?.trim() ? input.scope.trim().split(/\s+/) : client.abilities;
+  const lacking = requested.filter((a) => !client.abilities.includes(a));
+  if (lacking.length) throw oauthError('bad_request', 'invalid_scope', `The client lacks the requested abilities: ${lacking.join(', ')}.`);
+  const token = randomToken(32);
+  const organizationIds = client.device_id ? (client.device_org ? [client.device_org] : []) : client.organization_ids;
+  await db`INSERT INTO access_tokens (token_hash, client_id, organization_ids, device_id, abilities, expires_at)
+           VALUES (${sha256(token)}, ${client.client_id}, ${organizationIds}, ${client.device_id}, ${[...new Set(requested)]},
+                   now() + make_interval(secs => ${TOKEN_TTL_SECONDS}))`;
+  return { token_type: 'Bearer' as const, access_token: token, expires_in: TOKEN_TTL_SECONDS, scope: [...new Set(requested)].join(' ') };
+}
+
+/**
+ * Resolves a bearer token. Tokens never change after issue, so a short in-process cache saves
+ * the lookup on the hot path; expiry is still checked on every request.
+ */
+export function createTokenResolver(db: Db, { cacheMs = 30_000, maxEntries = 10_000 } = {}) {
+  const cache = new Map<string, { principal: Principal | null; until: number }>();
+  return async function resolve(token: string): Promise<Principal | null> {
+    const hash = sha256(token);
+    const key = hash.toString('base64');
+    const now = Date.now();
+    const hit = cache.get(key);
+    if (hit && hit.until > now) return hit.principal && hit.principal.expiresAt > now ? hit.principal : null;
+    const [row] = await db<{ client_id: string; organization_ids: string[]; device_id: string | null; abilities: string[]; expires_at: Date }[]>`
+      SELECT client_id, organization_ids, device_id, abilities, expires_at FROM access_tokens
+      WHERE token_hash = ${hash} AND expires_at > now()`;
+    const principal = row
+      ? { clientId: row.client_id, tokenHash: key, organizationIds: row.organization_ids, deviceId: row.device_id, abilities: row.abilities, expiresAt: row.expires_at.getTime() }
+      : null;
+    if (cache.size >= maxEntries) cache.clear();
+    cache.set(key, { principal, until: now + (principal ? cacheMs : 1000) });
+    return principal;
+  };
+}

@@ -1,0 +1,26 @@
+import { ConfigError, loadConfig } from './config.js';
+import { onShutdown, openDatabase } from './boot.js';
+import { createServer } from './server.js';
+import { startWorker } from './worker.js';
+
+async function main() {
+  const config = loadConfig();
+  const db = await openDatabase(config);
+  const server = await createServer({ sql: db.sql, config });
+  await server.start();
+  const runner = config.worker ? await startWorker({ connectionString: db.url, sql: db.sql, config }) : undefined;
+  onShutdown(async () => {
+    await server.stop({ timeout: 10_000 });
+    await runner?.stop();
+    await db.sql.end({ timeout: 5 });
+    await db.embedded?.stop();
+  });
+  const where = config.databaseUrl ? 'DATABASE_URL' : `embedded PostgreSQL in ${config.dataDir}`;
+  console.error(`loyalty: database: ${where}; fixtures: ${config.fixtures}; worker: ${config.worker ? 'on' : 'off'}`);
+  console.log(`Loyalty reference server listening on ${server.info.uri}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? `loyalty: ${error.message}` : error);
+  process.exit(1);
+});

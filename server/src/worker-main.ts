@@ -1,0 +1,21 @@
+import { ConfigError, loadConfig } from './config.js';
+import { onShutdown, openDatabase } from './boot.js';
+import { startWorker } from './worker.js';
+
+/** `npm run worker`: background jobs only, for deployments that split API and workers. */
+async function main() {
+  const config = loadConfig();
+  const db = await openDatabase(config, { seed: false });
+  const runner = await startWorker({ connectionString: db.url, sql: db.sql, config });
+  onShutdown(async () => {
+    await runner.stop();
+    await db.sql.end({ timeout: 5 });
+    await db.embedded?.stop();
+  });
+  console.log('Loyalty worker running');
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? `loyalty: ${error.message}` : error);
+  process.exit(1);
+});
