@@ -1,0 +1,55 @@
+import { mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CheckpointWriter, defaultCheckpointPath, readCheckpoint, type Checkpoint } from './checkpoint.js';
+
+const state = (): Checkpoint => ({
+  version: 1, source: { name: 'members.csv', sha256: 'f'.repeat(64), rows: 10 }, api_url: 'http://127.0.0.1:3000',
+  brand_id: 'brand-acme', batch_size: 2, batch_count: 5, validated_at: '2026-01-01T00:00:00.000Z',
+  started_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', acknowledged: {},
+});
+
+describe('CheckpointWriter', () => {
+  it('writes every acknowledged batch to disk, private to the user, without leaving temp files', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'loyalty-checkpoint-'));
+    const path = join(dir, 'imports', 'x.json');
+    const writer = new CheckpointWriter(path, state());
+    await Promise.all([
+      writer.acknowledge(0, { new: 2, found: 0, rejected: [] }),
+      writer.acknowledge(3, { new: 1, found: 0, rejected: [{ line: 9, error: 'rejected by the API: bad' }] }),
+    ]);
+    const saved = await readCheckpoint(path);
+    expect(Object.keys(saved!.acknowledged).sort()).toEqual(['0', '3']);
+    expect(saved!.acknowledged['3']!.rejected).toEqual([{ line: 9, error: 'rejected by the API: bad' }]);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    expect(await readdir(join(dir, 'imports'))).toEqual(['x.json']);
+    await writer.remove();
+    expect(await readCheckpoint(path)).toBeUndefined();
+  });
+
+  it('reports a damaged checkpoint with a way out', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'loyalty-checkpoint-'));
+    const path = join(dir, 'x.json');
+    await writeFile(path, '{"version":1,"acknowl');
+    await expect(readCheckpoint(path)).rejects.toThrow(/damaged/);
+  });
+
+  it('names the checkpoint after API, brand and file content', () => {
+    const key = { sha256: 'a'.repeat(64), brandId: 'brand-acme', apiUrl: 'http://127.0.0.1:3000' };
+    const path = defaultCheckpointPath('/cfg', key);
+    expect(path).toMatch(/^\/cfg\/imports\/[0-9a-f]{32}\.json$/);
+    expect(defaultCheckpointPath('/cfg', { ...key, brandId: 'brand-globex' })).not.toBe(path);
+    expect(defaultCheckpointPath('/cfg', key)).toBe(path);
+  });
+
+  it('keeps the file readable as JSON after every write', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'loyalty-checkpoint-'));
+    const path = join(dir, 'x.json');
+    const writer = new CheckpointWriter(path, state());
+    for (let i = 0; i < 5; i++) {
+      await writer.acknowledge(i, { new: 1, found: 1, rejected: [] });
+      expect(Object.keys(JSON.parse(await readFile(path, 'utf8')).acknowledged)).toHaveLength(i + 1);
+    }
+  });
+});

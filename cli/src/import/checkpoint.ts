@@ -1,0 +1,104 @@
+// The checkpoint of an import: which batches the API has acknowledged and what it answered.
+// It is rewritten atomically (temp file, fsync, rename) after every acknowledged batch, so
+// a crash or Ctrl-C at any moment leaves either the previous or the next state on disk.
+import { createHash } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { CliError } from '../errors.js';
+
+export interface BatchOutcome {
+  new: number;
+  found: number;
+  /** Rows the API rejected (422), by input line. */
+  rejected: Array<{ line: number; error: string }>;
+}
+
+export interface Checkpoint {
+  version: 1;
+  source: { name: string; sha256: string; rows: number };
+  api_url: string;
+  brand_id: string;
+  batch_size: number;
+  batch_count: number;
+  /** The "now" that subscribed_at was validated against; a resumed run reuses it. */
+  validated_at: string;
+  started_at: string;
+  updated_at: string;
+  acknowledged: Record<string, BatchOutcome>;
+}
+
+export function defaultCheckpointPath(configDir: string, key: { sha256: string; brandId: string; apiUrl: string }): string {
+  const id = createHash('sha256').update(`${key.apiUrl}\n${key.brandId}\n${key.sha256}`).digest('hex').slice(0, 32);
+  return join(configDir, 'imports', `${id}.json`);
+}
+
+export async function readCheckpoint(path: string): Promise<Checkpoint | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    const checkpoint = JSON.parse(text) as Checkpoint;
+    if (checkpoint.version !== 1 || typeof checkpoint.acknowledged !== 'object') throw new Error('unknown version');
+    return checkpoint;
+  } catch {
+    throw new CliError(`The checkpoint ${path} is damaged.`, {
+      hint: 'Run the import again with --restart; batches already sent are recognised by their idempotency keys or as existing members.',
+    });
+  }
+}
+
+async function writeAtomically(path: string, content: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const temp = `${path}.${process.pid}.tmp`;
+  const handle = await open(temp, 'w', 0o600);
+  try {
+    await handle.writeFile(content);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temp, path);
+}
+
+/** Serialises checkpoint writes from batches that finish concurrently. */
+export class CheckpointWriter {
+  readonly path: string;
+  readonly #state: Checkpoint;
+  #queue: Promise<void> = Promise.resolve();
+
+  constructor(path: string, state: Checkpoint) {
+    this.path = path;
+    this.#state = state;
+  }
+
+  get state(): Readonly<Checkpoint> {
+    return this.#state;
+  }
+
+  isAcknowledged(index: number): boolean {
+    return String(index) in this.#state.acknowledged;
+  }
+
+  /** Resolves once the checkpoint that includes this batch is on disk. */
+  acknowledge(index: number, outcome: BatchOutcome): Promise<void> {
+    this.#state.acknowledged[String(index)] = outcome;
+    return this.save();
+  }
+
+  save(): Promise<void> {
+    this.#state.updated_at = new Date().toISOString();
+    const snapshot = JSON.stringify(this.#state, null, 2) + '\n';
+    const write = this.#queue.then(() => writeAtomically(this.path, snapshot));
+    this.#queue = write.catch(() => undefined);
+    return write;
+  }
+
+  async remove(): Promise<void> {
+    await this.#queue;
+    await rm(this.path, { force: true });
+  }
+}

@@ -1,0 +1,81 @@
+// Maps input columns to the signup fields. Common spellings are recognised ("E-mail",
+// "First name", "surname"); anything else can be named with --map field=column.
+import { usageError } from '../errors.js';
+
+export const MEMBER_FIELDS = ['email', 'first_name', 'last_name', 'unsubscribed', 'subscribed_at'] as const;
+export type MemberField = (typeof MEMBER_FIELDS)[number];
+export type MemberFields = Partial<Record<MemberField, unknown>>;
+
+const ALIASES: Record<MemberField, string[]> = {
+  email: ['email', 'emailaddress', 'mail', 'mailaddress'],
+  first_name: ['firstname', 'givenname', 'forename', 'first'],
+  last_name: ['lastname', 'surname', 'familyname', 'last'],
+  unsubscribed: ['unsubscribed', 'unsubscribe', 'optedout', 'optout'],
+  subscribed_at: ['subscribedat', 'subscriptiondate', 'signupdate', 'signedupat', 'joinedat', 'joined'],
+};
+
+const normalize = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]/g, '');
+
+const BY_ALIAS = new Map<string, MemberField>(
+  MEMBER_FIELDS.flatMap((field) => ALIASES[field].map((alias) => [alias, field] as const)),
+);
+
+/** Parses repeated `--map field=column` values. */
+export function parseMapOptions(values: readonly string[]): Partial<Record<MemberField, string>> {
+  const explicit: Partial<Record<MemberField, string>> = {};
+  for (const value of values) {
+    const at = value.indexOf('=');
+    const field = at > 0 ? value.slice(0, at).trim() : '';
+    if (!(MEMBER_FIELDS as readonly string[]).includes(field) || at === value.length - 1) {
+      throw usageError(`Invalid --map "${value}".`, `Use --map <field>=<column>, where field is one of ${MEMBER_FIELDS.join(', ')}.`);
+    }
+    explicit[field as MemberField] = value.slice(at + 1);
+  }
+  return explicit;
+}
+
+export interface ColumnMapping {
+  /** input column → field */
+  readonly columns: ReadonlyMap<string, MemberField>;
+  apply(fields: Record<string, unknown>): MemberFields;
+}
+
+/**
+ * Builds the mapping for the columns of a file. For JSON Lines, where each object may have
+ * other keys, pass every key seen; the first column that maps to a field wins.
+ */
+export function mapColumns(columns: readonly string[], explicit: Partial<Record<MemberField, string>> = {}): ColumnMapping {
+  const mapped = new Map<string, MemberField>();
+  const taken = new Set<MemberField>();
+  for (const [field, column] of Object.entries(explicit) as [MemberField, string][]) {
+    if (!columns.includes(column)) {
+      throw usageError(`--map ${field}=${column}: the input has no column "${column}".`, `Columns found: ${columns.join(', ') || '(none)'}.`);
+    }
+    mapped.set(column, field);
+    taken.add(field);
+  }
+  for (const column of columns) {
+    if (mapped.has(column)) continue;
+    const field = BY_ALIAS.get(normalize(column)) ?? BY_ALIAS.get(normalize(column).replace(/^(member|user|customer)/, ''));
+    if (field && !taken.has(field)) {
+      mapped.set(column, field);
+      taken.add(field);
+    }
+  }
+  if (!taken.has('email')) {
+    throw usageError(
+      `No e-mail column found (columns: ${columns.join(', ') || 'none'}).`,
+      'Name the column "email", or pass --map email=<column>.',
+    );
+  }
+  return {
+    columns: mapped,
+    apply(fields) {
+      const result: MemberFields = {};
+      for (const [column, field] of mapped) {
+        if (column in fields) result[field] = fields[column];
+      }
+      return result;
+    },
+  };
+}

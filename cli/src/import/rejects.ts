@@ -1,0 +1,44 @@
+// Writes rejected rows in the input's own format with the original columns plus `error`,
+// so the file can be fixed and imported again as it is (the `error` column is not mapped).
+import { writeFile } from 'node:fs/promises';
+import { stringify } from 'csv-stringify/sync';
+import type { InputFormat } from './parse.js';
+import type { RejectedRow } from './validate.js';
+
+export function defaultRejectsPath(input: string, format: InputFormat): string {
+  const extension = format === 'csv' ? '.csv' : '.jsonl';
+  if (input === '-') return `loyalty-import-rejects${extension}`;
+  const base = input.replace(/\.(csv|txt|jsonl|ndjson|json)$/i, '');
+  return `${base}.rejects${extension}`;
+}
+
+export function errorColumnName(columns: readonly string[]): string {
+  let name = 'error';
+  while (columns.includes(name)) name = `import_${name}`;
+  return name;
+}
+
+export function renderRejects(format: InputFormat, columns: readonly string[], rows: readonly RejectedRow[]): string {
+  const sorted = [...rows].sort((a, b) => a.line - b.line);
+  const errorColumn = errorColumnName(columns);
+  if (format === 'jsonl') {
+    return sorted.map((row) => JSON.stringify({ ...row.fields, [errorColumn]: `line ${row.line}: ${row.error}` }) + '\n').join('');
+  }
+  const header = [...columns, errorColumn];
+  const records = sorted.map((row) => [...columns.map((column) => cell(row.fields[column])), `line ${row.line}: ${row.error}`]);
+  return stringify([header, ...records]);
+}
+
+function cell(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+export async function writeRejects(
+  path: string,
+  format: InputFormat,
+  columns: readonly string[],
+  rows: readonly RejectedRow[],
+): Promise<void> {
+  await writeFile(path, renderRejects(format, columns, rows));
+}
