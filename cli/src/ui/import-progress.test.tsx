@@ -1,0 +1,31 @@
+import { render } from 'ink-testing-library';
+import { describe, expect, it } from 'vitest';
+import type { ImportProgress as Progress } from '../import/run.js';
+import { ImportProgress } from './import-progress.js';
+
+const base: Progress = {
+  phase: 'sending', rows: 10_000, rejected: 3, batchesTotal: 5, batchesDone: 2, rowsDone: 4_000, rowsTotal: 9_997,
+  new: 3_900, found: 100, rowsThisRun: 4_000, startedAt: 0,
+};
+
+describe('ImportProgress', () => {
+  it('shows rows, batches, counts, rate and ETA while sending', () => {
+    const { lastFrame } = render(<ImportProgress file="members.csv" progress={base} now={2_000} />);
+    const frame = lastFrame()!;
+    expect(frame).toContain('Importing members.csv');
+    expect(frame).toContain('4,000 of 9,997 rows (40%) · batch 2 of 5');
+    expect(frame).toContain('new 3,900 · found 100 · rejected 3 · 2,000 rows/s · ETA 3s');
+  });
+
+  it('says when it is done and drops the ETA', () => {
+    const { lastFrame } = render(<ImportProgress file="members.csv" progress={{ ...base, phase: 'done', batchesDone: 5, rowsDone: 9_997 }} now={5_000} />);
+    expect(lastFrame()).toContain('✔ Imported members.csv');
+    expect(lastFrame()).toContain('batch 5 of 5');
+    expect(lastFrame()).not.toContain('ETA');
+  });
+
+  it('shows the reading phase before batches exist', () => {
+    const { lastFrame } = render(<ImportProgress file="-" progress={{ ...base, phase: 'reading' }} now={0} />);
+    expect(lastFrame()).toBe('Reading and validating -…');
+  });
+});
