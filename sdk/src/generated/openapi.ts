@@ -312,6 +312,414 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/members/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List the members of a brand
+         * @description Lists the members of a brand. With `page` and/or `per_page` the list is paginated; without both
+         *     the whole list comes at once (slow above about 3000 members: prefer pages).
+         *
+         *     **Decisions:** `page` and `per_page` are integers or numeric strings; `page` defaults to 1 and
+         *     `per_page` to 100 when only the other is sent; `per_page` is at most 1000. Without both, the whole
+         *     list is streamed in the same envelope with `last_page: 1`, `per_page` equal to `total` and
+         *     `next_page_url: null`. Members are ordered by the time they joined the brand, oldest first.
+         *     `next_page_url`/`last_page_url` are `…/members/list?page=N` for reference; fetch a page by posting
+         *     the same body with that `page`. Profile fields without a value are `null`.
+         */
+        post: operations["listMembers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/import/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List members with their storecard points
+         * @description Lists the brand's members who hold a storecard pass, with the pass's points and code.
+         *
+         *     **Decisions:** one row per storecard pass (a member with passes of two storecards appears twice);
+         *     members without a storecard pass are left out. `storecard_id` limits the list to one storecard
+         *     (unknown: `404`). `points` is the pass's `points` (lifetime earned, see storecard passes), `name` the
+         *     member's full name or `null`, `qr_code` the pass code. Not paginated.
+         */
+        post: operations["listMembersWithPoints"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find a member by e-mail or identifier
+         * @description Finds one member of a brand by `email` (case-insensitive) or `user_identifier` (UUID) and lists the
+         *     codes of their passes.
+         *
+         *     The specification sends the parameters as a JSON body on this GET; they are described here as
+         *     query parameters (fetch cannot send a GET body). The server also accepts the same JSON body.
+         *
+         *     **Decisions:** neither `email` nor `user_identifier` is a `422`; both must name the same member,
+         *     otherwise `404`. A member who is not a member of the brand is a `404`. `pass_codes` lists the
+         *     member's coupon pass codes in the brand, `storecards` the storecard pass codes;
+         *     `member_full_name` is `null` when the member has no name.
+         */
+        get: operations["searchMember"];
+        put?: never;
+        /**
+         * Create a member (idempotent on e-mail)
+         * @description Registers a member for a brand. Idempotent on the e-mail address (case-insensitive):
+         *
+         *     - New e-mail: the member is created, `201` with `created: true`.
+         *     - Known e-mail: nothing is overwritten; the existing UUID is returned with `200` and
+         *       `created: false`. If the member was not yet linked to the brand, it is linked now.
+         *
+         *     A brand that does not belong to the token's organizations is a `404`; invalid input a `422`.
+         *     `unsubscribed` defaults to `false`.
+         *
+         *     Emits `member.created` when the member joins the brand: for a new member, and for a known member
+         *     who is linked to this brand now (`x-emits`).
+         *
+         *     **Decisions:** member identity (UUID, e-mail) is unique per organization and the profile belongs
+         *     to the member across the organization's brands; the e-mail is kept as first sent and compared
+         *     case-insensitively. Text fields are at most 191 characters.
+         */
+        post: operations["createMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/members/{uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a member
+         * @description The member's profile in a brand, their subscription state and pass summaries.
+         *
+         *     **Decisions:** profile fields without a value are `null`; `unsubscribed` is the state in this
+         *     brand; `subscribed_at` is when the member joined the brand (UTC, `YYYY-MM-DD HH:MM:SS`). Pass
+         *     `status` is `active`, `redeemed` (coupons only) or `expired`; `expiration_date` is a date
+         *     (`YYYY-MM-DD`) or `null` (never expires). Passes are the member's passes of this brand, newest
+         *     first. A GET is never destructive (see `DELETE /members/{uuid}`).
+         */
+        get: operations["getMember"];
+        /**
+         * Update a member's profile
+         * @description Partial and synchronous: only the fields sent change; `null` clears a field. The e-mail address
+         *     cannot be changed. An unknown member, or one who is not a member of a brand of the token's
+         *     organizations, is a `404`; invalid input a `422`. Answers like `GET /members/{uuid}`.
+         *
+         *     **Decisions:** the member must be a member of `brand_id` (otherwise `404`); the profile is the
+         *     member's, so the change shows in every brand of the organization. An `email` field in the body is
+         *     ignored. Text fields are at most 191 characters.
+         */
+        put: operations["updateMember"];
+        post?: never;
+        /**
+         * Remove a member from a brand
+         * @description Removes the member from the brand with all associations to the brand (subscription state, tags
+         *     of the brand, passes of the brand). Irreversible.
+         *
+         *     **Decisions:** the specification's sample uses GET on this path; a GET is never destructive, so
+         *     deletion is `DELETE /members/{uuid}` with `brand_id` in the query. The server also accepts
+         *     `brand_id` in a JSON body. The member's identity stays while they are a member of another brand of
+         *     the organization. An unknown member or one who is not a member of the brand is a `404`.
+         */
+        delete: operations["deleteMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/bulk/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Update up to 2000 member profiles
+         * @description Updates the profiles of up to 2000 members of a brand in one call, with the same partial rules as
+         *     `PUT /members/{uuid}` (only sent fields change, `null` clears).
+         *
+         *     **Decisions** (the specification names the operation only): body
+         *     `{brand_id, members: [{identifier, first_name?, last_name?, phone_number?, birth_day?, street?,
+         *     house_number?, postcode?, city?, country?}]}` with 1 to 2000 items. Every item is validated first (a
+         *     `422` names `members.N.field`); then all updates apply in one transaction. Identifiers that are not
+         *     members of the brand are listed in `not_found` and change nothing; `updated` counts the members
+         *     updated. E-mail addresses cannot be changed here either.
+         */
+        put: operations["bulkUpdateMembers"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/members/uuid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Find member UUIDs by e-mail
+         * @description Maps e-mail addresses to member UUIDs in a brand. Unknown e-mails are left out.
+         *
+         *     **Decisions:** 1 to 2000 e-mails; matching is case-insensitive and the keys of `data` are the
+         *     e-mails as sent; a string that is not an e-mail address is simply not found. `data` is always an
+         *     object (`{}` when nothing matches).
+         */
+        post: operations["findMemberUuids"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/members/subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Subscribe members to marketing in bulk
+         * @description Subscribes the listed members of the brand (1 to 2000 e-mails). Only currently unsubscribed members
+         *     change; `amount` counts them. `404` when the brand is unknown or none of the e-mails match a member
+         *     of the brand.
+         *
+         *     **Decisions:** e-mails that match no member are skipped; matching is case-insensitive.
+         */
+        post: operations["bulkSubscribeMembers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Subscribe a member to marketing
+         * @description Sets one member's marketing subscription in the brand to subscribed. `404` when the brand or the
+         *     member is unknown; `400` (`error: already_subscribed`) when the member is already subscribed.
+         */
+        patch: operations["subscribeMember"];
+        trace?: never;
+    };
+    "/members/unsubscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unsubscribe members from marketing in bulk
+         * @description Unsubscribes the listed members of the brand; `amount` counts the members that changed. The
+         *     ability is `tags.get`, as the specification states for this operation.
+         *
+         *     **Decisions:** 1 to 2000 e-mails (the bulk subscribe limit); e-mails that match no member are
+         *     skipped and, unlike bulk subscribe, no match at all is still a `200` with `amount: 0`
+         *     (unsubscribing never fails for unknown addresses); an unknown brand is a `404`.
+         */
+        post: operations["bulkUnsubscribeMembers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Unsubscribe a member from marketing
+         * @description Sets one member's marketing subscription in the brand to unsubscribed. `404` when the brand or
+         *     the member is unknown.
+         *
+         *     **Decisions:** unsubscribing a member who is already unsubscribed succeeds (`200`, nothing
+         *     changes): an unsubscribe request is always honoured and safe to repeat.
+         */
+        patch: operations["unsubscribeMember"];
+        trace?: never;
+    };
+    "/members/signups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import sign-ups
+         * @description Imports sign-ups into a brand: new e-mails become members (`new`), known e-mails are reported as
+         *     `found`; both map the e-mail to the member id.
+         *
+         *     Emits `member.created` for every member who joins the brand through the import: new members, and
+         *     known members not yet linked to the brand (`x-emits`).
+         *
+         *     **Decisions:** 1 to 2000 users per call. Known members are linked to the brand when they were not;
+         *     nothing of their profile or subscription state is overwritten (as `POST /members`). The keys of
+         *     `new` and `found` are the e-mails as sent; a repeated e-mail within one call counts once.
+         *     `subscribed_at` (when the user signed up; must be earlier than now) is RFC 3339 or
+         *     `YYYY-MM-DD HH:MM:SS` (UTC) and defaults to now; `unsubscribed` defaults to `false`.
+         */
+        post: operations["importSignups"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/members/location": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the favourite location of members
+         * @description Sets `location_id` as the favourite location of the listed members and returns the identifiers
+         *     that were updated.
+         *
+         *     **Decisions:** locations belong to the organization, so no `brand_id` is needed (one sent is
+         *     ignored); an unknown location is a `404`. `users` holds 1 to 2000 member UUIDs; identifiers that
+         *     are not members of the location's organization are left out of the response.
+         */
+        post: operations["setFavoriteLocation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/members/{uuid}/coupons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a member's coupon passes
+         * @description The member's coupon passes in the brand as a Laravel paginator; without `page` and `per_page` the
+         *     first page of 10.
+         *
+         *     The specification lists the parameters without saying where they go; they are query parameters
+         *     here. The server also accepts them as a JSON body.
+         *
+         *     **Decisions:** `per_page` is 1 to 100; passes are ordered newest first. `status` is `active`,
+         *     `redeemed` or `expired`. `loyalty_code` is the pass's unique id (the same value as `pass_id` in
+         *     webhook events); `qr_code` is the code on the pass (the `pass_code` used elsewhere).
+         */
+        get: operations["listMemberCoupons"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/members/{uuid}/storecards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a member's storecard passes
+         * @description The member's storecard passes in the brand as a Laravel paginator; without `page` and `per_page`
+         *     the first page of 10.
+         *
+         *     The specification lists the parameters without saying where they go; they are query parameters
+         *     here. The server also accepts them as a JSON body.
+         *
+         *     **Decisions:** `per_page` is 1 to 100; passes are ordered newest first. `status` is `active` or
+         *     `expired`. `points` is the lifetime points earned (a reversed earn lowers it), `balance` the
+         *     spendable points. `loyalty_code` and `qr_code` as for coupon passes.
+         */
+        get: operations["listMemberStorecards"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/members/{uuid}/passes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue a coupon or storecard pass to a member
+         * @description Issues a pass to one member, synchronously; no e-mail is sent. Send exactly one of `coupon_id` and
+         *     `storecard_id`. `expiration_date` (`Y-m-d` or `no-date`) overrides a coupon pass's expiration and is
+         *     ignored for storecards. The brand must belong to an organization the token can access.
+         *
+         *     - A coupon always creates a new pass: `201`, `created: true`.
+         *     - A storecard creates one pass per member: `201` the first time; when the member already has one,
+         *       that pass is returned with `200` and `created: false`.
+         *
+         *     Errors: `403` without `passes.store`; `404` unknown brand, member, coupon or storecard; `422` both
+         *     or neither of `coupon_id`/`storecard_id`, an invalid `expiration_date`, or a coupon or storecard
+         *     that is no longer available.
+         *
+         *     Emits `coupon.issued` when a coupon pass is issued (`x-emits`).
+         *
+         *     **Decisions:** the member must be a member of the brand (otherwise `404`). An unavailable
+         *     (inactive) coupon or storecard is a `422` on `coupon_id`/`storecard_id`. An `expiration_date` in
+         *     the past (UTC) or not a calendar date is a `422`. Without `expiration_date` a coupon pass expires
+         *     after the coupon's default validity (or never).
+         */
+        post: operations["issuePassToMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -528,6 +936,363 @@ export interface components {
             started_at: string | null;
             /** @description UTC, `YYYY-MM-DD HH:MM:SS`; null until the job is done or failed. */
             finished_at: string | null;
+        };
+        /** @description An integer from 1, or the same as a numeric string. */
+        PageNumber: number | string;
+        /** @description 1 to 1000, as an integer or a numeric string. */
+        MembersPerPage: number | string;
+        ListMembersRequest: {
+            brand_id: string;
+            page?: components["schemas"]["PageNumber"];
+            per_page?: components["schemas"]["MembersPerPage"];
+        };
+        MemberListItem: {
+            /** Format: email */
+            email: string;
+            full_name: string | null;
+            /** Format: uuid */
+            identifier: string;
+            /**
+             * @description 1 when the member is unsubscribed from marketing in this brand.
+             * @enum {integer}
+             */
+            unsubscribed: 0 | 1;
+            last_name: string | null;
+            phone_number: string | null;
+            /** Format: date */
+            birth_date: string | null;
+            street: string | null;
+            house_number: string | null;
+            postcode: string | null;
+            city: string | null;
+            country: string | null;
+            /** @description When the member joined the brand (UTC, `YYYY-MM-DD HH:MM:SS`). */
+            subscribed_at: string;
+        };
+        ListMembersResponse: {
+            message: string;
+            data: {
+                total: number;
+                last_page: number;
+                next_page_url: string | null;
+                per_page: number;
+                last_page_url: string;
+                members: components["schemas"]["MemberListItem"][];
+            };
+        };
+        ListMembersWithPointsRequest: {
+            brand_id: string;
+            storecard_id?: string;
+        };
+        ListMembersWithPointsResponse: {
+            /** @constant */
+            success: true;
+            data: {
+                /** Format: email */
+                email: string;
+                name: string | null;
+                points: number;
+                qr_code: string;
+            }[];
+        };
+        MemberSearchResponse: {
+            /** @constant */
+            success: true;
+            /** Format: email */
+            email: string;
+            /** Format: uuid */
+            member_id: string;
+            /** Format: uuid */
+            identifier: string;
+            member_full_name: string | null;
+            /** @description Codes of the member's coupon passes in the brand. */
+            pass_codes: string[];
+            /** @description Codes of the member's storecard passes in the brand. */
+            storecards: string[];
+        };
+        CreateMemberRequest: {
+            brand_id: string;
+            /**
+             * Format: email
+             * @description Case-insensitive; identifies the member.
+             */
+            email: string;
+            first_name?: string;
+            last_name?: string;
+            phone_number?: string;
+            /**
+             * Format: date
+             * @description `Y-m-d`.
+             */
+            birth_day?: string;
+            street?: string;
+            house_number?: string;
+            postcode?: string;
+            city?: string;
+            country?: string;
+            /** @default false */
+            unsubscribed: boolean;
+        };
+        CreateMemberResponse: {
+            /** @constant */
+            success: true;
+            /** @description True when a new member was created (HTTP 201). */
+            created: boolean;
+            /** Format: uuid */
+            member_id: string;
+            /** Format: uuid */
+            identifier: string;
+        };
+        /** @description Profile fields a client may change; `null` clears a field. */
+        MemberProfileFields: {
+            first_name?: string | null;
+            last_name?: string | null;
+            phone_number?: string | null;
+            /**
+             * Format: date
+             * @description `Y-m-d`.
+             */
+            birth_day?: string | null;
+            street?: string | null;
+            house_number?: string | null;
+            postcode?: string | null;
+            city?: string | null;
+            country?: string | null;
+        };
+        UpdateMemberRequest: {
+            brand_id: string;
+        } & components["schemas"]["MemberProfileFields"];
+        MemberProfile: {
+            /** Format: email */
+            email: string;
+            first_name: string | null;
+            last_name: string | null;
+            full_name: string | null;
+            phone_number: string | null;
+            /** Format: date */
+            birth_day: string | null;
+            street: string | null;
+            house_number: string | null;
+            postcode: string | null;
+            city: string | null;
+            country: string | null;
+        };
+        /**
+         * @description `active`, `redeemed` (coupon passes only) or `expired`.
+         * @enum {string}
+         */
+        PassStatus: "active" | "redeemed" | "expired";
+        PassSummary: {
+            pass_code: string;
+            status: components["schemas"]["PassStatus"];
+            /**
+             * Format: date
+             * @description Last day the pass is valid (UTC); null when it never expires.
+             */
+            expiration_date: string | null;
+            /**
+             * Format: uri
+             * @description Page where the member adds the pass to a mobile wallet.
+             */
+            wallet_url: string;
+        };
+        MemberResponse: {
+            /** @constant */
+            success: true;
+            /** Format: uuid */
+            member_id: string;
+            /** Format: uuid */
+            identifier: string;
+            brand_id: string;
+            unsubscribed: boolean;
+            /** @description When the member joined the brand (UTC, `YYYY-MM-DD HH:MM:SS`). */
+            subscribed_at: string;
+            profile: components["schemas"]["MemberProfile"];
+            storecards: components["schemas"]["PassSummary"][];
+            coupons: components["schemas"]["PassSummary"][];
+        };
+        BulkUpdateMembersRequest: {
+            brand_id: string;
+            members: ({
+                /** Format: uuid */
+                identifier: string;
+            } & components["schemas"]["MemberProfileFields"])[];
+        };
+        BulkUpdateMembersResponse: {
+            message: string;
+            data: {
+                updated: number;
+                not_found: string[];
+            };
+        };
+        FindMemberUuidsRequest: {
+            brand_id: string;
+            emails: string[];
+        };
+        FindMemberUuidsResponse: {
+            message: string;
+            /** @description E-mail (as sent) to member UUID; unknown e-mails are left out. */
+            data: {
+                [key: string]: string;
+            };
+        };
+        SubscriptionRequest: {
+            brand_id: string;
+            email: string;
+        };
+        MessageText: {
+            message: string;
+            data: string;
+        };
+        BulkSubscriptionRequest: {
+            brand_id: string;
+            /** @description 1 to 2000 e-mail addresses. */
+            email: string[];
+        };
+        BulkSubscriptionResponse: {
+            message: string;
+            data: {
+                /** @description Members whose state changed. */
+                amount: number;
+                message: string;
+            };
+        };
+        /** @description RFC 3339 date-time, or `YYYY-MM-DD HH:MM:SS` read as UTC; must be earlier than now. */
+        SignupTimestamp: string;
+        ImportSignupsRequest: {
+            brand_id: string;
+            users: {
+                /** Format: email */
+                email: string;
+                first_name?: string;
+                last_name?: string;
+                /** @default false */
+                unsubscribed: boolean;
+                subscribed_at?: components["schemas"]["SignupTimestamp"];
+            }[];
+        };
+        /** @description E-mail (as sent) to member UUID. */
+        EmailToMemberId: {
+            [key: string]: string;
+        };
+        ImportSignupsResponse: {
+            message: string;
+            data: {
+                new: components["schemas"]["EmailToMemberId"];
+                found: components["schemas"]["EmailToMemberId"];
+            };
+        };
+        FavoriteLocationRequest: {
+            /** @description Location id (a numeric string). */
+            location_id: string;
+            users: string[];
+        };
+        FavoriteLocationResponse: {
+            /** @constant */
+            success: true;
+            /** @description Identifiers whose favourite location was set. */
+            users: string[];
+        };
+        /**
+         * @description Laravel length-aware paginator. Page schemas (`CouponPassPage`, `StorecardPassPage`) give `data`
+         *     its item type.
+         */
+        Paginator: {
+            current_page: number;
+            data: unknown[];
+            first_page_url: string;
+            /** @description Position of the first record on this page; null when the page is empty. */
+            from: number | null;
+            last_page: number;
+            last_page_url: string;
+            links: {
+                url: string | null;
+                label: string;
+                active: boolean;
+            }[];
+            next_page_url: string | null;
+            path: string;
+            per_page: number;
+            prev_page_url: string | null;
+            /** @description Position of the last record on this page; null when the page is empty. */
+            to: number | null;
+            total: number;
+        };
+        CouponPass: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * Format: date
+             * @description Last day the pass is valid (UTC); null when it never expires.
+             */
+            expiration_date: string | null;
+            /**
+             * Format: date
+             * @description First day the pass is valid; null when valid from issue.
+             */
+            start_date: string | null;
+            /** @description The code on the pass (the `pass_code`). */
+            qr_code: string;
+            /** @description Unique id of the pass (the specification's `svc_code`); equals `pass_id` in webhook events. */
+            loyalty_code: string;
+            coupon_title: string;
+            coupon_thumbnail_url: string | null;
+            coupon_external_reference: string | null;
+            /** @enum {string} */
+            status: "active" | "redeemed" | "expired";
+        };
+        StorecardPass: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * Format: date
+             * @description Last day the pass is valid (UTC); null when it never expires.
+             */
+            expiration_date: string | null;
+            /**
+             * Format: date
+             * @description First day the pass is valid; null when valid from issue.
+             */
+            start_date: string | null;
+            /** @description The code on the pass (the `pass_code`). */
+            qr_code: string;
+            /** @description Unique id of the pass (the specification's `svc_code`); equals `pass_id` in webhook events. */
+            loyalty_code: string;
+            /** @description Lifetime points earned (a reversed earn lowers it). */
+            points: number;
+            /** @description Spendable points. */
+            balance: number;
+            storecard_title: string;
+            storecard_thumbnail_url: string | null;
+            /** @enum {string} */
+            status: "active" | "expired";
+        };
+        CouponPassPage: components["schemas"]["Paginator"] & {
+            data?: components["schemas"]["CouponPass"][];
+        };
+        StorecardPassPage: components["schemas"]["Paginator"] & {
+            data?: components["schemas"]["StorecardPass"][];
+        };
+        /**
+         * @description `brand_id`, exactly one of `coupon_id` and `storecard_id`, and an optional `expiration_date`
+         *     (ignored for storecards).
+         */
+        IssuePassRequest: {
+            brand_id: string;
+            expiration_date?: components["schemas"]["ExpirationDateInput"];
+        } & components["schemas"]["CouponOrStorecard"];
+        IssuePassResponse: {
+            /** @constant */
+            success: true;
+            pass_code: string;
+            /** Format: uri */
+            wallet_url: string;
+            /** @description True when a new pass was created (HTTP 201). */
+            created: boolean;
         };
     };
     responses: {
@@ -808,6 +1573,21 @@ export interface components {
          * @example vip
          */
         TagIdPath: string;
+        /**
+         * @description The member's UUID (`identifier`).
+         * @example 0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d
+         */
+        MemberUuidPath: string;
+        /**
+         * @description Page number, from 1.
+         * @example 1
+         */
+        PageQuery: number;
+        /**
+         * @description Records per page, 1 to 100.
+         * @example 10
+         */
+        PerPageQuery: number;
     };
     requestBodies: never;
     headers: {
@@ -1708,6 +2488,1354 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listMembers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "brand_id": "brand-acme",
+                 *       "page": 1,
+                 *       "per_page": "50"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ListMembersRequest"];
+            };
+        };
+        responses: {
+            /** @description A page of members (or all of them). */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "total": 51,
+                     *         "last_page": 2,
+                     *         "next_page_url": "http://localhost:3000/members/list?page=2",
+                     *         "per_page": 50,
+                     *         "last_page_url": "http://localhost:3000/members/list?page=2",
+                     *         "members": [
+                     *           {
+                     *             "email": "ada@example.org",
+                     *             "full_name": "Ada Lovelace",
+                     *             "identifier": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                     *             "unsubscribed": 0,
+                     *             "last_name": "Lovelace",
+                     *             "phone_number": null,
+                     *             "birth_date": "1815-12-10",
+                     *             "street": null,
+                     *             "house_number": null,
+                     *             "postcode": null,
+                     *             "city": "London",
+                     *             "country": "GB",
+                     *             "subscribed_at": "2026-11-21 10:15:30"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListMembersResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listMembersWithPoints: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "brand_id": "brand-acme",
+                 *       "storecard_id": "card-points"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ListMembersWithPointsRequest"];
+            };
+        };
+        responses: {
+            /** @description The members with points. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "email": "ada@example.org",
+                     *           "name": "Ada Lovelace",
+                     *           "points": 120,
+                     *           "qr_code": "STC-4HZ8-QW2P"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListMembersWithPointsResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    searchMember: {
+        parameters: {
+            query: {
+                /**
+                 * @description Brand the request is about; it also selects the organization.
+                 * @example brand-acme
+                 */
+                brand_id: components["parameters"]["BrandIdQuery"];
+                /**
+                 * @description The member's e-mail address (case-insensitive).
+                 * @example ada@example.org
+                 */
+                email?: string;
+                /**
+                 * @description The member's UUID.
+                 * @example 0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d
+                 */
+                user_identifier?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "email": "ada@example.org",
+                     *       "member_id": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                     *       "identifier": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                     *       "member_full_name": "Ada Lovelace",
+                     *       "pass_codes": [
+                     *         "CPN-7KQ2-M9XD"
+                     *       ],
+                     *       "storecards": [
+                     *         "STC-4HZ8-QW2P"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MemberSearchResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    createMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "brand_id": "brand-acme",
+                 *       "email": "ada@example.org",
+                 *       "first_name": "Ada",
+                 *       "last_name": "Lovelace",
+                 *       "birth_day": "1815-12-10",
+                 *       "city": "London",
+                 *       "country": "GB",
+                 *       "unsubscribed": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description The e-mail address is known; the existing member is returned (and linked to the brand). */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "created": false,
+                     *       "member_id": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                     *       "identifier": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreateMemberResponse"];
+                };
+            };
+            /** @description The member was created. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "created": true,
+                     *       "member_id": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                     *       "identifier": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreateMemberResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    getMember: {
+        parameters: {
+            query: {
+                /**
+                 * @description Brand the request is about; it also selects the organization.
+                 * @example brand-acme
+                 */
+                brand_id: components["parameters"]["BrandIdQuery"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The member's UUID (`identifier`).
+                 * @example 0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d
+                 */
+                uuid: components["parameters"]["MemberUuidPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "member_id": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                     *       "identifier": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                     *       "brand_id": "brand-acme",
+                     *       "unsubscribed": false,
+                     *       "subscribed_at": "2026-11-21 10:15:30",
+                     *       "profile": {
+                     *         "email": "ada@example.org",
+                     *         "first_name": "Ada",
+                     *         "last_name": "Lovelace",
+                     *         "full_name": "Ada Lovelace",
+                     *         "phone_number": null,
+                     *         "birth_day": "1815-12-10",
+                     *         "street": null,
+                     *         "house_number": null,
+                     *         "postcode": null,
+                     *         "city": "London",
+                     *         "country": "GB"
+                     *       },
+                     *       "storecards": [
+                     *         {
+                     *           "pass_code": "STC-4HZ8-QW2P",
+                     *           "status": "active",
+                     *           "expiration_date": null,
+                     *           "wallet_url": "http://localhost:3000/wallet/STC-4HZ8-QW2P"
+                     *         }
+                     *       ],
+                     *       "coupons": [
+                     *         {
+                     *           "pass_code": "CPN-7KQ2-M9XD",
+                     *           "status": "active",
+                     *           "expiration_date": "2026-12-21",
+                     *           "wallet_url": "http://localhost:3000/wallet/CPN-7KQ2-M9XD"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MemberResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    updateMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The member's UUID (`identifier`).
+                 * @example 0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d
+                 */
+                uuid: components["parameters"]["MemberUuidPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "brand_id": "brand-acme",
+                 *       "phone_number": "+44 20 7946 0958",
+                 *       "street": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated member. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "member_id": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                     *       "identifier": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                     *       "brand_id": "brand-acme",
+                     *       "unsubscribed": false,
+                     *       "subscribed_at": "2026-11-21 10:15:30",
+                     *       "profile": {
+                     *         "email": "ada@example.org",
+                     *         "first_name": "Ada",
+                     *         "last_name": "Lovelace",
+                     *         "full_name": "Ada Lovelace",
+                     *         "phone_number": "+44 20 7946 0958",
+                     *         "birth_day": "1815-12-10",
+                     *         "street": null,
+                     *         "house_number": null,
+                     *         "postcode": null,
+                     *         "city": "London",
+                     *         "country": "GB"
+                     *       },
+                     *       "storecards": [],
+                     *       "coupons": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MemberResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    deleteMember: {
+        parameters: {
+            query: {
+                /**
+                 * @description Brand the request is about; it also selects the organization.
+                 * @example brand-acme
+                 */
+                brand_id: components["parameters"]["BrandIdQuery"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The member's UUID (`identifier`).
+                 * @example 0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d
+                 */
+                uuid: components["parameters"]["MemberUuidPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member was removed from the brand. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Member deleted"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SuccessMessage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    bulkUpdateMembers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "brand_id": "brand-acme",
+                 *       "members": [
+                 *         {
+                 *           "identifier": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                 *           "city": "Cambridge"
+                 *         },
+                 *         {
+                 *           "identifier": "7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d",
+                 *           "phone_number": null
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["BulkUpdateMembersRequest"];
+            };
+        };
+        responses: {
+            /** @description The members were updated. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "updated": 1,
+                     *         "not_found": [
+                     *           "7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BulkUpdateMembersResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    findMemberUuids: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "brand_id": "brand-acme",
+                 *       "emails": [
+                 *         "ada@example.org",
+                 *         "nobody@example.org"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["FindMemberUuidsRequest"];
+            };
+        };
+        responses: {
+            /** @description The UUIDs of the known e-mails. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "ada@example.org": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["FindMemberUuidsResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    bulkSubscribeMembers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "brand_id": "brand-acme",
+                 *       "email": [
+                 *         "ada@example.org",
+                 *         "grace@example.org"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["BulkSubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description The matching unsubscribed members are subscribed. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "amount": 1,
+                     *         "message": "Subscribed 1 members"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BulkSubscriptionResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    subscribeMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "brand_id": "brand-acme",
+                 *       "email": "ada@example.org"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description The member is subscribed. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": "User subscribed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MessageText"];
+                };
+            };
+            /**
+             * @description The member is already subscribed (`already_subscribed`), the body could not be read
+             *     (`bad_request`) or the `Idempotency-Key` is invalid (`idempotency_key_invalid`).
+             */
+            400: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The member is already subscribed.",
+                     *       "error": "already_subscribed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IdempotencyError"] | components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    bulkUnsubscribeMembers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "brand_id": "brand-acme",
+                 *       "email": [
+                 *         "ada@example.org",
+                 *         "grace@example.org"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["BulkSubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description The matching subscribed members are unsubscribed. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "amount": 2,
+                     *         "message": "Unsubscribed 2 members"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BulkSubscriptionResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    unsubscribeMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "brand_id": "brand-acme",
+                 *       "email": "ada@example.org"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description The member is unsubscribed. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": "User unsubscribed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MessageText"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    importSignups: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "brand_id": "brand-acme",
+                 *       "users": [
+                 *         {
+                 *           "email": "grace@example.org",
+                 *           "first_name": "Grace",
+                 *           "last_name": "Hopper",
+                 *           "subscribed_at": "2026-11-20T09:00:00.000Z"
+                 *         },
+                 *         {
+                 *           "email": "ada@example.org"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ImportSignupsRequest"];
+            };
+        };
+        responses: {
+            /** @description The sign-ups were imported. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "new": {
+                     *           "grace@example.org": "7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d"
+                     *         },
+                     *         "found": {
+                     *           "ada@example.org": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ImportSignupsResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    setFavoriteLocation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "location_id": "1",
+                 *       "users": [
+                 *         "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["FavoriteLocationRequest"];
+            };
+        };
+        responses: {
+            /** @description The members whose favourite location was set. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "users": [
+                     *         "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["FavoriteLocationResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listMemberCoupons: {
+        parameters: {
+            query: {
+                /**
+                 * @description Brand the request is about; it also selects the organization.
+                 * @example brand-acme
+                 */
+                brand_id: components["parameters"]["BrandIdQuery"];
+                /**
+                 * @description Page number, from 1.
+                 * @example 1
+                 */
+                page?: components["parameters"]["PageQuery"];
+                /**
+                 * @description Records per page, 1 to 100.
+                 * @example 10
+                 */
+                per_page?: components["parameters"]["PerPageQuery"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The member's UUID (`identifier`).
+                 * @example 0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d
+                 */
+                uuid: components["parameters"]["MemberUuidPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of coupon passes. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "current_page": 1,
+                     *       "data": [
+                     *         {
+                     *           "created_at": "2026-11-21T10:15:30.000Z",
+                     *           "updated_at": "2026-11-21T10:15:30.000Z",
+                     *           "expiration_date": "2026-12-21",
+                     *           "start_date": "2026-11-21",
+                     *           "qr_code": "CPN-7KQ2-M9XD",
+                     *           "loyalty_code": "1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b",
+                     *           "coupon_title": "Welcome 10% off",
+                     *           "coupon_thumbnail_url": "https://img.example.com/w.png",
+                     *           "coupon_external_reference": "WELCOME10",
+                     *           "status": "active"
+                     *         }
+                     *       ],
+                     *       "first_page_url": "http://localhost:3000/members/0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d/coupons?page=1",
+                     *       "from": 1,
+                     *       "last_page": 1,
+                     *       "last_page_url": "http://localhost:3000/members/0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d/coupons?page=1",
+                     *       "links": [
+                     *         {
+                     *           "url": null,
+                     *           "label": "&laquo; Previous",
+                     *           "active": false
+                     *         },
+                     *         {
+                     *           "url": "http://localhost:3000/members/0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d/coupons?page=1",
+                     *           "label": "1",
+                     *           "active": true
+                     *         },
+                     *         {
+                     *           "url": null,
+                     *           "label": "Next &raquo;",
+                     *           "active": false
+                     *         }
+                     *       ],
+                     *       "next_page_url": null,
+                     *       "path": "http://localhost:3000/members/0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d/coupons",
+                     *       "per_page": 10,
+                     *       "prev_page_url": null,
+                     *       "to": 1,
+                     *       "total": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CouponPassPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listMemberStorecards: {
+        parameters: {
+            query: {
+                /**
+                 * @description Brand the request is about; it also selects the organization.
+                 * @example brand-acme
+                 */
+                brand_id: components["parameters"]["BrandIdQuery"];
+                /**
+                 * @description Page number, from 1.
+                 * @example 1
+                 */
+                page?: components["parameters"]["PageQuery"];
+                /**
+                 * @description Records per page, 1 to 100.
+                 * @example 10
+                 */
+                per_page?: components["parameters"]["PerPageQuery"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The member's UUID (`identifier`).
+                 * @example 0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d
+                 */
+                uuid: components["parameters"]["MemberUuidPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of storecard passes. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "current_page": 1,
+                     *       "data": [
+                     *         {
+                     *           "created_at": "2026-11-21T10:15:30.000Z",
+                     *           "updated_at": "2026-11-22T16:02:11.000Z",
+                     *           "expiration_date": null,
+                     *           "start_date": null,
+                     *           "qr_code": "STC-4HZ8-QW2P",
+                     *           "loyalty_code": "2a3b4c5d-6e7f-4081-9a2b-3c4d5e6f7a8b",
+                     *           "points": 120,
+                     *           "balance": 70,
+                     *           "storecard_title": "Acme Points",
+                     *           "storecard_thumbnail_url": "https://img.example.com/p.png",
+                     *           "status": "active"
+                     *         }
+                     *       ],
+                     *       "first_page_url": "http://localhost:3000/members/0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d/storecards?page=1",
+                     *       "from": 1,
+                     *       "last_page": 1,
+                     *       "last_page_url": "http://localhost:3000/members/0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d/storecards?page=1",
+                     *       "links": [
+                     *         {
+                     *           "url": null,
+                     *           "label": "&laquo; Previous",
+                     *           "active": false
+                     *         },
+                     *         {
+                     *           "url": "http://localhost:3000/members/0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d/storecards?page=1",
+                     *           "label": "1",
+                     *           "active": true
+                     *         },
+                     *         {
+                     *           "url": null,
+                     *           "label": "Next &raquo;",
+                     *           "active": false
+                     *         }
+                     *       ],
+                     *       "next_page_url": null,
+                     *       "path": "http://localhost:3000/members/0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d/storecards",
+                     *       "per_page": 10,
+                     *       "prev_page_url": null,
+                     *       "to": 1,
+                     *       "total": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorecardPassPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    issuePassToMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The member's UUID (`identifier`).
+                 * @example 0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d
+                 */
+                uuid: components["parameters"]["MemberUuidPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IssuePassRequest"];
+            };
+        };
+        responses: {
+            /** @description The member already has a pass of this storecard; it is returned. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "pass_code": "STC-4HZ8-QW2P",
+                     *       "wallet_url": "http://localhost:3000/wallet/STC-4HZ8-QW2P",
+                     *       "created": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IssuePassResponse"];
+                };
+            };
+            /** @description A new pass was created. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "pass_code": "CPN-7KQ2-M9XD",
+                     *       "wallet_url": "http://localhost:3000/wallet/CPN-7KQ2-M9XD",
+                     *       "created": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IssuePassResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             "5XX": components["responses"]["ServerError"];
         };
