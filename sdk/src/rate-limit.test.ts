@@ -1,0 +1,197 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { limiterFor, RateLimiter } from './rate-limit.js';
+
+/**
+ * A simulated API that counts requests at processing time (half-way through its latency) and
+ * answers 429 past the limit, like the server: X-RateLimit-* on every response, Retry-After on 429.
+ */
+function simulatedApi(opts: { limit: number; windowMs: number; kind: 'fixed' | 'aligned' | 'sliding'; used?: number; headers?: boolean }) {
+  let windowStart = -Infinity;
+  let count = opts.used ?? 0;
+  if (opts.used) windowStart = Date.now();
+  const log: number[] = [];
+  const stats = { ok: 0, limited: 0, maxInFlight: 0, inFlight: 0, perWindow: new Map<number, number>() };
+
+  function admit(now: number): { ok: boolean; remaining: number; retryAfter: number } {
+    if (opts.kind === 'sliding') {
+      while (log.length && log[0]! <= now - opts.windowMs) log.shift();
+      if (log.length >= opts.limit) return { ok: false, remaining: 0, retryAfter: log[0]! + opts.windowMs - now };
+      log.push(now);
+      return { ok: true, remaining: opts.limit - log.length, retryAfter: 0 };
+    }
+    const start = opts.kind === 'aligned' ? Math.floor(now / opts.windowMs) * opts.windowMs : windowStart;
+    if (opts.kind === 'aligned' ? start !== windowStart : now >= windowStart + opts.windowMs) {
+      windowStart = opts.kind === 'aligned' ? start : now;
+      count = 0;
+    }
+    if (count >= opts.limit) return { ok: false, remaining: 0, retryAfter: windowStart + opts.windowMs - now };
+    count++;
+    stats.perWindow.set(windowStart, (stats.perWindow.get(windowStart) ?? 0) + 1);
+    return { ok: true, remaining: opts.limit - count, retryAfter: 0 };
+  }
+
+  const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  async function call(latencyMs: number): Promise<Response> {
+    stats.inFlight++;
+    stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
+    await wait(latencyMs / 2);
+    const verdict = admit(Date.now());
+    await wait(latencyMs / 2);
+    stats.inFlight--;
+    const headers: Record<string, string> =
+      opts.headers === false ? {} : { 'x-ratelimit-limit': String(opts.limit), 'x-ratelimit-remaining': String(verdict.remaining) };
+    if (verdict.ok) {
+      stats.ok++;
+      return new Response('{}', { status: 200, headers });
+    }
+    stats.limited++;
+    return new Response('{"message":"Too Many Attempts."}', {
+      status: 429,
+      headers: { ...headers, 'retry-after': String(Math.ceil(verdict.retryAfter / 1000)) },
+    });
+  }
+  return { call, stats };
+}
+
+async function paced(limiter: RateLimiter, send: () => Promise<Response>, signal?: AbortSignal): Promise<Response> {
+  const ticket = await limiter.acquire(signal);
+  let response: Response | undefined;
+  try {
+    return (response = await send());
+  } finally {
+    limiter.settle(ticket, response);
+  }
+}
+
+/** Advances fake time until `promise` settles. */
+async function settleWithTime<T>(promise: Promise<T>, stepMs = 250): Promise<T> {
+  let done = false;
+  promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  for (let i = 0; !done && i < 100_000; i++) await vi.advanceTimersByTimeAsync(stepMs);
+  return promise;
+}
+
+// Deterministic pseudo-random latencies.
+function latencies(seed = 7) {
+  let x = seed;
+  return () => {
+    x = (x * 1103515245 + 12345) % 2 ** 31;
+    return 5 + (x % 80);
+  };
+}
+
+describe('RateLimiter', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    vi.setSystemTime(Date.parse('2026-11-21T10:00:17.250Z'));
+  });
+  afterEach(() => vi.useRealTimers());
+
+  for (const kind of ['fixed', 'aligned', 'sliding'] as const) {
+    it(`sends 2,000 concurrent calls against 600/min (${kind} window) with zero 429s`, async () => {
+      const api = simulatedApi({ limit: 600, windowMs: 60_000, kind });
+      const limiter = new RateLimiter();
+      const latency = latencies();
+      const start = Date.now();
+      const all = Promise.all(Array.from({ length: 2000 }, () => paced(limiter, () => api.call(latency()))));
+      const responses = await settleWithTime(all);
+      expect(api.stats.limited).toBe(0);
+      expect(responses.every((r) => r.status === 200)).toBe(true);
+      expect(api.stats.ok).toBe(2000);
+      // Four windows' worth of work; pacing costs little more than the windows themselves.
+      expect(Date.now() - start).toBeLessThan(4 * 60_000 + 5_000);
+    });
+  }
+
+  it('holds back when another client of the same token already used most of the window', async () => {
+    const api = simulatedApi({ limit: 600, windowMs: 60_000, kind: 'fixed', used: 590 });
+    const limiter = new RateLimiter();
+    const latency = latencies(3);
+    await settleWithTime(Promise.all(Array.from({ length: 700 }, () => paced(limiter, () => api.call(latency())))));
+    expect(api.stats.limited).toBe(0);
+    expect(api.stats.ok).toBe(700);
+  });
+
+  it('sends only a small burst before the first response shows the limit', async () => {
+    const api = simulatedApi({ limit: 600, windowMs: 60_000, kind: 'fixed' });
+    const limiter = new RateLimiter({ burst: 4 });
+    const all = Promise.all(Array.from({ length: 50 }, () => paced(limiter, () => api.call(100))));
+    await vi.advanceTimersByTimeAsync(50);
+    expect(api.stats.inFlight).toBe(4);
+    await settleWithTime(all);
+    expect(api.stats.maxInFlight).toBeGreaterThan(40);
+  });
+
+  it('holds every caller for Retry-After after a 429, then probes with one request', async () => {
+    const limiter = new RateLimiter();
+    let inFlight = 0;
+    let maxAfterHold = 0;
+    let first = true;
+    const send = async () => {
+      inFlight++;
+      if (Date.now() >= holdEnds) maxAfterHold = Math.max(maxAfterHold, inFlight);
+      await new Promise((r) => setTimeout(r, 10));
+      inFlight--;
+      if (first) {
+        first = false;
+        return new Response('{}', { status: 429, headers: { 'retry-after': '7', 'x-ratelimit-limit': '600', 'x-ratelimit-remaining': '0' } });
+      }
+      return new Response('{}', { headers: { 'x-ratelimit-limit': '600', 'x-ratelimit-remaining': '500' } });
+    };
+    const holdEnds = Date.now() + 10 + 7000;
+    const firstCall = paced(limiter, send);
+    await vi.advanceTimersByTimeAsync(10);
+    expect((await firstCall).status).toBe(429);
+    const sentAt: number[] = [];
+    const rest = Promise.all(Array.from({ length: 20 }, () => paced(limiter, () => (sentAt.push(Date.now()), send()))));
+    await settleWithTime(rest, 5);
+    expect(Math.min(...sentAt)).toBeGreaterThanOrEqual(holdEnds);
+    expect(sentAt.filter((t) => t === Math.min(...sentAt))).toHaveLength(1);
+    expect(maxAfterHold).toBeGreaterThan(1);
+  });
+
+  it('passes everything through when responses carry no rate-limit headers', async () => {
+    const api = simulatedApi({ limit: 600, windowMs: 60_000, kind: 'fixed', headers: false });
+    const limiter = new RateLimiter();
+    const warmUp = paced(limiter, () => api.call(10));
+    await vi.advanceTimersByTimeAsync(10);
+    await warmUp;
+    const all = Promise.all(Array.from({ length: 100 }, () => paced(limiter, () => api.call(100))));
+    await vi.advanceTimersByTimeAsync(1);
+    expect(api.stats.inFlight).toBe(100);
+    await settleWithTime(all);
+  });
+
+  it('rejects a queued caller at once when its signal aborts, and serves the others', async () => {
+    const limiter = new RateLimiter({ burst: 1 });
+    const controller = new AbortController();
+    const first = paced(limiter, () => new Promise((r) => setTimeout(() => r(new Response('{}')), 100)));
+    const aborted = paced(limiter, async () => new Response('{}'), controller.signal);
+    const third = paced(limiter, async () => new Response('{}'));
+    expect(limiter.queued).toBe(2);
+    controller.abort(new Error('no longer needed'));
+    await expect(aborted).rejects.toThrow('no longer needed');
+    expect(limiter.queued).toBe(1);
+    await vi.advanceTimersByTimeAsync(100);
+    await first;
+    expect((await third).status).toBe(200);
+  });
+
+  it('frees the slot of a request that failed without a response', async () => {
+    const limiter = new RateLimiter({ burst: 1 });
+    await expect(paced(limiter, () => Promise.reject(new TypeError('fetch failed')))).rejects.toThrow('fetch failed');
+    expect(limiter.inFlight).toBe(0);
+    expect((await paced(limiter, async () => new Response('{}'))).status).toBe(200);
+  });
+});
+
+describe('limiterFor', () => {
+  it('shares one limiter per base URL and token', () => {
+    expect(limiterFor('http://a.test', 't1')).toBe(limiterFor('http://a.test', 't1'));
+    expect(limiterFor('http://a.test', 't1')).not.toBe(limiterFor('http://a.test', 't2'));
+    expect(limiterFor('http://a.test', 't1')).not.toBe(limiterFor('http://b.test', 't1'));
+  });
+});

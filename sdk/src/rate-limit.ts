@@ -1,0 +1,178 @@
+/**
+ * Client-side pacing: many concurrent calls wait their turn instead of collecting 429s.
+ *
+ * The limiter mirrors the server's counter from `X-RateLimit-Remaining`, whatever algorithm the
+ * server uses, and never assumes more than it has seen:
+ * - A request reserves a unit of the budget before it is sent.
+ * - A response whose request was sent after the response the budget came from is newer
+ *   information: budget = Remaining minus the requests still in flight (each may yet be counted).
+ *   An older response may only lower the budget (responses arrive out of order).
+ * - Budget used up and nothing in flight: hold everyone until one window after the last response
+ *   arrived (every window that counted a request we heard about has ended by then), then send
+ *   one probe to learn the new Remaining.
+ * - A 429 holds everyone for its `Retry-After`, then probes.
+ * - Before the first response, a small burst learns the limit. Responses without the headers
+ *   switch pacing off (a server or mock without rate limiting).
+ */
+import { parseRetryAfter } from './retry.js';
+
+export interface PacingOptions {
+  /** Length of the server's rate-limit window. Default 60 000 (the spec's "per minute"). */
+  windowMs?: number;
+  /** Requests sent at once before the first response shows the limit. Default 4. */
+  burst?: number;
+}
+
+/** A reserved slot; give it back with `settle`. */
+export interface Ticket {
+  readonly seq: number;
+}
+
+interface Waiter {
+  resolve(ticket: Ticket): void;
+  reject(reason: unknown): void;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+}
+
+const toInt = (value: string | null) => (value !== null && /^\d+$/.test(value.trim()) ? Number(value) : undefined);
+
+export class RateLimiter {
+  readonly windowMs: number;
+  readonly burst: number;
+  /** X-RateLimit-Limit as last seen. */
+  limit: number | undefined;
+  #seq = 0;
+  #budget: number | undefined;
+  #refSeq = 0;
+  #lastSeenAt = 0;
+  #inFlight = 0;
+  #holdUntil = 0;
+  #unpaced = false;
+  #queue: Waiter[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timerAt = 0;
+
+  constructor(options: PacingOptions = {}) {
+    this.windowMs = options.windowMs ?? 60_000;
+    this.burst = options.burst ?? 4;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  /** Resolves when a request may be sent; rejects with the signal's reason when aborted first. */
+  acquire(signal?: AbortSignal): Promise<Ticket> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.#queue.length === 0 && this.#canSend(Date.now())) return Promise.resolve(this.#take());
+    return new Promise<Ticket>((resolve, reject) => {
+      const waiter: Waiter = { resolve, reject, signal, onAbort: undefined };
+      if (signal) {
+        waiter.onAbort = () => {
+          const i = this.#queue.indexOf(waiter);
+          if (i !== -1) this.#queue.splice(i, 1);
+          reject(signal.reason);
+          this.#pump();
+        };
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      this.#queue.push(waiter);
+      this.#pump();
+    });
+  }
+
+  /** Returns the slot; feeds the limiter from the response (undefined: no response, e.g. a network error). */
+  settle(ticket: Ticket, response: Response | undefined): void {
+    this.#inFlight--;
+    if (response) this.#observe(ticket, response);
+    this.#pump();
+  }
+
+  #canSend(now: number): boolean {
+    if (this.#unpaced) return true;
+    if (now < this.#holdUntil) return false;
+    if (this.#budget === undefined) return this.#inFlight < (this.limit === undefined ? this.burst : 1);
+    return this.#budget > 0;
+  }
+
+  #take(): Ticket {
+    this.#inFlight++;
+    if (this.#budget !== undefined) this.#budget--;
+    return { seq: ++this.#seq };
+  }
+
+  #observe(ticket: Ticket, response: Response): void {
+    const now = Date.now();
+    const { headers } = response;
+    const limit = toInt(headers.get('x-ratelimit-limit'));
+    const remaining = toInt(headers.get('x-ratelimit-remaining'));
+    if (limit !== undefined) this.limit = limit;
+    if (response.status === 429) {
+      this.#unpaced = false;
+      const after = parseRetryAfter(headers.get('retry-after'), now);
+      this.#holdUntil = Math.max(this.#holdUntil, now + (after ?? this.windowMs));
+      this.#budget = undefined;
+      this.#refSeq = ++this.#seq;
+      return;
+    }
+    if (remaining === undefined) {
+      if (this.limit === undefined) this.#unpaced = true;
+      return;
+    }
+    this.#unpaced = false;
+    this.#lastSeenAt = now;
+    const budget = remaining - this.#inFlight;
+    if (ticket.seq > this.#refSeq) {
+      // Sent after the reference response arrived, so counted after it: newer information.
+      this.#refSeq = ++this.#seq;
+      this.#budget = budget;
+    } else if (this.#budget !== undefined) {
+      this.#budget = Math.min(this.#budget, budget);
+    }
+  }
+
+  #pump(): void {
+    const now = Date.now();
+    if (!this.#unpaced && this.#budget !== undefined && this.#budget <= 0 && this.#inFlight === 0 && now >= this.#holdUntil) {
+      // Used up, and no response on its way to tell us more: wait until the window has reset, then probe.
+      const resetAt = this.#lastSeenAt + this.windowMs;
+      if (now < resetAt) this.#holdUntil = resetAt;
+      else this.#budget = undefined;
+    }
+    while (this.#queue.length > 0 && this.#canSend(now)) {
+      const waiter = this.#queue.shift()!;
+      if (waiter.onAbort) waiter.signal!.removeEventListener('abort', waiter.onAbort);
+      waiter.resolve(this.#take());
+    }
+    if (this.#queue.length > 0 && now < this.#holdUntil && this.#timerAt !== this.#holdUntil) {
+      clearTimeout(this.#timer);
+      this.#timerAt = this.#holdUntil;
+      this.#timer = setTimeout(() => {
+        this.#timerAt = 0;
+        this.#pump();
+      }, this.#holdUntil - now);
+    }
+  }
+}
+
+const limiters = new Map<string, RateLimiter>();
+
+/** The limiter shared by every client of this process that uses the same base URL and token. */
+export function limiterFor(baseUrl: string, token: string, options?: PacingOptions): RateLimiter {
+  const key = `${baseUrl} ${token}`;
+  let limiter = limiters.get(key);
+  if (!limiter) {
+    if (limiters.size >= 64) {
+      // Tokens rotate (client credentials): forget idle limiters of old tokens.
+      for (const [k, l] of limiters) if (l.inFlight === 0 && l.queued === 0) limiters.delete(k);
+    }
+    limiter = new RateLimiter(options);
+    limiters.set(key, limiter);
+  }
+  return limiter;
+}

@@ -1,0 +1,164 @@
+/**
+ * Retries: connection errors, per-attempt timeouts, 408, 429, 5xx, and 409 only when the body's
+ * `error` is `idempotency_in_progress`; never another 4xx. `Retry-After` wins over backoff;
+ * otherwise full-jitter exponential backoff. A deadline bounds the whole call; the caller's
+ * AbortSignal stops any wait at once.
+ */
+import { LoyaltyError } from './errors.js';
+
+export interface RetryOptions {
+  /** Attempts in total, the first included. Default 4. */
+  maxAttempts?: number;
+  /** Backoff ceiling of the first retry; it doubles per retry, the delay is random below it. Default 500. */
+  baseDelayMs?: number;
+  /** Largest backoff ceiling. Default 20 000. (`Retry-After` is honoured even when longer.) */
+  maxDelayMs?: number;
+  /**
+   * Time budget of the whole call, retries and their waits included: an attempt is cut short at
+   * it, and a retry that would start after it is not made (the last response is returned).
+   * Time spent waiting for a rate-limit slot does not count. Default 60 000.
+   */
+  deadlineMs?: number;
+}
+
+export const retryDefaults: Required<RetryOptions> = {
+  maxAttempts: 4,
+  baseDelayMs: 500,
+  maxDelayMs: 20_000,
+  deadlineMs: 60_000,
+};
+
+export interface AttemptContext {
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** How long this attempt may wait for response headers once it is sent. */
+  timeoutMs: number;
+  /** Reports time spent waiting before sending (rate-limit pacing); it does not count against the deadline. */
+  waited(ms: number): void;
+}
+
+/** One attempt: sends `request` (a fresh copy each time) and resolves with the response or throws. */
+export type Attempt = (request: Request, ctx: AttemptContext) => Promise<Response>;
+
+const retryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
+
+/** `Retry-After` as milliseconds from `now` (delta seconds or an HTTP date), or undefined. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed) * 1000;
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/** Full jitter: uniformly random below min(maxDelayMs, baseDelayMs * 2^(retry-1)). */
+export function backoffDelay(retry: number, options: Required<RetryOptions>, random = Math.random): number {
+  return Math.floor(random() * Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (retry - 1)));
+}
+
+async function isInProgress(response: Response): Promise<boolean> {
+  try {
+    const body = (await response.clone().json()) as { error?: unknown };
+    return body?.error === 'idempotency_in_progress';
+  } catch {
+    return false;
+  }
+}
+
+/** Milliseconds to wait before retrying after this outcome, or undefined when it is final. */
+export async function retryDelay(
+  response: Response | undefined,
+  attempt: number,
+  options: Required<RetryOptions>,
+  random = Math.random,
+): Promise<number | undefined> {
+  if (response) {
+    const { status } = response;
+    if (status === 409 ? !(await isInProgress(response)) : !retryableStatus(status)) return undefined;
+    const after = parseRetryAfter(response.headers.get('retry-after'));
+    if (after !== undefined) return after;
+  }
+  return backoffDelay(attempt, options, random);
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function toThrown(error: unknown): LoyaltyError {
+  if (error instanceof LoyaltyError) return error;
+  const detail = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+  return new LoyaltyError({ status: 0, code: 'network_error', message: `Network error: ${detail}`, cause: error });
+}
+
+/**
+ * Sends `template` through `attempt` until the outcome is final. Resolves with the last response
+ * (errors stay values); throws the caller's abort reason when aborted, or a `LoyaltyError`
+ * (`network_error` or `timeout`) when no attempt produced a response.
+ */
+export async function sendWithRetry(
+  template: Request,
+  attempt: Attempt,
+  options: Required<RetryOptions> | false,
+  timeoutMs: number,
+  random = Math.random,
+): Promise<Response> {
+  const { signal } = template;
+  const maxAttempts = options ? options.maxAttempts : 1;
+  const deadlineMs = options ? options.deadlineMs : Infinity;
+  const start = Date.now();
+  let waited = 0;
+  const elapsed = () => Date.now() - start - waited;
+  const ctx: AttemptContext = { attempt: 0, timeoutMs, waited: (ms) => (waited += ms) };
+  for (let n = 1; ; n++) {
+    ctx.attempt = n;
+    ctx.timeoutMs = Math.max(1, Math.min(timeoutMs > 0 ? timeoutMs : Infinity, deadlineMs - elapsed()));
+    let response: Response | undefined;
+    let error: unknown;
+    try {
+      // Keep the template unread while another attempt may follow: send a clone.
+      response = await attempt(n < maxAttempts && template.body ? template.clone() : template, ctx);
+    } catch (e) {
+      if (signal.aborted) throw signal.reason;
+      error = e;
+    }
+    const delay = options && n < maxAttempts ? await retryDelay(response, n, options, random) : undefined;
+    if (delay === undefined || elapsed() + delay >= deadlineMs) {
+      if (response) return response;
+      throw toThrown(error);
+    }
+    // Free the connection of a response nobody will read.
+    await response?.body?.cancel().catch(() => {});
+    await sleep(delay, signal);
+  }
+}
+
+/** `fetchFn(request)` aborted with a `timeout` LoyaltyError when no response headers arrive within `timeoutMs`. */
+export async function fetchWithTimeout(
+  fetchFn: (request: Request) => Promise<Response>,
+  request: Request,
+  timeoutMs: number,
+): Promise<Response> {
+  if (!(timeoutMs > 0 && timeoutMs < Infinity)) return fetchFn(request);
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new LoyaltyError({ status: 0, code: 'timeout', message: `No response within ${timeoutMs} ms` })),
+    timeoutMs,
+  );
+  try {
+    return await fetchFn(new Request(request, { signal: AbortSignal.any([request.signal, controller.signal]) }));
+  } finally {
+    clearTimeout(timer);
+  }
+}
