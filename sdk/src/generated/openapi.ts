@@ -720,6 +720,151 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/passes/scan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeem a coupon pass
+         * @description Redeems a coupon pass by its code, at the till (device token with `promotions.scan`) or from a
+         *     back office (API token with `passes.store`); either ability is enough.
+         *
+         *     Emits `coupon.redeemed` (`x-emits`).
+         *
+         *     **Decisions** (the specification names the operation only): body `{pass_code, brand_id?}`; pass
+         *     codes are unique within an organization and `brand_id`, when sent, must be the pass's brand. A
+         *     device token reaches only its device's organization. `200` with the redeemed pass. Errors: unknown
+         *     code `404`; already redeemed `409` `pass_already_redeemed` (nothing changes; send the same
+         *     `Idempotency-Key` to get the first response back instead); expired `422` `pass_expired`; a
+         *     storecard pass code `422` `not_a_coupon_pass`.
+         */
+        post: operations["redeemCouponPass"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/passes/scan/storecard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Earn, spend or reverse storecard points
+         * @description Records a points transaction on a storecard pass, at the till (device token with
+         *     `promotions.scan`) or from a back office (API token with `passes.store`); either ability is enough.
+         *     `transaction_reference` is unique per transaction and makes the call idempotent on its own,
+         *     independently of `Idempotency-Key`.
+         *
+         *     Emits `points.changed` for every new transaction (`x-emits`).
+         *
+         *     **Decisions** (the specification names the operation and `transaction_reference` only): a pass has
+         *     `points` (lifetime earned) and `balance` (spendable).
+         *
+         *     - `earn` `points: n`: points += n, balance += n.
+         *     - `spend` `points: n`: balance -= n; `422` `insufficient_balance` when it would go negative.
+         *     - `reverse` (no `points`; `reverses`: the `transaction_reference` being reversed): undoes that
+         *       transaction exactly once (an earn: points -= n, balance -= n; a spend: balance += n). `422`
+         *       `insufficient_balance` if the balance would go negative, `422` `already_reversed` when it was
+         *       reversed before; a reverse cannot be reversed and an unknown `reverses` is a `422` on `reverses`.
+         *
+         *     `201` with `created: true` for a new transaction. A repeated `transaction_reference` on the same
+         *     pass returns the first result with `200` and `created: false` and changes nothing (the body of the
+         *     repeat is not compared). References are unique per storecard pass. `points` is 1 to 1000000.
+         *     Unknown pass code `404`; a coupon pass code `422` `not_a_storecard_pass`; an expired pass `422`
+         *     `pass_expired`. `brand_id`, when sent, must be the pass's brand.
+         */
+        post: operations["changeStorecardPoints"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webshop-promotions/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Order products and receive activated promotion codes
+         * @description Creates an order of one or more products in a webshop promotion and returns one activated
+         *     promotion code per ordered unit. Authorized with a device token (`promotions.scan`); the device
+         *     must belong to `organization_identifier`. The customer is matched on e-mail (case-insensitive) and
+         *     reused, or created when new.
+         *
+         *     Rules: the promotion (channel) must belong to the organization and be active, between its start
+         *     and end date. `off_peak_sale` is a real JSON boolean or 0/1; the strings `"true"`/`"false"` are a
+         *     `422`. `products` has at least one line; `quantity` at least 1 (one code per unit);
+         *     `location_id` is required for pickup products and omitted for delivery products;
+         *     `shipping_address` (first_name, last_name, address1, city, country, zip) is required when the
+         *     order contains a delivery product.
+         *
+         *     Errors: `401` missing or invalid token, or a token without `promotions.scan`; `403` organization
+         *     not authorized for the device, or promotion not active; `404` organization, device or promotion not
+         *     found or mismatched; `422` `{status: false, message: "Validation failed", errors}` for invalid
+         *     fields, `{status: false, errors: [...]}` for product-level failures.
+         *
+         *     Emits `member.created` when the customer is created (`x-emits`; `brand_id` is `null` in that
+         *     event because a webshop customer joins the organization, not a brand).
+         *
+         *     **Decisions:** `201` for a new order. Product-level failures (`422`, `WebshopProductError`): a
+         *     product id unknown in the organization or not part of the promotion, or a location, variant or
+         *     value that does not belong to the product. A pickup product without `location_id`, a delivery
+         *     product with one, or a missing `shipping_address` are field failures (`WebshopValidationError`,
+         *     e.g. `products.0.location_id`). At most 100 lines and 100 units per line. `shipping_address` in the
+         *     response echoes the address used (`null` when none was needed). Promotion codes expire when the
+         *     promotion ends (`expiration_date`, UTC `YYYY-MM-DD HH:MM:SS`). The `401`, `403` and `404` bodies are
+         *     the generic `Error`.
+         */
+        post: operations["createWebshopOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/products/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Look up products by id (webshops)
+         * @description Product lookup for webshops building an order: the products of the device's organization with
+         *     their fulfillment, variants and values.
+         *
+         *     **Decisions** (the specification names the operation only): device token with `promotions.scan`;
+         *     body `{product_ids: [int]}` with 1 to 100 ids; `data` lists the known products in the order asked
+         *     (duplicates once), `not_found` the ids that are not products of the organization. `401` missing or
+         *     invalid token, `403` a token without `promotions.scan` (the general rule; only the order endpoint
+         *     answers 401 for that).
+         */
+        post: operations["lookupProducts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1272,10 +1417,10 @@ export interface components {
             status: "active" | "expired";
         };
         CouponPassPage: components["schemas"]["Paginator"] & {
-            data?: components["schemas"]["CouponPass"][];
+            data: components["schemas"]["CouponPass"][];
         };
         StorecardPassPage: components["schemas"]["Paginator"] & {
-            data?: components["schemas"]["StorecardPass"][];
+            data: components["schemas"]["StorecardPass"][];
         };
         /**
          * @description `brand_id`, exactly one of `coupon_id` and `storecard_id`, and an optional `expiration_date`
@@ -1293,6 +1438,156 @@ export interface components {
             wallet_url: string;
             /** @description True when a new pass was created (HTTP 201). */
             created: boolean;
+        };
+        RedeemPassRequest: {
+            pass_code: string;
+            /** @description When sent, must be the pass's brand. */
+            brand_id?: string;
+        };
+        RedeemPassResponse: {
+            /** @constant */
+            success: true;
+            pass_code: string;
+            coupon_id: string;
+            /** Format: uuid */
+            member_id: string;
+            /** @constant */
+            status: "redeemed";
+            /** Format: date-time */
+            redeemed_at: string;
+        };
+        /**
+         * @description `earn`/`spend` carry `points`; `reverse` carries `reverses` (the `transaction_reference` being
+         *     undone) and no `points`.
+         */
+        StorecardTransactionRequest: {
+            pass_code: string;
+            /** @enum {string} */
+            type: "earn" | "spend";
+            points: number;
+            transaction_reference: string;
+            reverses?: never;
+            brand_id?: string;
+        } | {
+            pass_code: string;
+            /** @constant */
+            type: "reverse";
+            transaction_reference: string;
+            reverses: string;
+            points?: never;
+            brand_id?: string;
+        };
+        StorecardTransactionResponse: {
+            /** @constant */
+            success: true;
+            /** @description False when the `transaction_reference` was recorded before (HTTP 200). */
+            created: boolean;
+            transaction: {
+                reference: string;
+                /** @enum {string} */
+                type: "earn" | "spend" | "reverse";
+                /** @description Absolute amount of the transaction. */
+                points: number;
+                /** @description Balance after the transaction. */
+                balance: number;
+                /** Format: date-time */
+                created_at: string;
+            };
+            /** @description The pass now. */
+            pass: {
+                pass_code: string;
+                points: number;
+                balance: number;
+            };
+        };
+        ShippingAddress: {
+            first_name: string;
+            last_name: string;
+            address1: string;
+            address2?: string;
+            city: string;
+            country: string;
+            zip: string;
+        };
+        WebshopOrderRequest: {
+            firstname: string;
+            lastname: string;
+            /** Format: email */
+            email: string;
+            /** Format: uuid */
+            promotion_identifier: string;
+            organization_identifier: string;
+            /** @description A JSON boolean or 0/1; the strings "true"/"false" are rejected. */
+            off_peak_sale: boolean | (0 | 1);
+            products: {
+                product_id: number;
+                /** @description One promotion code per unit. */
+                quantity: number;
+                /** @description Required for pickup products; omit for delivery products. */
+                location_id?: number;
+                variant_id?: number;
+                value_id?: number;
+            }[];
+            shipping_address?: components["schemas"]["ShippingAddress"];
+        };
+        PromotionCode: {
+            code: string;
+            /** @description UTC, `YYYY-MM-DD HH:MM:SS` (the end of the promotion). */
+            expiration_date: string;
+            product_title: string;
+            /** Format: uri */
+            url: string;
+            variant: string | null;
+            value: string | null;
+        };
+        WebshopOrderResponse: {
+            /** @constant */
+            success: true;
+            message: string;
+            shipping_address: components["schemas"]["ShippingAddress"] | null;
+            result: components["schemas"]["PromotionCode"][];
+        };
+        /** @description Webshop order field validation failure (`422`). */
+        WebshopValidationError: {
+            /** @constant */
+            status: false;
+            /** @constant */
+            message: "Validation failed";
+            errors: {
+                [key: string]: string[];
+            };
+        };
+        /** @description Webshop order product-level failure (`422`), e.g. an unknown product id. */
+        WebshopProductError: {
+            /** @constant */
+            status: false;
+            errors: string[];
+        };
+        ProductBatchRequest: {
+            product_ids: number[];
+        };
+        Product: {
+            id: number;
+            title: string;
+            /**
+             * @description `pickup` products need a `location_id` in an order; `delivery` products a `shipping_address`.
+             * @enum {string}
+             */
+            fulfillment: "pickup" | "delivery";
+            variants: {
+                id: number;
+                title: string;
+            }[];
+            values: {
+                id: number;
+                value: string;
+            }[];
+        };
+        ProductBatchResponse: {
+            /** @constant */
+            success: true;
+            data: components["schemas"]["Product"][];
+            not_found: number[];
         };
     };
     responses: {
@@ -3834,6 +4129,515 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    redeemCouponPass: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "pass_code": "CPN-7KQ2-M9XD"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RedeemPassRequest"];
+            };
+        };
+        responses: {
+            /** @description The coupon pass is redeemed. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "pass_code": "CPN-7KQ2-M9XD",
+                     *       "coupon_id": "coupon-welcome",
+                     *       "member_id": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                     *       "status": "redeemed",
+                     *       "redeemed_at": "2026-11-22T16:02:11.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RedeemPassResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /**
+             * @description The pass was already redeemed (`pass_already_redeemed`), or a request with the same
+             *     `Idempotency-Key` is still running (`idempotency_in_progress`, with `Retry-After`).
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait; sent with `idempotency_in_progress` only. */
+                    "Retry-After"?: number;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The pass was already redeemed.",
+                     *       "error": "pass_already_redeemed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IdempotencyError"] | components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Validation failure (`validation_failed`), an expired pass (`pass_expired`), a storecard pass
+             *     code (`not_a_coupon_pass`), or an `Idempotency-Key` reused with a different request
+             *     (`idempotency_key_reuse`).
+             */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The pass has expired.",
+                     *       "error": "pass_expired"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["IdempotencyError"] | components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    changeStorecardPoints: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StorecardTransactionRequest"];
+            };
+        };
+        responses: {
+            /** @description The `transaction_reference` was already recorded; its first result is returned. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "created": false,
+                     *       "transaction": {
+                     *         "reference": "receipt-2026-000123",
+                     *         "type": "earn",
+                     *         "points": 50,
+                     *         "balance": 120,
+                     *         "created_at": "2026-11-22T16:02:11.000Z"
+                     *       },
+                     *       "pass": {
+                     *         "pass_code": "STC-4HZ8-QW2P",
+                     *         "points": 170,
+                     *         "balance": 120
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorecardTransactionResponse"];
+                };
+            };
+            /** @description The transaction was recorded. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "created": true,
+                     *       "transaction": {
+                     *         "reference": "receipt-2026-000123",
+                     *         "type": "earn",
+                     *         "points": 50,
+                     *         "balance": 120,
+                     *         "created_at": "2026-11-22T16:02:11.000Z"
+                     *       },
+                     *       "pass": {
+                     *         "pass_code": "STC-4HZ8-QW2P",
+                     *         "points": 170,
+                     *         "balance": 120
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorecardTransactionResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            /**
+             * @description Validation failure (`validation_failed`), `insufficient_balance`, `already_reversed`,
+             *     `not_a_storecard_pass`, `pass_expired`, or an `Idempotency-Key` reused with a different request
+             *     (`idempotency_key_reuse`).
+             */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The pass balance is too low for this transaction.",
+                     *       "error": "insufficient_balance"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["IdempotencyError"] | components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    createWebshopOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "firstname": "Ada",
+                 *       "lastname": "Lovelace",
+                 *       "email": "ada@example.org",
+                 *       "promotion_identifier": "0b6f0c5e-3d0a-4f57-9a54-0c1f4c8d2a10",
+                 *       "organization_identifier": "org-acme",
+                 *       "off_peak_sale": 0,
+                 *       "products": [
+                 *         {
+                 *           "product_id": 1,
+                 *           "quantity": 2,
+                 *           "location_id": 1,
+                 *           "variant_id": 11,
+                 *           "value_id": 21
+                 *         },
+                 *         {
+                 *           "product_id": 2,
+                 *           "quantity": 1
+                 *         }
+                 *       ],
+                 *       "shipping_address": {
+                 *         "first_name": "Ada",
+                 *         "last_name": "Lovelace",
+                 *         "address1": "12 St James's Square",
+                 *         "city": "London",
+                 *         "country": "GB",
+                 *         "zip": "SW1Y 4JH"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebshopOrderRequest"];
+            };
+        };
+        responses: {
+            /** @description The order was created; one code per unit. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Order created",
+                     *       "shipping_address": {
+                     *         "first_name": "Ada",
+                     *         "last_name": "Lovelace",
+                     *         "address1": "12 St James's Square",
+                     *         "city": "London",
+                     *         "country": "GB",
+                     *         "zip": "SW1Y 4JH"
+                     *       },
+                     *       "result": [
+                     *         {
+                     *           "code": "WNT-8F3K-2Q7M",
+                     *           "expiration_date": "2099-01-01 00:00:00",
+                     *           "product_title": "Gift box",
+                     *           "url": "http://localhost:3000/promotion-codes/WNT-8F3K-2Q7M",
+                     *           "variant": "Large",
+                     *           "value": "25.00"
+                     *         },
+                     *         {
+                     *           "code": "WNT-9D4L-6R1N",
+                     *           "expiration_date": "2099-01-01 00:00:00",
+                     *           "product_title": "Gift box",
+                     *           "url": "http://localhost:3000/promotion-codes/WNT-9D4L-6R1N",
+                     *           "variant": "Large",
+                     *           "value": "25.00"
+                     *         },
+                     *         {
+                     *           "code": "WNT-3B5P-0S8T",
+                     *           "expiration_date": "2099-01-01 00:00:00",
+                     *           "product_title": "Voucher by mail",
+                     *           "url": "http://localhost:3000/promotion-codes/WNT-3B5P-0S8T",
+                     *           "variant": null,
+                     *           "value": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebshopOrderResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            /** @description Token missing or invalid, or lacking `promotions.scan`. */
+            401: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated.",
+                     *       "error": "unauthenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization is not authorized for the device, or the promotion is not active. */
+            403: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The promotion is not active.",
+                     *       "error": "forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Organization, device or promotion not found or mismatched. */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Promotion not found.",
+                     *       "error": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: components["responses"]["IdempotencyInProgress"];
+            /**
+             * @description Field validation failure (`WebshopValidationError`), product-level failure
+             *     (`WebshopProductError`), or an `Idempotency-Key` reused with a different request.
+             */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebshopValidationError"] | components["schemas"]["WebshopProductError"] | components["schemas"]["IdempotencyError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    lookupProducts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "product_ids": [
+                 *         1,
+                 *         2,
+                 *         99
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProductBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description The products. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": 1,
+                     *           "title": "Gift box",
+                     *           "fulfillment": "pickup",
+                     *           "variants": [
+                     *             {
+                     *               "id": 11,
+                     *               "title": "Large"
+                     *             }
+                     *           ],
+                     *           "values": [
+                     *             {
+                     *               "id": 21,
+                     *               "value": "25.00"
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "id": 2,
+                     *           "title": "Voucher by mail",
+                     *           "fulfillment": "delivery",
+                     *           "variants": [],
+                     *           "values": []
+                     *         }
+                     *       ],
+                     *       "not_found": [
+                     *         99
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProductBatchResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["IdempotencyInProgress"];
             422: components["responses"]["MutationValidationFailed"];
             429: components["responses"]["TooManyRequests"];
