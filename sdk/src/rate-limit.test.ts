@@ -5,29 +5,39 @@ import { limiterFor, RateLimiter } from './rate-limit.js';
  * A simulated API that counts requests at processing time (half-way through its latency) and
  * answers 429 past the limit, like the server: X-RateLimit-* on every response, Retry-After on 429.
  */
-function simulatedApi(opts: { limit: number; windowMs: number; kind: 'fixed' | 'aligned' | 'sliding'; used?: number; headers?: boolean }) {
+function simulatedApi(opts: {
+  limit: number;
+  windowMs: number;
+  kind: 'fixed' | 'aligned' | 'sliding';
+  used?: number;
+  headers?: boolean;
+  /** Also send the IETF draft RateLimit-Policy (w=) and RateLimit (t=, rounded up) fields. */
+  ietf?: boolean;
+}) {
   let windowStart = -Infinity;
   let count = opts.used ?? 0;
   if (opts.used) windowStart = Date.now();
   const log: number[] = [];
   const stats = { ok: 0, limited: 0, maxInFlight: 0, inFlight: 0, perWindow: new Map<number, number>() };
 
-  function admit(now: number): { ok: boolean; remaining: number; retryAfter: number } {
+  function admit(now: number): { ok: boolean; remaining: number; retryAfter: number; resetIn: number } {
     if (opts.kind === 'sliding') {
       while (log.length && log[0]! <= now - opts.windowMs) log.shift();
-      if (log.length >= opts.limit) return { ok: false, remaining: 0, retryAfter: log[0]! + opts.windowMs - now };
+      const resetIn = log.length ? log[0]! + opts.windowMs - now : opts.windowMs;
+      if (log.length >= opts.limit) return { ok: false, remaining: 0, retryAfter: resetIn, resetIn };
       log.push(now);
-      return { ok: true, remaining: opts.limit - log.length, retryAfter: 0 };
+      return { ok: true, remaining: opts.limit - log.length, retryAfter: 0, resetIn };
     }
     const start = opts.kind === 'aligned' ? Math.floor(now / opts.windowMs) * opts.windowMs : windowStart;
     if (opts.kind === 'aligned' ? start !== windowStart : now >= windowStart + opts.windowMs) {
       windowStart = opts.kind === 'aligned' ? start : now;
       count = 0;
     }
-    if (count >= opts.limit) return { ok: false, remaining: 0, retryAfter: windowStart + opts.windowMs - now };
+    const resetIn = windowStart + opts.windowMs - now;
+    if (count >= opts.limit) return { ok: false, remaining: 0, retryAfter: resetIn, resetIn };
     count++;
     stats.perWindow.set(windowStart, (stats.perWindow.get(windowStart) ?? 0) + 1);
-    return { ok: true, remaining: opts.limit - count, retryAfter: 0 };
+    return { ok: true, remaining: opts.limit - count, retryAfter: 0, resetIn };
   }
 
   const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -40,6 +50,10 @@ function simulatedApi(opts: { limit: number; windowMs: number; kind: 'fixed' | '
     stats.inFlight--;
     const headers: Record<string, string> =
       opts.headers === false ? {} : { 'x-ratelimit-limit': String(opts.limit), 'x-ratelimit-remaining': String(verdict.remaining) };
+    if (opts.ietf) {
+      headers['ratelimit-policy'] = `"token";q=${opts.limit};w=${opts.windowMs / 1000}`;
+      headers['ratelimit'] = `"token";r=${verdict.remaining};t=${Math.ceil(verdict.resetIn / 1000)}`;
+    }
     if (verdict.ok) {
       stats.ok++;
       return new Response('{}', { status: 200, headers });
@@ -105,6 +119,28 @@ describe('RateLimiter', () => {
       expect(Date.now() - start).toBeLessThan(4 * 60_000 + 5_000);
     });
   }
+
+  it('learns the window length from RateLimit-Policy (a server configured with a short window)', async () => {
+    const api = simulatedApi({ limit: 600, windowMs: 5_000, kind: 'fixed', ietf: true });
+    const limiter = new RateLimiter();
+    const latency = latencies(11);
+    const start = Date.now();
+    await settleWithTime(Promise.all(Array.from({ length: 2000 }, () => paced(limiter, () => api.call(latency())))), 50);
+    expect(api.stats.limited).toBe(0);
+    expect(limiter.windowMs).toBe(5_000);
+    expect(Date.now() - start).toBeLessThan(4 * 5_000 + 2_000);
+  });
+
+  it('resumes when RateLimit t= says the window resets, not a whole window later', async () => {
+    // Clock-aligned minutes; we start 17 s into one, so it resets 43 s after our burst.
+    const api = simulatedApi({ limit: 100, windowMs: 60_000, kind: 'aligned', ietf: true });
+    const limiter = new RateLimiter();
+    const start = Date.now();
+    await settleWithTime(Promise.all(Array.from({ length: 150 }, () => paced(limiter, () => api.call(20)))), 50);
+    expect(api.stats.limited).toBe(0);
+    expect(Date.now() - start).toBeLessThan(46_000);
+    expect(Date.now() - start).toBeGreaterThanOrEqual(42_750);
+  });
 
   it('holds back when another client of the same token already used most of the window', async () => {
     const api = simulatedApi({ limit: 600, windowMs: 60_000, kind: 'fixed', used: 590 });

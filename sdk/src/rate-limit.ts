@@ -8,8 +8,9 @@
  *   information: budget = Remaining minus the requests still in flight (each may yet be counted).
  *   An older response may only lower the budget (responses arrive out of order).
  * - Budget used up and nothing in flight: hold everyone until one window after the last response
- *   arrived (every window that counted a request we heard about has ended by then), then send
- *   one probe to learn the new Remaining.
+ *   arrived (every window that counted a request we heard about has ended by then), or earlier
+ *   when the IETF draft `RateLimit: …;t=<seconds>` field says so, then send one probe to learn the
+ *   new Remaining. The window length comes from `RateLimit-Policy: …;w=<seconds>` when sent.
  * - A 429 holds everyone for its `Retry-After`, then probes.
  * - Before the first response, a small burst learns the limit. Responses without the headers
  *   switch pacing off (a server or mock without rate limiting).
@@ -17,7 +18,10 @@
 import { parseRetryAfter } from './retry.js';
 
 export interface PacingOptions {
-  /** Length of the server's rate-limit window. Default 60 000 (the spec's "per minute"). */
+  /**
+   * Length of the server's rate-limit window when its responses do not state it
+   * (`RateLimit-Policy: …;w=`). Default 60 000 (the spec's "per minute").
+   */
   windowMs?: number;
   /** Requests sent at once before the first response shows the limit. Default 4. */
   burst?: number;
@@ -38,7 +42,8 @@ interface Waiter {
 const toInt = (value: string | null) => (value !== null && /^\d+$/.test(value.trim()) ? Number(value) : undefined);
 
 export class RateLimiter {
-  readonly windowMs: number;
+  /** The server's window, as configured or as its `RateLimit-Policy` states it. */
+  windowMs: number;
   readonly burst: number;
   /** X-RateLimit-Limit as last seen. */
   limit: number | undefined;
@@ -46,6 +51,10 @@ export class RateLimiter {
   #budget: number | undefined;
   #refSeq = 0;
   #lastSeenAt = 0;
+  /** Responses to requests after this one belong to the current window or later ones. */
+  #epochSeq = 0;
+  /** Latest reset time stated (RateLimit t=) in this epoch, rounded up; 0 when none. */
+  #resetHint = 0;
   #inFlight = 0;
   #holdUntil = 0;
   #unpaced = false;
@@ -112,12 +121,17 @@ export class RateLimiter {
     const limit = toInt(headers.get('x-ratelimit-limit'));
     const remaining = toInt(headers.get('x-ratelimit-remaining'));
     if (limit !== undefined) this.limit = limit;
+    const w = /;\s*w=(\d+)/.exec(headers.get('ratelimit-policy') ?? '');
+    if (w) this.windowMs = Number(w[1]) * 1000;
+    const t = /;\s*t=(\d+)/.exec(headers.get('ratelimit') ?? '');
+    // A whole second more covers a server that rounds the seconds down.
+    if (t && ticket.seq > this.#epochSeq) this.#resetHint = Math.max(this.#resetHint, now + Number(t[1]) * 1000 + 1000);
     if (response.status === 429) {
       this.#unpaced = false;
       const after = parseRetryAfter(headers.get('retry-after'), now);
       this.#holdUntil = Math.max(this.#holdUntil, now + (after ?? this.windowMs));
-      this.#budget = undefined;
-      this.#refSeq = ++this.#seq;
+      this.#newEpoch();
+      this.#refSeq = this.#seq;
       return;
     }
     if (remaining === undefined) {
@@ -136,13 +150,21 @@ export class RateLimiter {
     }
   }
 
+  /** The window has (or will have, after the hold) reset: learn the budget again with one probe. */
+  #newEpoch(): void {
+    this.#budget = undefined;
+    this.#epochSeq = ++this.#seq;
+    this.#resetHint = 0;
+  }
+
   #pump(): void {
     const now = Date.now();
     if (!this.#unpaced && this.#budget !== undefined && this.#budget <= 0 && this.#inFlight === 0 && now >= this.#holdUntil) {
       // Used up, and no response on its way to tell us more: wait until the window has reset, then probe.
-      const resetAt = this.#lastSeenAt + this.windowMs;
+      let resetAt = this.#lastSeenAt + this.windowMs;
+      if (this.#resetHint) resetAt = Math.min(resetAt, this.#resetHint);
       if (now < resetAt) this.#holdUntil = resetAt;
-      else this.#budget = undefined;
+      else this.#newEpoch();
     }
     while (this.#queue.length > 0 && this.#canSend(now)) {
       const waiter = this.#queue.shift()!;

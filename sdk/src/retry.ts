@@ -138,8 +138,8 @@ export async function sendWithRetry(
       if (response) return response;
       throw toThrown(error);
     }
-    // Free the connection of a response nobody will read.
-    await response?.body?.cancel().catch(() => {});
+    // Free the connection of a response nobody will read (not awaited: a teed body settles late).
+    response?.body?.cancel().catch(() => {});
     await sleep(delay, signal);
   }
 }

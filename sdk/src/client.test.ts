@@ -1,0 +1,320 @@
+import { http, HttpResponse } from 'msw';
+import { setupServer } from 'msw/node';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createLoyaltyClient } from './client.js';
+import { toLoyaltyError } from './errors.js';
+import { wasReplayed } from './idempotency.js';
+
+const api = 'http://api.test';
+const server = setupServer();
+beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+afterEach(() => {
+  server.resetHandlers();
+  vi.useRealTimers();
+});
+afterAll(() => server.close());
+
+let n = 0;
+/** A fresh token per test keeps the process-wide rate limiters apart. */
+const token = () => `tok-${++n}`;
+const fast = { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5, deadlineMs: 5_000 };
+
+const tagBody = { tag: 'VIP', external_reference: 'vip', brand_id: 'brand-acme' };
+const tag = { ...tagBody, uuid: '6f1c2a4e-8d3b-4c5a-9e7f-0a1b2c3d4e5f', created_at: '2026-11-21T10:15:30.000Z', updated_at: '2026-11-21T10:15:30.000Z' };
+
+describe('createLoyaltyClient', () => {
+  it('sends the bearer token and Accept, and returns typed data', async () => {
+    let seen: Headers | undefined;
+    server.use(
+      http.get(`${api}/tags`, ({ request }) => {
+        seen = request.headers;
+        return HttpResponse.json({ success: true, data: [tag] });
+      }),
+    );
+    const t = token();
+    const client = createLoyaltyClient({ baseUrl: `${api}/`, token: t, userAgent: 'acme-sync/1.0' });
+    const { data, error } = await client.GET('/tags');
+    expect(error).toBeUndefined();
+    expect(data?.data[0]?.uuid).toBe(tag.uuid);
+    expect(seen?.get('authorization')).toBe(`Bearer ${t}`);
+    expect(seen?.get('accept')).toBe('application/json');
+    expect(seen?.get('user-agent')).toBe('acme-sync/1.0');
+    expect(seen?.has('idempotency-key')).toBe(false);
+  });
+
+  it('sends query parameters for GET endpoints whose spec shows a JSON body', async () => {
+    let url: URL | undefined;
+    server.use(
+      http.get(`${api}/tags/members`, ({ request }) => {
+        url = new URL(request.url);
+        return HttpResponse.json({ success: true, data: [] });
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, token: token() });
+    await client.GET('/tags/members', { params: { query: { tag_id: 'vip', brand_id: 'brand-acme' } } });
+    expect(url?.searchParams.get('tag_id')).toBe('vip');
+    expect(url?.searchParams.get('brand_id')).toBe('brand-acme');
+  });
+
+  it('gives every POST an Idempotency-Key that its retries reuse', async () => {
+    const keys: (string | null)[] = [];
+    const bodies: unknown[] = [];
+    server.use(
+      http.post(`${api}/tags`, async ({ request }) => {
+        keys.push(request.headers.get('idempotency-key'));
+        bodies.push(await request.json());
+        if (keys.length < 3) return HttpResponse.json({ message: 'down', error: 'server_error' }, { status: 503 });
+        return HttpResponse.json({ success: true, data: tag }, { status: 201 });
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, token: token(), retry: fast });
+    const { data, response } = await client.POST('/tags', { body: tagBody });
+    expect(response.status).toBe(201);
+    expect(data?.data.uuid).toBe(tag.uuid);
+    expect(keys).toHaveLength(3);
+    expect(keys[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set(keys).size).toBe(1);
+    expect(bodies).toEqual([tagBody, tagBody, tagBody]);
+  });
+
+  it('uses different keys for different calls, and keeps a key the caller set', async () => {
+    const keys: (string | null)[] = [];
+    server.use(
+      http.put(`${api}/tags`, ({ request }) => {
+        keys.push(request.headers.get('idempotency-key'));
+        return HttpResponse.json({ success: true, data: tag });
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, token: token() });
+    const body = { tag_id: tag.uuid, tag: 'VIP' };
+    await client.PUT('/tags', { body });
+    await client.PUT('/tags', { body });
+    await client.PUT('/tags', { body, headers: { 'Idempotency-Key': 'rename-vip-1' } });
+    expect(keys[0]).not.toBe(keys[1]);
+    expect(keys[2]).toBe('rename-vip-1');
+  });
+
+  it('retries 409 idempotency_in_progress, then reports the replayed result', async () => {
+    let calls = 0;
+    server.use(
+      http.post(`${api}/tags`, () => {
+        calls++;
+        if (calls === 1)
+          return HttpResponse.json(
+            { message: 'A request with this key is still running.', error: 'idempotency_in_progress' },
+            { status: 409, headers: { 'retry-after': '0' } },
+          );
+        return HttpResponse.json({ success: true, data: tag }, { status: 201, headers: { 'idempotent-replayed': 'true' } });
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, token: token(), retry: fast });
+    const result = await client.POST('/tags', { body: tagBody });
+    expect(calls).toBe(2);
+    expect(result.response.status).toBe(201);
+    expect(wasReplayed(result)).toBe(true);
+    expect(wasReplayed(result.response)).toBe(true);
+  });
+
+  it('returns HTTP errors as values with a typed LoyaltyError, without retrying', async () => {
+    let calls = 0;
+    server.use(
+      http.post(`${api}/tags`, () => {
+        calls++;
+        return HttpResponse.json(
+          { message: 'The tag field is required.', error: 'validation_failed', errors: { tag: ['The tag field is required.'] } },
+          { status: 422 },
+        );
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, token: token(), retry: fast });
+    const result = await client.POST('/tags', { body: { ...tagBody, tag: '' } });
+    expect(calls).toBe(1);
+    expect(result.data).toBeUndefined();
+    const err = toLoyaltyError(result);
+    expect(err).toMatchObject({ status: 422, code: 'validation_failed', fields: { tag: ['The tag field is required.'] } });
+  });
+
+  it('throws a network_error LoyaltyError when every attempt fails to connect', async () => {
+    let calls = 0;
+    server.use(
+      http.get(`${api}/tags`, () => {
+        calls++;
+        return HttpResponse.error();
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, token: token(), retry: fast });
+    await expect(client.GET('/tags')).rejects.toMatchObject({ name: 'LoyaltyError', code: 'network_error', status: 0 });
+    expect(calls).toBe(4);
+  });
+
+  it('times out a hanging attempt, retries it, and throws a timeout LoyaltyError', async () => {
+    let calls = 0;
+    server.use(
+      http.get(`${api}/tags`, async () => {
+        calls++;
+        await new Promise(() => {});
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, token: token(), timeoutMs: 30, retry: { ...fast, maxAttempts: 2 } });
+    await expect(client.GET('/tags')).rejects.toMatchObject({ code: 'timeout' });
+    expect(calls).toBe(2);
+  });
+
+  it('makes one attempt when retry is false', async () => {
+    let calls = 0;
+    server.use(
+      http.get(`${api}/tags`, () => {
+        calls++;
+        return HttpResponse.json({ message: 'x', error: 'server_error' }, { status: 500 });
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, token: token(), retry: false });
+    expect((await client.GET('/tags')).response.status).toBe(500);
+    expect(calls).toBe(1);
+  });
+
+  it('stops at once when the caller aborts during a Retry-After wait', async () => {
+    server.use(http.get(`${api}/tags`, () => HttpResponse.json({ message: 'Too Many Attempts.' }, { status: 429, headers: { 'retry-after': '30' } })));
+    const client = createLoyaltyClient({ baseUrl: api, token: token() });
+    const controller = new AbortController();
+    const started = Date.now();
+    const call = client.GET('/tags', { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('shutting down')), 20);
+    await expect(call).rejects.toThrow('shutting down');
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('paces concurrent calls of every client sharing a token so none gets a 429', async () => {
+    // 30 requests per 1 s window, fixed window starting at the first request.
+    let windowStart = 0;
+    let count = 0;
+    let limited = 0;
+    server.use(
+      http.get(`${api}/tags`, () => {
+        const now = Date.now();
+        if (now >= windowStart + 1000) {
+          windowStart = now;
+          count = 0;
+        }
+        const headers = { 'x-ratelimit-limit': '30', 'ratelimit-policy': '"token";q=30;w=1' };
+        if (count >= 30) {
+          limited++;
+          return HttpResponse.json({ message: 'Too Many Attempts.' }, { status: 429, headers: { ...headers, 'x-ratelimit-remaining': '0', 'retry-after': '1' } });
+        }
+        count++;
+        return HttpResponse.json({ success: true, data: [] }, { headers: { ...headers, 'x-ratelimit-remaining': String(30 - count) } });
+      }),
+    );
+    const t = token();
+    const a = createLoyaltyClient({ baseUrl: api, token: t });
+    const b = createLoyaltyClient({ baseUrl: api, token: t });
+    const results = await Promise.all(Array.from({ length: 80 }, (_, i) => (i % 2 ? a : b).GET('/tags')));
+    expect(limited).toBe(0);
+    expect(results.every((r) => r.response.status === 200)).toBe(true);
+  }, 10_000);
+});
+
+describe('client credentials', () => {
+  function tokenEndpoint(opts: { expiresIn?: number; status?: number } = {}) {
+    const issued: unknown[] = [];
+    const seenHeaders: Headers[] = [];
+    server.use(
+      http.post(`${api}/oauth/token`, async ({ request }) => {
+        issued.push(await request.json());
+        seenHeaders.push(request.headers);
+        if (opts.status) return HttpResponse.json({ error: 'invalid_client' }, { status: opts.status });
+        return HttpResponse.json({ token_type: 'Bearer', access_token: `issued-${issued.length}`, expires_in: opts.expiresIn ?? 3600, scope: 'tags.get' });
+      }),
+    );
+    return { issued, seenHeaders };
+  }
+  const credentials = () => ({ clientId: `acme-admin-${++n}`, clientSecret: 'acme-admin-secret', scope: ['tags.get', 'tags.store'] });
+
+  it('fetches one token for many concurrent calls and sends it', async () => {
+    const { issued, seenHeaders } = tokenEndpoint();
+    const used: (string | null)[] = [];
+    server.use(
+      http.get(`${api}/tags`, ({ request }) => {
+        used.push(request.headers.get('authorization'));
+        return HttpResponse.json({ success: true, data: [] });
+      }),
+    );
+    const creds = credentials();
+    const client = createLoyaltyClient({ baseUrl: api, clientCredentials: creds });
+    await Promise.all(Array.from({ length: 10 }, () => client.GET('/tags')));
+    expect(issued).toEqual([{ grant_type: 'client_credentials', client_id: creds.clientId, client_secret: 'acme-admin-secret', scope: 'tags.get tags.store' }]);
+    expect(seenHeaders[0]?.has('idempotency-key')).toBe(false);
+    expect(new Set(used)).toEqual(new Set(['Bearer issued-1']));
+  });
+
+  it('refreshes the token shortly before expires_in runs out', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { issued } = tokenEndpoint({ expiresIn: 3600 });
+    const used: (string | null)[] = [];
+    server.use(
+      http.get(`${api}/tags`, ({ request }) => {
+        used.push(request.headers.get('authorization'));
+        return HttpResponse.json({ success: true, data: [] });
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, clientCredentials: credentials() });
+    await client.GET('/tags');
+    vi.advanceTimersByTime(3500_000);
+    await client.GET('/tags');
+    expect(issued).toHaveLength(1);
+    vi.advanceTimersByTime(45_000);
+    await client.GET('/tags');
+    expect(issued).toHaveLength(2);
+    expect(used).toEqual(['Bearer issued-1', 'Bearer issued-1', 'Bearer issued-2']);
+  });
+
+  it('retries once with a fresh token after a 401', async () => {
+    const { issued } = tokenEndpoint();
+    const used: (string | null)[] = [];
+    const bodies: unknown[] = [];
+    server.use(
+      http.post(`${api}/tags`, async ({ request }) => {
+        used.push(request.headers.get('authorization'));
+        bodies.push(await request.json());
+        if (request.headers.get('authorization') === 'Bearer issued-1')
+          return HttpResponse.json({ message: 'Unauthenticated.', error: 'unauthenticated' }, { status: 401 });
+        return HttpResponse.json({ success: true, data: tag }, { status: 201 });
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, clientCredentials: credentials() });
+    const { response } = await client.POST('/tags', { body: tagBody });
+    expect(response.status).toBe(201);
+    expect(issued).toHaveLength(2);
+    expect(used).toEqual(['Bearer issued-1', 'Bearer issued-2']);
+    expect(bodies).toEqual([tagBody, tagBody]);
+  });
+
+  it('does not loop when the fresh token is refused too', async () => {
+    const { issued } = tokenEndpoint();
+    let calls = 0;
+    server.use(
+      http.get(`${api}/tags`, () => {
+        calls++;
+        return HttpResponse.json({ message: 'Unauthenticated.', error: 'unauthenticated' }, { status: 401 });
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, clientCredentials: credentials() });
+    const result = await client.GET('/tags');
+    expect(toLoyaltyError(result)?.code).toBe('unauthenticated');
+    expect(calls).toBe(2);
+    expect(issued).toHaveLength(2);
+  });
+
+  it('returns a refused token request as the error value of the call', async () => {
+    tokenEndpoint({ status: 401 });
+    const client = createLoyaltyClient({ baseUrl: api, clientCredentials: credentials() });
+    const result = await client.GET('/tags');
+    expect(result.response.status).toBe(401);
+    expect(toLoyaltyError(result)?.code).toBe('invalid_client');
+  });
+
+  it('requires a token or client credentials', () => {
+    // @ts-expect-error neither token nor clientCredentials
+    expect(() => createLoyaltyClient({ baseUrl: api })).toThrow(/token/);
+  });
+});

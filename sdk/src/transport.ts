@@ -1,0 +1,79 @@
+/**
+ * The fetch that every call of the client goes through: idempotency key, then retries; each
+ * attempt takes a bearer token, waits its turn in the shared rate limiter, and is sent with a
+ * timeout. A 401 with client credentials is resent once with a fresh token.
+ */
+import { clientCredentialsToken, fixedToken, type ClientCredentials, type TokenSource } from './auth.js';
+import { ensureIdempotencyKey } from './idempotency.js';
+import { limiterFor, type PacingOptions, type Ticket } from './rate-limit.js';
+import { fetchWithTimeout, retryDefaults, sendWithRetry, type Attempt, type AttemptContext, type RetryOptions } from './retry.js';
+
+export type FetchLike = (request: Request) => Promise<Response>;
+
+export interface TransportOptions {
+  /** Without a trailing slash. */
+  baseUrl: string;
+  token?: string | undefined;
+  clientCredentials?: ClientCredentials | undefined;
+  fetch?: FetchLike | undefined;
+  retry?: RetryOptions | false | undefined;
+  timeoutMs?: number | undefined;
+  userAgent?: string | undefined;
+  pacing?: boolean | PacingOptions | undefined;
+}
+
+export function createTransport(options: TransportOptions): FetchLike {
+  const { baseUrl, userAgent } = options;
+  // Looked up per call, so a fetch patched later (msw in tests) is used.
+  const baseFetch: FetchLike = options.fetch ?? ((request) => globalThis.fetch(request));
+  const retry = options.retry === false ? false : { ...retryDefaults, ...options.retry };
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const pacing = options.pacing === false ? undefined : options.pacing === true ? {} : (options.pacing ?? {});
+
+  let tokens: TokenSource;
+  if (options.clientCredentials) {
+    const plain: Attempt = (request, ctx) => fetchWithTimeout(baseFetch, request, ctx.timeoutMs);
+    tokens = clientCredentialsToken(baseUrl, options.clientCredentials, (request) =>
+      sendWithRetry(request, plain, retry, timeoutMs),
+    );
+  } else if (options.token !== undefined) {
+    tokens = fixedToken(options.token);
+  } else {
+    throw new TypeError('createLoyaltyClient: pass `token` or `clientCredentials`');
+  }
+
+  async function sendAs(token: string, request: Request, ctx: AttemptContext): Promise<Response> {
+    request.headers.set('authorization', `Bearer ${token}`);
+    const limiter = pacing && limiterFor(baseUrl, token, pacing);
+    let ticket: Ticket | undefined;
+    if (limiter) {
+      const waitStart = Date.now();
+      ticket = await limiter.acquire(request.signal);
+      ctx.waited(Date.now() - waitStart);
+    }
+    let response: Response | undefined;
+    try {
+      return (response = await fetchWithTimeout(baseFetch, request, ctx.timeoutMs));
+    } finally {
+      if (limiter) limiter.settle(ticket!, response);
+    }
+  }
+
+  const attempt: Attempt = async (request, ctx) => {
+    const token = await tokens.get(request.signal);
+    if (typeof token !== 'string') return token;
+    const spare = options.clientCredentials && request.body ? request.clone() : request;
+    const response = await sendAs(token, request, ctx);
+    if (response.status !== 401 || !tokens.invalidate(token)) return response;
+    const fresh = await tokens.get(request.signal);
+    if (typeof fresh !== 'string') return fresh;
+    response.body?.cancel().catch(() => {});
+    return sendAs(fresh, spare, ctx);
+  };
+
+  return (request) => {
+    ensureIdempotencyKey(request);
+    if (userAgent) request.headers.set('user-agent', userAgent);
+    return sendWithRetry(request, attempt, retry, timeoutMs);
+  };
+}
