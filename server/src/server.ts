@@ -6,6 +6,8 @@ import { listOperations, loadOpenApi } from './lib/openapi.js';
 import { authPlugin } from './plugins/auth.js';
 import { errorsPlugin } from './plugins/errors.js';
 import { getBodyPlugin } from './plugins/get-body.js';
+import { idempotencyPlugin } from './plugins/idempotency.js';
+import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { createValidators, hapiValidator } from './plugins/validation.js';
 import { routes as allRoutes } from './routes/index.js';
 import type { RouteDef } from './routes/types.js';
@@ -44,6 +46,11 @@ export async function createServer({ sql, config, routes = allRoutes, log = cons
     { plugin: errorsPlugin, options: { log: (error: Error) => log(`loyalty: internal error: ${error.stack ?? error.message}`) } },
     { plugin: authPlugin, options: { resolve: createTokenResolver(sql) } },
     { plugin: getBodyPlugin },
+    {
+      plugin: rateLimitPlugin,
+      options: { sql, tokenLimit: config.rateLimitToken, ipLimit: config.rateLimitIp, windowSeconds: config.rateLimitWindowSeconds },
+    },
+    { plugin: idempotencyPlugin, options: { sql } },
   ]);
 
   const operations = listOperations(openapi.document);
@@ -53,7 +60,7 @@ export async function createServer({ sql, config, routes = allRoutes, log = cons
     if (!op) throw new Error(`Route ${def.method} ${def.path} is not described in openapi.yaml`);
     const needsToken = ((op.raw.security as unknown[] | undefined) ?? [{}]).length > 0;
     const v = validatorsFor(op);
-    const { insufficientScopeStatus, plugins, ...options } = def.options ?? {};
+    const { insufficientScopeStatus, onValidationError, plugins, ...options } = def.options ?? {};
     server.route({
       method: def.method,
       path: def.path,
@@ -63,9 +70,9 @@ export async function createServer({ sql, config, routes = allRoutes, log = cons
         plugins: { ...plugins, loyalty: { operationId: op.operationId, insufficientScopeStatus } },
         auth: needsToken ? { strategy: 'token', access: op.abilities.length ? { scope: op.abilities } : undefined } : false,
         validate: {
-          ...(v.params && { params: hapiValidator(v.params) }),
-          ...(v.query && { query: hapiValidator(v.query) }),
-          ...(v.payload && { payload: hapiValidator(v.payload) }),
+          ...(v.params && { params: hapiValidator(v.params, onValidationError) }),
+          ...(v.query && { query: hapiValidator(v.query, onValidationError) }),
+          ...(v.payload && { payload: hapiValidator(v.payload, onValidationError) }),
         },
       },
     });

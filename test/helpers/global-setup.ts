@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -21,6 +21,8 @@ declare module 'vitest' {
  */
 export default async function setup(project: TestProject) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-test-pg-'));
+  // As root, PostgreSQL runs as the postgres user, which must be able to enter this directory.
+  await chmod(dataDir, 0o755);
   const pg = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'data'), database: TEMPLATE_DB, durable: false });
   const sql = createPool(pg.url, { max: 2 });
   try {

@@ -1,7 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import formatsModule from 'ajv-formats';
 import Boom from '@hapi/boom';
-import { invalid } from '../services/errors.js';
+import { invalid, type DomainError } from '../services/errors.js';
 import type { OpenApiDocument, Operation } from '../lib/openapi.js';
 
 const addFormats = ((formatsModule as unknown as { default?: unknown }).default ?? formatsModule) as (ajv: Ajv2020) => void;
@@ -83,11 +83,12 @@ function describe(field: string, e: ErrorObject): string {
 }
 
 /** A hapi `validate` function for one part of the request. */
-export function hapiValidator(validate: ValidateFunction, prefix = '') {
+export function hapiValidator(validate: ValidateFunction, onError: (fields: Record<string, string[]>) => DomainError = invalid) {
   return async (value: unknown) => {
     const data = value ?? {};
-    // Boomified so hapi passes the domain error on as it is (the errors plugin shapes the 422).
-    if (!validate(data)) throw Boom.boomify(invalid(fieldErrors(validate.errors, prefix)), { statusCode: 422 });
-    return data;
+    if (validate(data)) return data;
+    const error = onError(fieldErrors(validate.errors));
+    // Boomified so hapi passes the domain error on as it is (the errors plugin shapes it).
+    throw Boom.boomify(error, { statusCode: error.kind === 'validation' ? 422 : 400 });
   };
 }

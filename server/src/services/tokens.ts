@@ -17,6 +17,12 @@ export type Principal = {
 const oauthError = (kind: 'bad_request' | 'unauthenticated', error: string, description: string) =>
   new DomainError(kind, error, description, { body: { error, error_description: description } });
 
+/** RFC 6749 §5.2: a malformed token request is a 400 with an OAuth error code, never a 422. */
+export const oauthValidationError = (fields: Record<string, string[]>) =>
+  'grant_type' in fields && !Object.values(fields).flat().some((m) => /required/.test(m))
+    ? oauthError('bad_request', 'unsupported_grant_type', 'Only grant_type=client_credentials is supported.')
+    : oauthError('bad_request', 'invalid_request', Object.values(fields).flat().join(' '));
+
 /** OAuth 2.0 client credentials grant (RFC 6749 §4.4). */
 export async function issueToken(db: Db, input: { grant_type?: string; client_id?: string; client_secret?: string; scope?: string }) {
   if (input.grant_type !== 'client_credentials') {
