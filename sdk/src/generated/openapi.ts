@@ -100,16 +100,16 @@ export interface paths {
          *     **Decisions:** `tag_id` here is the tag's `uuid` (the specification calls it "the id of the tag"
          *     on update and delete, unlike elsewhere where the external reference is accepted too). `brand_id`,
          *     when sent, must be the tag's brand (otherwise `404`); a tag never moves to another brand. A new
-         *     `external_reference` must be unique in the brand (`422`).
+         *     `external_reference` must be unique in the organization (`422`).
          */
         put: operations["updateTag"];
         /**
          * Create a tag
          * @description Creates a tag in a brand.
          *
-         *     **Decisions:** answers `201 Created`. `external_reference` is unique per brand (case-sensitive);
-         *     an existing one is a `422` on `external_reference`. `tag` and `external_reference` are 1 to 191
-         *     characters.
+         *     **Decisions:** answers `201 Created`. `external_reference` is unique per organization
+         *     (case-sensitive), because paths accept it in place of the `uuid`; an existing one is a `422` on
+         *     `external_reference`. `tag` and `external_reference` are 1 to 191 characters.
          */
         post: operations["createTag"];
         /**
@@ -865,8 +865,370 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook subscriptions
+         * @description Lists the organization's webhook subscriptions, without their secrets. Subscriptions of other
+         *     organizations are never listed.
+         *
+         *     **Decisions:** without `organization_id` the subscriptions of every organization the token can
+         *     access are listed; with it, that organization's only (an organization the token cannot access is a
+         *     `404`). Ordered by `created_at`, oldest first. `active` is `true` for every existing subscription
+         *     (reserved for disabling a subscription later).
+         */
+        get: operations["listWebhookSubscriptions"];
+        put?: never;
+        /**
+         * Subscribe a URL to events
+         * @description Subscribes an HTTPS URL to one or more event types. The response carries the signing `secret`
+         *     (`whsec_…`) once; it cannot be retrieved again (rotate it with `POST
+         *     /webhook-subscriptions/{id}/rotate-secret`).
+         *
+         *     Rules: `url` must be `https://` on a public host; plain `http`, localhost, private network
+         *     addresses and URLs with credentials are a `422` (`http` and local addresses are accepted only when
+         *     the server runs in local development mode, `LOYALTY_WEBHOOK_ALLOW_INSECURE=1`). Unknown events are
+         *     a `422`. A `secret` in the body is ignored. At most 20 subscriptions per organization.
+         *     `organization_id` is required only when the token has access to more than one organization.
+         *
+         *     **Decisions:** `201`. The 21st subscription is a `422` with `error: subscription_limit_reached`.
+         *     A missing `organization_id` with several organizations is a `422` on `organization_id`; an
+         *     organization the token cannot access is a `404`. Repeated event types count once. The secret is
+         *     `whsec_` followed by the base64 of 32 random bytes. The host is checked again when each delivery is
+         *     sent (DNS answers in private ranges are refused then).
+         */
+        post: operations["createWebhookSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook subscription
+         * @description Deletes a subscription: future deliveries stop and deliveries waiting for a retry are dropped.
+         *     An unknown id or a subscription of another organization is a `404`.
+         *
+         *     **Decisions:** an attempt already in flight finishes; its delivery log goes with the subscription.
+         */
+        delete: operations["deleteWebhookSubscription"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-subscriptions/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a subscription's signing secret (extension)
+         * @description **Extension** (not in the service specification). Generates a new signing secret and returns it
+         *     once. For 24 hours (`previous_secret_expires_at`) deliveries are signed with both secrets: each
+         *     signature header carries two space-separated entries, the new secret's first, so receivers can
+         *     switch over without losing deliveries.
+         *
+         *     **Decisions:** at most two secrets sign at once; rotating again during a rotation makes the current
+         *     secret the previous one (with a fresh 24 hours) and the older previous secret stops signing at once.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-subscriptions/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The delivery log of a subscription (extension)
+         * @description **Extension** (not in the service specification). The deliveries of a subscription, newest first,
+         *     each with every attempt: HTTP status (`null` when no response arrived), error, duration and the
+         *     start of the response body.
+         *
+         *     **Decisions:** `status` filters (`pending`: an attempt is scheduled; `delivered`: a 2xx was
+         *     received; `failed`: final 4xx, or all 8 attempts used). `limit` is 1 to 100 (default 20).
+         *     `next_cursor` is an opaque string for `after`, `null` on the last page. `error` is a short code such
+         *     as `timeout`, `connection_error`, `redirect_not_followed`, `http_status` or `address_not_allowed`;
+         *     `response_snippet` holds at most the first 512 characters of the response body.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-subscriptions/{id}/deliveries/{delivery_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again now (extension)
+         * @description **Extension** (not in the service specification). Schedules one more attempt of a delivery right
+         *     away and answers `202` with the delivery (`status: pending`, `next_attempt_at` now).
+         *
+         *     **Decisions:** works for `failed` and `delivered` deliveries (re-sending a delivered event is
+         *     allowed; receivers de-duplicate on `Loyalty-Message-Id`) and moves a `pending` delivery's next
+         *     attempt to now. The attempt number continues (`Loyalty-Attempt` can exceed 8). A manual attempt that
+         *     fails leaves a failed delivery `failed`; a pending delivery keeps the rest of its schedule.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's event feed (extension)
+         * @description **Extension** (not in the service specification). The events of the organization, oldest to
+         *     newest (newest last), in the same envelope as webhook deliveries, whether or not a subscription
+         *     exists. `loyalty webhooks listen` polls it with `wait` to forward events to a local URL without a
+         *     public endpoint.
+         *
+         *     **Decisions:** `after` is an opaque cursor (the previous `next_cursor`). Without `after` the
+         *     response holds the latest `limit` events, so a new listener starts at "now"; with `after`, the
+         *     events after that cursor, oldest first. `next_cursor` is never `null`: pass it as `after` next time
+         *     (it equals `after` when nothing new arrived). `wait` (0 to 30 seconds, default 0) long-polls: when
+         *     no event is available yet, the response is held until one arrives or `wait` seconds pass.
+         *     `types` filters by a comma-separated list of event types. `limit` is 1 to 100 (default 50).
+         *     `organization_id` is required when the token has access to more than one organization (`422`).
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "member.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A member joined a brand
+         * @description Sent to subscriptions of `member.created`.
+         *     A member joined a brand of the organization: through `POST /members`, `POST /members/signups` (new
+         *     members and known members newly linked to the brand) or a webshop order that created the customer
+         *     (`brand_id: null`: a webshop customer joins the organization, not a brand).
+         *
+         *     Headers:
+         *
+         *     - `Loyalty-Signature`: lowercase hex HMAC-SHA256 of the exact request body bytes, keyed with the
+         *       UTF-8 bytes of the whole secret string as returned at creation (`whsec_…`, prefix included).
+         *     - `Loyalty-Message-Id`: the event id (`id` in the body), identical across retries: de-duplicate on it.
+         *     - `Loyalty-Event`: the event type. `Loyalty-Attempt`: the attempt number, from 1.
+         *     - Standard Webhooks: `webhook-id` (the event id), `webhook-timestamp` (Unix seconds of this attempt)
+         *       and `webhook-signature: v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+         *       keyed with the base64-decoded part of the secret after `whsec_`. Any Standard Webhooks library
+         *       verifies it; rejecting timestamps more than 5 minutes from your clock blocks replays.
+         *     - During a secret rotation (`POST /webhook-subscriptions/{id}/rotate-secret`) both signature
+         *       headers carry one entry per secret, separated by a space, the new secret's first; accept the
+         *       delivery when any entry matches. Compare signatures in constant time; verify the raw body bytes,
+         *       never a re-serialized parsed body.
+         *
+         *     The body bytes are identical on every attempt. Acknowledge with any 2xx within 5 seconds. A 4xx other
+         *     than 408 and 429 is final (not retried). 5xx, 408, 429, 3xx (redirects are not followed), a timeout
+         *     or a connection error are retried: at most 8 attempts in total, the next one 30 s, 1 min, 10 min,
+         *     1 h, 3 h, 6 h and 24 h after the previous. Delivery is at least once and not necessarily in order
+         *     (use `created_at` to order). Payloads contain identifiers only, never names, e-mail addresses or
+         *     other personal data. A test vector is in the introduction ("Webhook signatures") and in
+         *     `fixtures/webhook-vectors.json`.
+         */
+        post: operations["onMemberCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "points.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Points of a member on a storecard changed
+         * @description Sent to subscriptions of `points.changed`.
+         *     Points of a member on a storecard pass changed (`POST /passes/scan/storecard`: one event per new
+         *     transaction, none for a repeated `transaction_reference`). `points` is the absolute amount,
+         *     `balance` the spendable balance after the change, `reference` the transaction reference.
+         *
+         *     Headers:
+         *
+         *     - `Loyalty-Signature`: lowercase hex HMAC-SHA256 of the exact request body bytes, keyed with the
+         *       UTF-8 bytes of the whole secret string as returned at creation (`whsec_…`, prefix included).
+         *     - `Loyalty-Message-Id`: the event id (`id` in the body), identical across retries: de-duplicate on it.
+         *     - `Loyalty-Event`: the event type. `Loyalty-Attempt`: the attempt number, from 1.
+         *     - Standard Webhooks: `webhook-id` (the event id), `webhook-timestamp` (Unix seconds of this attempt)
+         *       and `webhook-signature: v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+         *       keyed with the base64-decoded part of the secret after `whsec_`. Any Standard Webhooks library
+         *       verifies it; rejecting timestamps more than 5 minutes from your clock blocks replays.
+         *     - During a secret rotation (`POST /webhook-subscriptions/{id}/rotate-secret`) both signature
+         *       headers carry one entry per secret, separated by a space, the new secret's first; accept the
+         *       delivery when any entry matches. Compare signatures in constant time; verify the raw body bytes,
+         *       never a re-serialized parsed body.
+         *
+         *     The body bytes are identical on every attempt. Acknowledge with any 2xx within 5 seconds. A 4xx other
+         *     than 408 and 429 is final (not retried). 5xx, 408, 429, 3xx (redirects are not followed), a timeout
+         *     or a connection error are retried: at most 8 attempts in total, the next one 30 s, 1 min, 10 min,
+         *     1 h, 3 h, 6 h and 24 h after the previous. Delivery is at least once and not necessarily in order
+         *     (use `created_at` to order). Payloads contain identifiers only, never names, e-mail addresses or
+         *     other personal data. A test vector is in the introduction ("Webhook signatures") and in
+         *     `fixtures/webhook-vectors.json`.
+         */
+        post: operations["onPointsChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "coupon.issued": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A coupon was issued to a member
+         * @description Sent to subscriptions of `coupon.issued`.
+         *     A coupon pass was issued to a member, one event per pass: `POST /members/{uuid}/passes` with a
+         *     `coupon_id`, and every coupon pass a voucher job (`POST /tags/{id}/vouchers`) issues. `expires_at` is
+         *     the pass's expiration date (`YYYY-MM-DD`, valid through its end, UTC) or `null` when it never
+         *     expires.
+         *
+         *     Headers:
+         *
+         *     - `Loyalty-Signature`: lowercase hex HMAC-SHA256 of the exact request body bytes, keyed with the
+         *       UTF-8 bytes of the whole secret string as returned at creation (`whsec_…`, prefix included).
+         *     - `Loyalty-Message-Id`: the event id (`id` in the body), identical across retries: de-duplicate on it.
+         *     - `Loyalty-Event`: the event type. `Loyalty-Attempt`: the attempt number, from 1.
+         *     - Standard Webhooks: `webhook-id` (the event id), `webhook-timestamp` (Unix seconds of this attempt)
+         *       and `webhook-signature: v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+         *       keyed with the base64-decoded part of the secret after `whsec_`. Any Standard Webhooks library
+         *       verifies it; rejecting timestamps more than 5 minutes from your clock blocks replays.
+         *     - During a secret rotation (`POST /webhook-subscriptions/{id}/rotate-secret`) both signature
+         *       headers carry one entry per secret, separated by a space, the new secret's first; accept the
+         *       delivery when any entry matches. Compare signatures in constant time; verify the raw body bytes,
+         *       never a re-serialized parsed body.
+         *
+         *     The body bytes are identical on every attempt. Acknowledge with any 2xx within 5 seconds. A 4xx other
+         *     than 408 and 429 is final (not retried). 5xx, 408, 429, 3xx (redirects are not followed), a timeout
+         *     or a connection error are retried: at most 8 attempts in total, the next one 30 s, 1 min, 10 min,
+         *     1 h, 3 h, 6 h and 24 h after the previous. Delivery is at least once and not necessarily in order
+         *     (use `created_at` to order). Payloads contain identifiers only, never names, e-mail addresses or
+         *     other personal data. A test vector is in the introduction ("Webhook signatures") and in
+         *     `fixtures/webhook-vectors.json`.
+         */
+        post: operations["onCouponIssued"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "coupon.redeemed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A coupon pass was redeemed
+         * @description Sent to subscriptions of `coupon.redeemed`.
+         *     A coupon pass was redeemed (`POST /passes/scan`).
+         *
+         *     Headers:
+         *
+         *     - `Loyalty-Signature`: lowercase hex HMAC-SHA256 of the exact request body bytes, keyed with the
+         *       UTF-8 bytes of the whole secret string as returned at creation (`whsec_…`, prefix included).
+         *     - `Loyalty-Message-Id`: the event id (`id` in the body), identical across retries: de-duplicate on it.
+         *     - `Loyalty-Event`: the event type. `Loyalty-Attempt`: the attempt number, from 1.
+         *     - Standard Webhooks: `webhook-id` (the event id), `webhook-timestamp` (Unix seconds of this attempt)
+         *       and `webhook-signature: v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`
+         *       keyed with the base64-decoded part of the secret after `whsec_`. Any Standard Webhooks library
+         *       verifies it; rejecting timestamps more than 5 minutes from your clock blocks replays.
+         *     - During a secret rotation (`POST /webhook-subscriptions/{id}/rotate-secret`) both signature
+         *       headers carry one entry per secret, separated by a space, the new secret's first; accept the
+         *       delivery when any entry matches. Compare signatures in constant time; verify the raw body bytes,
+         *       never a re-serialized parsed body.
+         *
+         *     The body bytes are identical on every attempt. Acknowledge with any 2xx within 5 seconds. A 4xx other
+         *     than 408 and 429 is final (not retried). 5xx, 408, 429, 3xx (redirects are not followed), a timeout
+         *     or a connection error are retried: at most 8 attempts in total, the next one 30 s, 1 min, 10 min,
+         *     1 h, 3 h, 6 h and 24 h after the previous. Delivery is at least once and not necessarily in order
+         *     (use `created_at` to order). Payloads contain identifiers only, never names, e-mail addresses or
+         *     other personal data. A test vector is in the introduction ("Webhook signatures") and in
+         *     `fixtures/webhook-vectors.json`.
+         */
+        post: operations["onCouponRedeemed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -938,7 +1300,7 @@ export interface components {
         Tag: {
             /** @description Human readable label. */
             tag: string;
-            /** @description Identifier chosen by the API user; unique per brand. */
+            /** @description Identifier chosen by the API user; unique per organization. */
             external_reference: string;
             /**
              * Format: uuid
@@ -1378,9 +1740,12 @@ export interface components {
              * @description First day the pass is valid; null when valid from issue.
              */
             start_date: string | null;
-            /** @description The code on the pass (the `pass_code`). */
+            /** @description The code in the pass's QR code, scanned at the till; the same value as `pass_code`. */
             qr_code: string;
-            /** @description Unique id of the pass (the specification's `svc_code`); equals `pass_id` in webhook events. */
+            /**
+             * Format: uuid
+             * @description Unique id of the pass (the specification's `svc_code`); equals `pass_id` in webhook events.
+             */
             loyalty_code: string;
             coupon_title: string;
             coupon_thumbnail_url: string | null;
@@ -1403,9 +1768,12 @@ export interface components {
              * @description First day the pass is valid; null when valid from issue.
              */
             start_date: string | null;
-            /** @description The code on the pass (the `pass_code`). */
+            /** @description The code in the pass's QR code, scanned at the till; the same value as `pass_code`. */
             qr_code: string;
-            /** @description Unique id of the pass (the specification's `svc_code`); equals `pass_id` in webhook events. */
+            /**
+             * Format: uuid
+             * @description Unique id of the pass (the specification's `svc_code`); equals `pass_id` in webhook events.
+             */
             loyalty_code: string;
             /** @description Lifetime points earned (a reversed earn lowers it). */
             points: number;
@@ -1588,6 +1956,216 @@ export interface components {
             success: true;
             data: components["schemas"]["Product"][];
             not_found: number[];
+        };
+        /** @enum {string} */
+        EventType: "member.created" | "points.changed" | "coupon.issued" | "coupon.redeemed";
+        WebhookSubscription: {
+            /** Format: uuid */
+            id: string;
+            organization_id: string;
+            /** Format: uri */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            /** @description Whether deliveries are sent (true for every existing subscription in this version). */
+            active: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        WebhookSubscriptionWithSecret: components["schemas"]["WebhookSubscription"] & {
+            /** @description Signing secret; shown only in this response. */
+            secret: string;
+        };
+        CreateWebhookSubscriptionRequest: {
+            /**
+             * Format: uri
+             * @description `https://` URL on a public host, without credentials.
+             */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            /** @description Required only when the token has access to more than one organization. */
+            organization_id?: string;
+        };
+        WebhookSubscriptionListResponse: {
+            message: string;
+            data: components["schemas"]["WebhookSubscription"][];
+        };
+        WebhookSubscriptionCreatedResponse: {
+            message: string;
+            data: components["schemas"]["WebhookSubscriptionWithSecret"];
+        };
+        WebhookSubscriptionDeletedResponse: {
+            message: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                /** @constant */
+                deleted: true;
+            };
+        };
+        RotateWebhookSecretResponse: {
+            message: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                /** @description The new signing secret; shown only in this response. */
+                secret: string;
+                /**
+                 * Format: date-time
+                 * @description Until then deliveries are signed with the previous secret too.
+                 */
+                previous_secret_expires_at: string;
+            };
+        };
+        WebhookDeliveryAttempt: {
+            attempt: number;
+            /** @description HTTP status received; null when no response arrived. */
+            status_code: number | null;
+            /** @description Short error code (`timeout`, `connection_error`, `redirect_not_followed`, `http_status`, `address_not_allowed`); null on success. */
+            error: string | null;
+            duration_ms: number;
+            /** @description Start of the response body (at most 512 characters). */
+            response_snippet: string | null;
+            /** Format: date-time */
+            attempted_at: string;
+        };
+        WebhookDelivery: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            event_id: string;
+            event_type: components["schemas"]["EventType"];
+            /** @enum {string} */
+            status: "pending" | "delivered" | "failed";
+            attempts: components["schemas"]["WebhookDeliveryAttempt"][];
+            /**
+             * Format: date-time
+             * @description When the next attempt is due; null unless pending.
+             */
+            next_attempt_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        WebhookDeliveryListResponse: {
+            message: string;
+            data: components["schemas"]["WebhookDelivery"][];
+            /** @description Pass as `after` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        WebhookDeliveryResponse: {
+            message: string;
+            data: components["schemas"]["WebhookDelivery"];
+        };
+        /** @description Envelope of `member.created`. */
+        MemberCreatedEvent: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "member.created";
+            /** Format: date-time */
+            created_at: string;
+            organization_id: string;
+            data: {
+                /** Format: uuid */
+                member_id: string;
+                /** @description The brand joined; null for a webshop customer created by an order. */
+                brand_id: string | null;
+            };
+        };
+        /** @description Envelope of `points.changed`. */
+        PointsChangedEvent: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "points.changed";
+            /** Format: date-time */
+            created_at: string;
+            organization_id: string;
+            data: {
+                /** Format: uuid */
+                member_id: string;
+                storecard_id: string;
+                /**
+                 * Format: uuid
+                 * @description The storecard pass (its `loyalty_code`).
+                 */
+                pass_id: string;
+                /** @enum {string} */
+                type: "earn" | "spend" | "reverse";
+                /** @description Absolute amount of the change. */
+                points: number;
+                /** @description Spendable points after the change. */
+                balance: number;
+                /** @description The transaction reference, unique per transaction. */
+                reference: string;
+            };
+        };
+        /** @description Envelope of `coupon.issued`. */
+        CouponIssuedEvent: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "coupon.issued";
+            /** Format: date-time */
+            created_at: string;
+            organization_id: string;
+            data: {
+                coupon_id: string;
+                /**
+                 * Format: uuid
+                 * @description The coupon pass (its `loyalty_code`).
+                 */
+                pass_id: string;
+                /** Format: uuid */
+                member_id: string;
+                /**
+                 * Format: date
+                 * @description The pass's expiration date (valid through its end, UTC); null when it never expires.
+                 */
+                expires_at: string | null;
+            };
+        };
+        /** @description Envelope of `coupon.redeemed`. */
+        CouponRedeemedEvent: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "coupon.redeemed";
+            /** Format: date-time */
+            created_at: string;
+            organization_id: string;
+            data: {
+                coupon_id: string;
+                /**
+                 * Format: uuid
+                 * @description The coupon pass (its `loyalty_code`).
+                 */
+                pass_id: string;
+                /** Format: uuid */
+                member_id: string;
+                /** Format: date-time */
+                redeemed_at: string;
+            };
+        };
+        /** @description Any event envelope, told apart by `type`. */
+        Event: components["schemas"]["MemberCreatedEvent"] | components["schemas"]["PointsChangedEvent"] | components["schemas"]["CouponIssuedEvent"] | components["schemas"]["CouponRedeemedEvent"];
+        EventListResponse: {
+            message: string;
+            /** @description Events, newest last. */
+            data: components["schemas"]["Event"][];
+            /** @description Pass as `after` next time (never null). */
+            next_cursor: string;
         };
     };
     responses: {
@@ -1883,6 +2461,54 @@ export interface components {
          * @example 10
          */
         PerPageQuery: number;
+        /**
+         * @description Selects one organization when the token has access to several.
+         * @example org-acme
+         */
+        OrganizationIdQuery: string;
+        /**
+         * @description The subscription's `id`.
+         * @example 3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a
+         */
+        SubscriptionIdPath: string;
+        /**
+         * @description Lowercase hex HMAC-SHA256 of the exact body bytes, keyed with the UTF-8 bytes of the whole secret
+         *     string (`whsec_…`). During a rotation: two entries separated by a space, the new secret's first.
+         * @example 32fa8ddb58d4bd171fe9a35765450edb2b0a984a9e79ad04f8e0ece31db04134
+         */
+        LoyaltySignatureHeader: string;
+        /**
+         * @description The event id (`id` in the body); identical across retries, for de-duplication.
+         * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+         */
+        LoyaltyMessageIdHeader: string;
+        /**
+         * @description The event type.
+         * @example member.created
+         */
+        LoyaltyEventHeader: components["schemas"]["EventType"];
+        /**
+         * @description Attempt number, from 1 (8 automatic attempts at most; manual retries continue the count).
+         * @example 1
+         */
+        LoyaltyAttemptHeader: number;
+        /**
+         * @description Standard Webhooks message id; the event id.
+         * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+         */
+        WebhookIdHeader: string;
+        /**
+         * @description Standard Webhooks timestamp; Unix seconds when this attempt was sent.
+         * @example 1795256130
+         */
+        WebhookTimestampHeader: number;
+        /**
+         * @description Standard Webhooks signature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`,
+         *     keyed with the base64-decoded part of the secret after `whsec_`. During a rotation: two entries
+         *     separated by a space, the new secret's first.
+         * @example v1,q8Ds6JtAw+QjPAr7p/RY+qhx6UMuPAWc7wkT5DAtaJs=
+         */
+        WebhookSignatureHeader: string;
     };
     requestBodies: never;
     headers: {
@@ -4642,6 +5268,927 @@ export interface operations {
             422: components["responses"]["MutationValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listWebhookSubscriptions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Selects one organization when the token has access to several.
+                 * @example org-acme
+                 */
+                organization_id?: components["parameters"]["OrganizationIdQuery"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscriptions. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": [
+                     *         {
+                     *           "id": "3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a",
+                     *           "organization_id": "org-acme",
+                     *           "url": "https://hooks.acme.test/loyalty",
+                     *           "events": [
+                     *             "member.created",
+                     *             "coupon.redeemed"
+                     *           ],
+                     *           "active": true,
+                     *           "created_at": "2026-11-21T10:15:30.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookSubscriptionListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    createWebhookSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.acme.test/loyalty",
+                 *       "events": [
+                 *         "member.created",
+                 *         "coupon.redeemed"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateWebhookSubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description The subscription, with its secret (shown only here). */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "id": "3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a",
+                     *         "organization_id": "org-acme",
+                     *         "url": "https://hooks.acme.test/loyalty",
+                     *         "events": [
+                     *           "member.created",
+                     *           "coupon.redeemed"
+                     *         ],
+                     *         "active": true,
+                     *         "created_at": "2026-11-21T10:15:30.000Z",
+                     *         "secret": "whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA="
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookSubscriptionCreatedResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            /**
+             * @description Invalid `url` or unknown event (`validation_failed`), the subscription limit
+             *     (`subscription_limit_reached`), or an `Idempotency-Key` reused with a different request.
+             */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["IdempotencyError"] | components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    deleteWebhookSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The subscription's `id`.
+                 * @example 3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a
+                 */
+                id: components["parameters"]["SubscriptionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription was deleted. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "id": "3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a",
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookSubscriptionDeletedResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The subscription's `id`.
+                 * @example 3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a
+                 */
+                id: components["parameters"]["SubscriptionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret (shown only here). */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "id": "3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a",
+                     *         "secret": "whsec_ISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+P0A=",
+                     *         "previous_secret_expires_at": "2026-11-22T10:15:30.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RotateWebhookSecretResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only deliveries in this state.
+                 * @example failed
+                 */
+                status?: "pending" | "delivered" | "failed";
+                /**
+                 * @description Deliveries per page, 1 to 100.
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description The `next_cursor` of the previous page.
+                 * @example eyJpZCI6IjEyMyJ9
+                 */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The subscription's `id`.
+                 * @example 3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a
+                 */
+                id: components["parameters"]["SubscriptionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": [
+                     *         {
+                     *           "id": "8d7c6b5a-4e3f-4a2b-9c1d-0e9f8a7b6c5d",
+                     *           "event_id": "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+                     *           "event_type": "member.created",
+                     *           "status": "pending",
+                     *           "attempts": [
+                     *             {
+                     *               "attempt": 1,
+                     *               "status_code": 503,
+                     *               "error": "http_status",
+                     *               "duration_ms": 184,
+                     *               "response_snippet": "Service Unavailable",
+                     *               "attempted_at": "2026-11-21T10:15:31.000Z"
+                     *             }
+                     *           ],
+                     *           "next_attempt_at": "2026-11-21T10:16:01.000Z",
+                     *           "created_at": "2026-11-21T10:15:30.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDeliveryListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The subscription's `id`.
+                 * @example 3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a
+                 */
+                id: components["parameters"]["SubscriptionIdPath"];
+                /**
+                 * @description The delivery's `id` from the delivery log.
+                 * @example 8d7c6b5a-4e3f-4a2b-9c1d-0e9f8a7b6c5d
+                 */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An attempt is scheduled now. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "id": "8d7c6b5a-4e3f-4a2b-9c1d-0e9f8a7b6c5d",
+                     *         "event_id": "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+                     *         "event_type": "member.created",
+                     *         "status": "pending",
+                     *         "attempts": [
+                     *           {
+                     *             "attempt": 1,
+                     *             "status_code": 404,
+                     *             "error": "http_status",
+                     *             "duration_ms": 95,
+                     *             "response_snippet": "Not Found",
+                     *             "attempted_at": "2026-11-21T10:15:31.000Z"
+                     *           }
+                     *         ],
+                     *         "next_attempt_at": "2026-11-21T11:00:00.000Z",
+                     *         "created_at": "2026-11-21T10:15:30.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The `next_cursor` of the previous response.
+                 * @example 1042
+                 */
+                after?: string;
+                /**
+                 * @description Comma-separated event types to include.
+                 * @example member.created,coupon.issued
+                 */
+                types?: string;
+                /**
+                 * @description Seconds to hold the request open when no event is available yet (long poll).
+                 * @example 25
+                 */
+                wait?: number;
+                /**
+                 * @description Events per response, 1 to 100.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description Selects one organization when the token has access to several.
+                 * @example org-acme
+                 */
+                organization_id?: components["parameters"]["OrganizationIdQuery"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Events, newest last. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": [
+                     *         {
+                     *           "id": "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+                     *           "type": "member.created",
+                     *           "created_at": "2026-11-21T10:15:30.000Z",
+                     *           "organization_id": "org-acme",
+                     *           "data": {
+                     *             "member_id": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                     *             "brand_id": "brand-acme"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "next_cursor": "1043"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    onMemberCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Lowercase hex HMAC-SHA256 of the exact body bytes, keyed with the UTF-8 bytes of the whole secret
+                 *     string (`whsec_…`). During a rotation: two entries separated by a space, the new secret's first.
+                 * @example 32fa8ddb58d4bd171fe9a35765450edb2b0a984a9e79ad04f8e0ece31db04134
+                 */
+                "Loyalty-Signature": components["parameters"]["LoyaltySignatureHeader"];
+                /**
+                 * @description The event id (`id` in the body); identical across retries, for de-duplication.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
+                /**
+                 * @description The event type.
+                 * @example member.created
+                 */
+                "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];
+                /**
+                 * @description Attempt number, from 1 (8 automatic attempts at most; manual retries continue the count).
+                 * @example 1
+                 */
+                "Loyalty-Attempt": components["parameters"]["LoyaltyAttemptHeader"];
+                /**
+                 * @description Standard Webhooks message id; the event id.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks timestamp; Unix seconds when this attempt was sent.
+                 * @example 1795256130
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`,
+                 *     keyed with the base64-decoded part of the secret after `whsec_`. During a rotation: two entries
+                 *     separated by a space, the new secret's first.
+                 * @example v1,q8Ds6JtAw+QjPAr7p/RY+qhx6UMuPAWc7wkT5DAtaJs=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+                 *       "type": "member.created",
+                 *       "created_at": "2026-11-21T10:15:30.000Z",
+                 *       "organization_id": "org-acme",
+                 *       "data": {
+                 *         "member_id": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                 *         "brand_id": "brand-acme"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["MemberCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Retried. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged (within 5 seconds); no further attempts. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Redirects are not followed; retried. */
+            "3XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other 4xx is final; not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried (at most 8 attempts in total). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPointsChanged: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Lowercase hex HMAC-SHA256 of the exact body bytes, keyed with the UTF-8 bytes of the whole secret
+                 *     string (`whsec_…`). During a rotation: two entries separated by a space, the new secret's first.
+                 * @example 32fa8ddb58d4bd171fe9a35765450edb2b0a984a9e79ad04f8e0ece31db04134
+                 */
+                "Loyalty-Signature": components["parameters"]["LoyaltySignatureHeader"];
+                /**
+                 * @description The event id (`id` in the body); identical across retries, for de-duplication.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
+                /**
+                 * @description The event type.
+                 * @example member.created
+                 */
+                "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];
+                /**
+                 * @description Attempt number, from 1 (8 automatic attempts at most; manual retries continue the count).
+                 * @example 1
+                 */
+                "Loyalty-Attempt": components["parameters"]["LoyaltyAttemptHeader"];
+                /**
+                 * @description Standard Webhooks message id; the event id.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks timestamp; Unix seconds when this attempt was sent.
+                 * @example 1795256130
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`,
+                 *     keyed with the base64-decoded part of the secret after `whsec_`. During a rotation: two entries
+                 *     separated by a space, the new secret's first.
+                 * @example v1,q8Ds6JtAw+QjPAr7p/RY+qhx6UMuPAWc7wkT5DAtaJs=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d",
+                 *       "type": "points.changed",
+                 *       "created_at": "2026-11-22T16:02:11.000Z",
+                 *       "organization_id": "org-acme",
+                 *       "data": {
+                 *         "member_id": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                 *         "storecard_id": "card-points",
+                 *         "pass_id": "2a3b4c5d-6e7f-4081-9a2b-3c4d5e6f7a8b",
+                 *         "type": "earn",
+                 *         "points": 50,
+                 *         "balance": 120,
+                 *         "reference": "receipt-2026-000123"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PointsChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Retried. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged (within 5 seconds); no further attempts. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Redirects are not followed; retried. */
+            "3XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other 4xx is final; not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried (at most 8 attempts in total). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCouponIssued: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Lowercase hex HMAC-SHA256 of the exact body bytes, keyed with the UTF-8 bytes of the whole secret
+                 *     string (`whsec_…`). During a rotation: two entries separated by a space, the new secret's first.
+                 * @example 32fa8ddb58d4bd171fe9a35765450edb2b0a984a9e79ad04f8e0ece31db04134
+                 */
+                "Loyalty-Signature": components["parameters"]["LoyaltySignatureHeader"];
+                /**
+                 * @description The event id (`id` in the body); identical across retries, for de-duplication.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
+                /**
+                 * @description The event type.
+                 * @example member.created
+                 */
+                "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];
+                /**
+                 * @description Attempt number, from 1 (8 automatic attempts at most; manual retries continue the count).
+                 * @example 1
+                 */
+                "Loyalty-Attempt": components["parameters"]["LoyaltyAttemptHeader"];
+                /**
+                 * @description Standard Webhooks message id; the event id.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks timestamp; Unix seconds when this attempt was sent.
+                 * @example 1795256130
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`,
+                 *     keyed with the base64-decoded part of the secret after `whsec_`. During a rotation: two entries
+                 *     separated by a space, the new secret's first.
+                 * @example v1,q8Ds6JtAw+QjPAr7p/RY+qhx6UMuPAWc7wkT5DAtaJs=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "8b9c0d1e-2f3a-4b4c-9d5e-6f7a8b9c0d1e",
+                 *       "type": "coupon.issued",
+                 *       "created_at": "2026-11-21T10:15:35.000Z",
+                 *       "organization_id": "org-acme",
+                 *       "data": {
+                 *         "coupon_id": "coupon-welcome",
+                 *         "pass_id": "1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b",
+                 *         "member_id": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                 *         "expires_at": "2026-12-21"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CouponIssuedEvent"];
+            };
+        };
+        responses: {
+            /** @description Retried. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged (within 5 seconds); no further attempts. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Redirects are not followed; retried. */
+            "3XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other 4xx is final; not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried (at most 8 attempts in total). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCouponRedeemed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Lowercase hex HMAC-SHA256 of the exact body bytes, keyed with the UTF-8 bytes of the whole secret
+                 *     string (`whsec_…`). During a rotation: two entries separated by a space, the new secret's first.
+                 * @example 32fa8ddb58d4bd171fe9a35765450edb2b0a984a9e79ad04f8e0ece31db04134
+                 */
+                "Loyalty-Signature": components["parameters"]["LoyaltySignatureHeader"];
+                /**
+                 * @description The event id (`id` in the body); identical across retries, for de-duplication.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
+                /**
+                 * @description The event type.
+                 * @example member.created
+                 */
+                "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];
+                /**
+                 * @description Attempt number, from 1 (8 automatic attempts at most; manual retries continue the count).
+                 * @example 1
+                 */
+                "Loyalty-Attempt": components["parameters"]["LoyaltyAttemptHeader"];
+                /**
+                 * @description Standard Webhooks message id; the event id.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks timestamp; Unix seconds when this attempt was sent.
+                 * @example 1795256130
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`,
+                 *     keyed with the base64-decoded part of the secret after `whsec_`. During a rotation: two entries
+                 *     separated by a space, the new secret's first.
+                 * @example v1,q8Ds6JtAw+QjPAr7p/RY+qhx6UMuPAWc7wkT5DAtaJs=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "9c0d1e2f-3a4b-4c5d-8e6f-7a8b9c0d1e2f",
+                 *       "type": "coupon.redeemed",
+                 *       "created_at": "2026-11-22T16:02:11.000Z",
+                 *       "organization_id": "org-acme",
+                 *       "data": {
+                 *         "coupon_id": "coupon-welcome",
+                 *         "pass_id": "1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b",
+                 *         "member_id": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                 *         "redeemed_at": "2026-11-22T16:02:11.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CouponRedeemedEvent"];
+            };
+        };
+        responses: {
+            /** @description Retried. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged (within 5 seconds); no further attempts. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Redirects are not followed; retried. */
+            "3XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other 4xx is final; not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried (at most 8 attempts in total). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }
