@@ -1,0 +1,38 @@
+import { expectTypeOf, test } from 'vitest';
+import { createLoyaltyClient, toLoyaltyError, unwrap, type LoyaltyClient, type LoyaltyError } from './index.js';
+
+declare const client: LoyaltyClient;
+
+test('options take a token or client credentials, not both and not neither', () => {
+  createLoyaltyClient({ baseUrl: 'http://x', token: 't' });
+  createLoyaltyClient({ baseUrl: 'http://x', clientCredentials: { clientId: 'a', clientSecret: 'b', scope: ['tags.get'] } });
+  // @ts-expect-error both
+  createLoyaltyClient({ baseUrl: 'http://x', token: 't', clientCredentials: { clientId: 'a', clientSecret: 'b' } });
+  // @ts-expect-error neither
+  createLoyaltyClient({ baseUrl: 'http://x' });
+  createLoyaltyClient({ baseUrl: 'http://x', token: 't', retry: false, pacing: { windowMs: 5000 }, timeoutMs: 0 });
+  // @ts-expect-error unknown retry option
+  createLoyaltyClient({ baseUrl: 'http://x', token: 't', retry: { attempts: 3 } });
+});
+
+test('calls are typed by path, method, parameters and body', async () => {
+  const members = await client.POST('/members/list', { body: { brand_id: 'brand-acme', page: 1, per_page: 100 } });
+  if (members.data) expectTypeOf(members.data.data.members[0]!.identifier).toBeString();
+
+  const job = await client.GET('/tags/{id}/vouchers/{job}', { params: { path: { id: 'vip', job: 'j' }, query: { brand_id: 'b' } } });
+  if (job.data) expectTypeOf(job.data.status).toEqualTypeOf<'queued' | 'running' | 'done' | 'failed'>();
+
+  // @ts-expect-error brand_id is required
+  await client.GET('/tags/{id}/vouchers/{job}', { params: { path: { id: 'vip', job: 'j' }, query: {} } });
+  // @ts-expect-error no such path
+  await client.GET('/nope');
+  // @ts-expect-error GET /tags/members takes query parameters, not a body
+  await client.GET('/tags/members', { body: { tag_id: 'vip', brand_id: 'b' } });
+  await client.GET('/tags/members', { params: { query: { tag_id: 'vip', brand_id: 'b' } } });
+});
+
+test('errors are values', async () => {
+  const result = await client.POST('/tags', { body: { brand_id: 'b', external_reference: 'vip', tag: 'VIP' } });
+  expectTypeOf(toLoyaltyError(result)).toEqualTypeOf<LoyaltyError | undefined>();
+  expectTypeOf(unwrap(result).data.uuid).toBeString();
+});
