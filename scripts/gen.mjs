@@ -1,13 +1,20 @@
 // `npm run gen`: regenerates everything derived from openapi.yaml.
 // Today that is the SDK's types: sdk/src/generated/openapi.ts, from openapi-typescript.
 // `node scripts/gen.mjs --check` generates in memory and exits 1 when the committed file is stale.
+// `--openapi <file>` reads another document (the freshness test uses it to prove --check can fail).
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { dirname, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const source = new URL('../openapi.yaml', import.meta.url);
+const args = process.argv.slice(2);
+const openapiArg = args.indexOf('--openapi');
+const source = openapiArg >= 0 ? args[openapiArg + 1] : fileURLToPath(new URL('../openapi.yaml', import.meta.url));
+if (!source) {
+  console.error('gen: --openapi needs a file path');
+  process.exit(2);
+}
 const target = fileURLToPath(new URL('../sdk/src/generated/openapi.ts', import.meta.url));
 
 const HEADER = `/**
@@ -22,7 +29,7 @@ async function generate() {
   return HEADER + astToString(ast);
 }
 
-const check = process.argv.includes('--check');
+const check = args.includes('--check');
 const fresh = await generate();
 const shown = relative(root, target);
 
