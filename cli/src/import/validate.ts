@@ -14,6 +14,7 @@ export interface SignupUser {
 export type RowVerdict = { ok: true; user: SignupUser } | { ok: false; error: string };
 
 export const NAME_MAX_LENGTH = 191;
+export const EMAIL_MAX_LENGTH = 191;
 
 // Pragmatic address check: one @, a local part without spaces or specials, a dotted domain
 // whose labels are letters, digits and inner hyphens, and a top-level domain of letters.
@@ -22,7 +23,7 @@ const DOMAIN_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$/;
 
 export function emailProblem(email: string): string | undefined {
   if (email === '') return 'e-mail is missing';
-  if (email.length > 254) return 'e-mail is longer than 254 characters';
+  if (email.length > EMAIL_MAX_LENGTH) return `e-mail is longer than ${EMAIL_MAX_LENGTH} characters`;
   const at = email.lastIndexOf('@');
   if (at <= 0 || at === email.length - 1) return `"${email}" is not an e-mail address`;
   const local = email.slice(0, at);

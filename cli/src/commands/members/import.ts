@@ -1,0 +1,33 @@
+import { Command, Option } from 'commander';
+import { contextOf } from '../../context.js';
+import { examples } from '../../help.js';
+import type { ImportOptions } from '../../services/import.js';
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+export function membersImportCommand(): Command {
+  return new Command('import')
+    .description('Import members from CSV or JSON Lines through sign-up batches; resumable, with a rejects file')
+    .argument('<file>', 'CSV with a header row, or JSON Lines; - reads stdin')
+    .addOption(new Option('--format <format>', 'input format (default: from the extension; stdin is sniffed)').choices(['csv', 'jsonl']))
+    .option('--map <field=column>', 'read a field from another column (email, first_name, last_name, unsubscribed, subscribed_at); repeatable', collect, [])
+    .option('--dry-run', 'validate every row, write the rejects file, send nothing')
+    .option('--resume', 'continue an interrupted import of the same file where it stopped')
+    .option('--restart', 'ignore the checkpoint of an interrupted import and start over')
+    .option('--rejects <path>', 'where to write rejected rows (default: <file>.rejects.csv beside the input)')
+    .option('--checkpoint <path>', 'checkpoint file (default: under $XDG_CONFIG_HOME/loyalty/imports)')
+    .option('--batch-size <n>', 'users per request, at most 2000', '2000')
+    .option('--concurrency <n>', 'batches in flight (paced by the rate limit)', '2')
+    .option('--no-progress', 'plain progress lines even on a terminal')
+    .addHelpText('after', examples(
+      ['loyalty members import members.csv --brand brand-acme', 'import a CSV (columns email, first_name, last_name, unsubscribed, subscribed_at)'],
+      ['loyalty members import members.csv --dry-run', 'check a file without sending anything'],
+      ['loyalty members import members.csv --resume', 'continue after Ctrl-C or a crash; nothing is created twice'],
+      ['loyalty members import members.rejects.csv', 're-import the fixed rejected rows'],
+      ['crm-export | loyalty members import - --format jsonl --map email=mail', 'read JSON Lines from a pipe with another e-mail key'],
+    ))
+    .addHelpText('after', '\nExit codes: 0 all rows imported, 3 some rows rejected (see the rejects file), 130 interrupted (resume with --resume).\n')
+    .action(async (file: string, options: ImportOptions, command: Command) => {
+      await (await import('../../services/import.js')).importMembers(await contextOf(command), file, options);
+    });
+}

@@ -1,0 +1,112 @@
+// What a command's action gets: resolved settings, output, the API client and Ctrl-C signal.
+import type { Command } from 'commander';
+import type { LoyaltyClient, LoyaltyClientOptions, RetryOptions } from '@loyalty/sdk';
+import { loadConfig, type ResolvedConfig, type SettingSource } from './config.js';
+import { CliError, ExitCode, usageError } from './errors.js';
+import { Output } from './output.js';
+import { readSecretFile } from './secrets.js';
+import { runtimeOf, type Runtime } from './runtime.js';
+
+export interface GlobalOptions {
+  profile?: string;
+  apiUrl?: string;
+  brand?: string;
+  tokenFile?: string;
+  json?: boolean;
+  debug?: boolean;
+  color?: boolean;
+}
+
+export interface Context {
+  runtime: Runtime;
+  output: Output;
+  config: ResolvedConfig;
+  options: GlobalOptions;
+  signal: AbortSignal;
+  apiUrl: string;
+  /** The brand for brand-scoped calls: --brand, LOYALTY_BRAND or the profile's brand. */
+  brand(): string;
+  /**
+   * The SDK client, authenticated with the highest-precedence credentials. With options, a
+   * separate client (e.g. no retries for a long poll that reports its own reconnects).
+   */
+  client(options?: ClientTuning): LoyaltyClient;
+}
+
+export interface ClientTuning {
+  retry?: RetryOptions | false;
+  timeoutMs?: number;
+}
+
+const rank: Record<SettingSource, number> = { flag: 3, env: 2, profile: 1, default: 0 };
+
+export const USER_AGENT = 'loyalty-cli/0.1';
+
+export async function contextOf(command: Command): Promise<Context> {
+  const runtime = runtimeOf(command);
+  // Loaded here, not at start-up: `loyalty --help` needs no API code.
+  const { createLoyaltyClient } = await import('@loyalty/sdk');
+  const options = command.optsWithGlobals<GlobalOptions>();
+  const token = options.tokenFile ? await readSecretFile(options.tokenFile, runtime, '--token-file') : undefined;
+  const config = await loadConfig({
+    env: runtime.env,
+    flags: {
+      ...(options.profile ? { profile: options.profile } : {}),
+      ...(options.apiUrl ? { api_url: options.apiUrl } : {}),
+      ...(options.brand ? { brand: options.brand } : {}),
+      ...(token ? { token } : {}),
+    },
+  });
+  const output = new Output({
+    stdout: runtime.stdout,
+    stderr: runtime.stderr,
+    env: runtime.env,
+    json: Boolean(options.json),
+    ...(options.color === false ? { color: false } : {}),
+  });
+  const apiUrl = config.settings.api_url!.value.replace(/\/+$/, '');
+  let client: LoyaltyClient | undefined;
+  return {
+    runtime,
+    output,
+    config,
+    options,
+    signal: runtime.signal,
+    apiUrl,
+    brand() {
+      const brand = config.settings.brand?.value;
+      if (!brand) {
+        throw usageError('No brand given.', 'Pass --brand <id>, set LOYALTY_BRAND, or save one with `loyalty config set brand <id>`.');
+      }
+      return brand;
+    },
+    client(tuning) {
+      if (tuning) return createClient(createLoyaltyClient, config, apiUrl, tuning);
+      client ??= createClient(createLoyaltyClient, config, apiUrl, {});
+      return client;
+    },
+  };
+}
+
+function createClient(
+  createLoyaltyClient: (options: LoyaltyClientOptions) => LoyaltyClient,
+  config: ResolvedConfig,
+  baseUrl: string,
+  tuning: ClientTuning,
+): LoyaltyClient {
+  const { token, client_id: clientId, client_secret: clientSecret } = config.settings;
+  const credentialsRank = clientId && clientSecret ? Math.min(rank[clientId.source], rank[clientSecret.source]) : -1;
+  const tokenRank = token ? rank[token.source] : -1;
+  if (tokenRank < 0 && credentialsRank < 0) {
+    const profile = config.profile.name === 'default' ? '' : ` --profile ${config.profile.name}`;
+    throw new CliError(`Not logged in${profile ? ` (profile ${config.profile.name})` : ''}.`, {
+      exitCode: ExitCode.auth,
+      hint: `Run \`loyalty login${profile}\`, or set LOYALTY_TOKEN, or LOYALTY_CLIENT_ID and LOYALTY_CLIENT_SECRET.`,
+    });
+  }
+  // Client credentials win a tie: the SDK refreshes their tokens, a fixed token just expires.
+  if (credentialsRank >= tokenRank) {
+    return createLoyaltyClient({ ...tuning, baseUrl, clientCredentials: { clientId: clientId!.value, clientSecret: clientSecret!.value }, userAgent: USER_AGENT });
+  }
+  return createLoyaltyClient({ ...tuning, baseUrl, token: token!.value, userAgent: USER_AGENT });
+}

@@ -1,0 +1,135 @@
+// The `loyalty` program: the command tree, registered explicitly, and the one place that
+// turns errors into output and exit codes.
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { CliError, ExitCode } from './errors.js';
+import { examples } from './help.js';
+import { explainError } from './explain.js';
+import { Output } from './output.js';
+import { attachRuntime, type Runtime } from './runtime.js';
+import { configCommand } from './commands/config/index.js';
+import { loginCommand } from './commands/login.js';
+import { membersCommand } from './commands/members/index.js';
+import { ordersCommand } from './commands/orders/index.js';
+import { passesCommand } from './commands/passes/index.js';
+import { serverCommand } from './commands/server.js';
+import { tagsCommand } from './commands/tags/index.js';
+import { vouchersCommand } from './commands/vouchers/index.js';
+import { webhooksCommand } from './commands/webhooks/index.js';
+
+const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+export function buildProgram(): Command {
+  const program = new Command('loyalty')
+    .description('Work with the Loyalty Pass API from the terminal: imports, tags, vouchers, webhooks.')
+    .version(version, '-v, --version')
+    .option('--profile <name>', 'settings profile to use (env LOYALTY_PROFILE; default "default")')
+    .option('--api-url <url>', 'API base URL (env LOYALTY_API_URL; default http://127.0.0.1:3000)')
+    .option('--brand <id>', 'brand for brand-scoped commands (env LOYALTY_BRAND)')
+    .option('--token-file <path>', 'read a bearer token from this file ("-" for stdin) instead of the profile')
+    .option('--json', 'print data as JSON')
+    .option('--no-color', 'no colours (NO_COLOR is honoured too)')
+    .option('--debug', 'show stack traces and details of errors')
+    .addHelpText('after', examples(
+      ['loyalty server', 'start the reference server on http://127.0.0.1:3000'],
+      ['printf %s acme-admin-secret | loyalty login --client-id acme-admin --client-secret-stdin --brand brand-acme', 'log in with client credentials'],
+      ['loyalty members import members.csv', 'import members from a CSV (resumable with --resume)'],
+      ['loyalty vouchers issue --tag vip --coupon coupon-welcome --wait', 'issue a coupon to everyone on a tag and watch the job'],
+      ['loyalty webhooks listen --forward-to http://localhost:4242/webhooks', 'receive events locally, signed'],
+    ));
+
+  program.addCommand(serverCommand());
+  program.addCommand(loginCommand());
+  program.addCommand(configCommand());
+  program.addCommand(membersCommand());
+  program.addCommand(tagsCommand());
+  program.addCommand(vouchersCommand());
+  program.addCommand(passesCommand());
+  program.addCommand(ordersCommand());
+  program.addCommand(webhooksCommand());
+  return program;
+}
+
+function forEachCommand(command: Command, visit: (command: Command) => void): void {
+  visit(command);
+  for (const child of command.commands) forEachCommand(child, visit);
+}
+
+/** Runs the program on `argv` (without `node` and the script) and returns the exit code. */
+export async function run(argv: readonly string[], runtime: Runtime): Promise<number> {
+  const program = buildProgram();
+  attachRuntime(program, runtime);
+  const debug = argv.includes('--debug');
+  const noColor = argv.includes('--no-color');
+  const output = new Output({ stdout: runtime.stdout, stderr: runtime.stderr, env: runtime.env, ...(noColor ? { color: false } : {}) });
+  // addCommand() does not pass settings down, so apply them to the whole tree.
+  forEachCommand(program, (command) => {
+    command
+      .exitOverride()
+      .showHelpAfterError('(run with --help for usage)')
+      .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+      .configureOutput({
+        writeOut: (text) => runtime.stdout.write(text),
+        writeErr: (text) => runtime.stderr.write(text),
+        outputError: (text, write) => write(output.err.red(text)),
+      });
+  });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return ExitCode.ok;
+  } catch (error) {
+    return reportError(error, output, debug, runtime.signal);
+  }
+}
+
+export function reportError(error: unknown, output: Output, debug: boolean, signal?: AbortSignal): number {
+  if (error instanceof CommanderError) {
+    // Help and version end with exit code 0; everything else commander reports is a usage error
+    // and it has printed the message already.
+    return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+  }
+  const explained = explainError(error, signal);
+  if (explained) {
+    if (explained.exitCode === ExitCode.partial) output.warn(explained.message);
+    else if (explained.message) output.error(explained.message);
+    if (explained.hint) output.info(`  ${output.err.dim('→')} ${explained.hint}`);
+    if (debug && explained.cause instanceof Error && explained.cause.stack) output.info(explained.cause.stack);
+    if (debug && error instanceof Error && error.stack && error !== explained.cause) output.info(error.stack);
+    return explained.exitCode;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  output.error(`Unexpected error: ${message}`);
+  if (debug) {
+    if (error instanceof Error && error.stack) output.info(error.stack);
+  } else {
+    output.info(`  ${output.err.dim('→')} This is a bug in loyalty. Run the command again with --debug for details, and report it.`);
+  }
+  return ExitCode.error;
+}
+
+/** The entry point of bin/loyalty.js: wires the real process in and sets the exit code. */
+export async function main(): Promise<void> {
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onInterrupt = (): void => {
+    interrupts += 1;
+    if (interrupts > 1) process.exit(ExitCode.interrupted);
+    process.stderr.write('\nStopping… (press Ctrl-C again to quit at once)\n');
+    controller.abort(new CliError('Interrupted.', { exitCode: ExitCode.interrupted }));
+  };
+  process.on('SIGINT', onInterrupt);
+  process.on('SIGTERM', onInterrupt);
+  // A closed pipe (`loyalty … | head`) is not an error.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(ExitCode.ok);
+  });
+  const code = await run(process.argv.slice(2), {
+    env: process.env,
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    signal: controller.signal,
+    cwd: process.cwd(),
+  });
+  process.exitCode = code;
+}

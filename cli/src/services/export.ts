@@ -1,0 +1,60 @@
+// `loyalty members export`: the whole member list of a brand, page by page, streamed as CSV or
+// JSON Lines to stdout or a file, so memory stays flat however large the brand is.
+import { createWriteStream } from 'node:fs';
+import { resolve } from 'node:path';
+import { once } from 'node:events';
+import type { components } from '@loyalty/sdk';
+import type { Context } from '../context.js';
+import { usageError } from '../errors.js';
+import { formatCount } from '../ui/format.js';
+import { call } from './api.js';
+
+type MembersPage = components['schemas']['ListMembersResponse'];
+
+export const EXPORT_COLUMNS = [
+  'identifier', 'email', 'full_name', 'last_name', 'unsubscribed', 'subscribed_at',
+  'phone_number', 'birth_date', 'street', 'house_number', 'postcode', 'city', 'country',
+] as const;
+
+export interface ExportOptions {
+  format?: string;
+  output?: string;
+  perPage: string;
+}
+
+export async function exportMembers(ctx: Context, options: ExportOptions): Promise<void> {
+  const brandId = ctx.brand();
+  const format = options.format ?? (ctx.output.json ? 'jsonl' : options.output?.toLowerCase().endsWith('.jsonl') ? 'jsonl' : 'csv');
+  if (format !== 'csv' && format !== 'jsonl') throw usageError(`--format must be csv or jsonl (got "${format}").`);
+  const perPage = Number(options.perPage);
+  if (!Number.isInteger(perPage) || perPage < 1 || perPage > 1000) throw usageError('--per-page must be 1 to 1000.');
+
+  const target = options.output && options.output !== '-' ? createWriteStream(resolve(ctx.runtime.cwd, options.output)) : ctx.runtime.stdout;
+  const write = async (text: string): Promise<void> => {
+    if (!target.write(text)) await once(target, 'drain');
+  };
+  const { stringify } = format === 'csv' ? await import('csv-stringify/sync') : { stringify: undefined };
+  if (stringify) await write(stringify([[...EXPORT_COLUMNS]]));
+
+  let written = 0;
+  let total = 0;
+  for (let page = 1; ; page++) {
+    const answer = await call<MembersPage>(ctx, 'POST', '/members/list', { body: { brand_id: brandId, page, per_page: perPage } });
+    const { members } = answer.data;
+    total = answer.data.total;
+    if (members.length > 0) {
+      const text = stringify
+        ? stringify(members.map((member) => EXPORT_COLUMNS.map((column) => (member as Record<string, unknown>)[column] ?? '')))
+        : members.map((member) => JSON.stringify(member) + '\n').join('');
+      await write(text);
+      written += members.length;
+    }
+    if (page >= answer.data.last_page || members.length === 0) break;
+    if (options.output && options.output !== '-') ctx.output.info(`exported ${formatCount(written)} of ${formatCount(total)} members…`);
+  }
+  if (target !== ctx.runtime.stdout) {
+    (target as NodeJS.WritableStream).end();
+    await once(target, 'finish');
+  }
+  ctx.output.info(`Exported ${formatCount(written)} members of ${brandId}${options.output && options.output !== '-' ? ` to ${options.output}` : ''} (${format}).`);
+}

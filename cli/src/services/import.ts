@@ -1,0 +1,124 @@
+// `loyalty members import`: wires the import pipeline to the API, the progress display and Ctrl-C.
+import { toLoyaltyError } from '@loyalty/sdk';
+import type { Context } from '../context.js';
+import { PartialSuccess, usageError } from '../errors.js';
+import { MAX_BATCH_SIZE } from '../import/batch.js';
+import { parseMapOptions } from '../import/columns.js';
+import { formatFromName, type InputFormat } from '../import/parse.js';
+import { runImport, type ImportProgress, type ImportSummary, type SendSignups } from '../import/run.js';
+import { formatCount } from '../ui/format.js';
+import { importReporter } from '../ui/reporters.js';
+import { apiFailure, request } from './api.js';
+import { openInput } from './inputs.js';
+
+export interface ImportOptions {
+  format?: string;
+  map: string[];
+  batchSize: string;
+  concurrency: string;
+  dryRun?: boolean;
+  resume?: boolean;
+  restart?: boolean;
+  rejects?: string;
+  checkpoint?: string;
+  progress: boolean;
+}
+
+function integer(value: string, flag: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw usageError(`${flag} must be a whole number from ${min} to ${max} (got "${value}").`);
+  return n;
+}
+
+/** POST /members/signups for one batch; a 422 that names rows comes back as row errors. */
+export function signupSender(ctx: Context, brandId: string): SendSignups {
+  return async (users, { idempotencyKey, signal }) => {
+    const result = await request(ctx, 'POST', '/members/signups', { body: { brand_id: brandId, users }, idempotencyKey, signal });
+    const error = toLoyaltyError(result);
+    if (!error) {
+      const data = (result.data as { data: { new: Record<string, string>; found: Record<string, string> } }).data;
+      return { ok: true, new: Object.keys(data.new).length, found: Object.keys(data.found).length };
+    }
+    if (error.status === 422 && error.code === 'validation_failed' && error.fields) {
+      const rowErrors = new Map<number, string>();
+      for (const [field, messages] of Object.entries(error.fields)) {
+        const match = /^users\.(\d+)(?:\.(.+))?$/.exec(field);
+        if (!match) continue;
+        const index = Number(match[1]);
+        const text = `${match[2] ?? 'row'}: ${messages.join(' ')}`;
+        rowErrors.set(index, rowErrors.has(index) ? `${rowErrors.get(index)}; ${text}` : text);
+      }
+      if (rowErrors.size > 0) return { ok: false, message: error.message, rowErrors };
+    }
+    throw apiFailure(ctx, error);
+  };
+}
+
+function printSummary(ctx: Context, summary: ImportSummary, brandId: string): void {
+  ctx.output.result(summary, () => {
+    const { out } = ctx.output;
+    const seconds = (summary.duration_ms / 1000).toFixed(1);
+    const head = summary.dry_run
+      ? `Checked ${summary.file}: ${formatCount(summary.rows)} rows, ${formatCount(summary.rows - summary.rejected)} valid, in ${summary.batches} batches (dry run, nothing sent).`
+      : `Imported ${summary.file} into ${brandId} in ${seconds}s (${formatCount(summary.rows_per_second)} rows/s${summary.resumed_batches ? `, resumed after ${summary.resumed_batches} batches` : ''}).`;
+    const rows: Array<[string, number, string?]> = summary.dry_run
+      ? [['rejected', summary.rejected, summary.rejects_file ?? undefined]]
+      : [['new', summary.new], ['found', summary.found], ['rejected', summary.rejected, summary.rejects_file ?? undefined]];
+    const width = Math.max(...rows.map(([, n]) => formatCount(n).length));
+    return [head, ...rows.map(([label, n, file]) => `  ${label.padEnd(9)}${out.bold(formatCount(n).padStart(width))}${file ? `  → ${file}` : ''}`)].join('\n');
+  });
+}
+
+export async function importMembers(ctx: Context, file: string, options: ImportOptions): Promise<void> {
+  const brandId = ctx.brand();
+  const format = options.format ? parseFormat(options.format) : file === '-' ? undefined : formatFromName(file);
+  const batchSize = integer(options.batchSize, '--batch-size', 1, MAX_BATCH_SIZE);
+  const concurrency = integer(options.concurrency, '--concurrency', 1, 8);
+  if (options.resume && options.restart) throw usageError('--resume and --restart exclude each other.');
+  const mapping = parseMapOptions(options.map);
+  const chunks = await openInput(ctx, file);
+  // Fail on missing credentials before reading a large file.
+  if (!options.dryRun) ctx.client();
+
+  const initial: ImportProgress = { phase: 'reading', rows: 0, rejected: 0, batchesTotal: 0, batchesDone: 0, rowsDone: 0, rowsTotal: 0, new: 0, found: 0, rowsThisRun: 0, startedAt: Date.now() };
+  const reporter = await importReporter({ stream: ctx.runtime.stderr, env: ctx.runtime.env, plain: !options.progress }, file === '-' ? 'stdin' : file, initial);
+  let last = initial;
+  let summary: ImportSummary;
+  try {
+    summary = await runImport({
+      input: { name: file, chunks, format },
+      brandId,
+      apiUrl: ctx.apiUrl,
+      configDir: ctx.config.configDir,
+      batchSize,
+      concurrency,
+      mapping,
+      dryRun: Boolean(options.dryRun),
+      resume: Boolean(options.resume),
+      restart: Boolean(options.restart),
+      checkpointPath: options.checkpoint,
+      rejectsPath: options.rejects,
+      signal: ctx.signal,
+      sendSignups: signupSender(ctx, brandId),
+      onProgress: (progress) => {
+        last = progress;
+        reporter.update(progress);
+      },
+      log: (message) => ctx.output.info(message),
+    });
+  } finally {
+    await reporter.finish(last);
+  }
+  printSummary(ctx, summary, brandId);
+  if (summary.rejected > 0) {
+    throw new PartialSuccess(
+      `${formatCount(summary.rejected)} ${summary.rejected === 1 ? 'row was' : 'rows were'} rejected; they are in ${summary.rejects_file}.`,
+      `Fix them there and import that file: loyalty members import ${summary.rejects_file}`,
+    );
+  }
+}
+
+function parseFormat(value: string): InputFormat {
+  if (value === 'csv' || value === 'jsonl') return value;
+  throw usageError(`--format must be csv or jsonl (got "${value}").`);
+}

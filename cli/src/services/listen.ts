@@ -1,0 +1,160 @@
+// `loyalty webhooks listen`: follows the event feed (GET /events, long poll) and, with
+// --forward-to, re-delivers each event to a local URL signed with a local secret, so a
+// receiver can be tested without a public URL. Connection loss is reported loudly and the
+// feed is resumed from the last cursor, so no event is missed.
+import { randomBytes } from 'node:crypto';
+import { signPayload } from '@loyalty/sdk/webhooks';
+import { isLoyaltyError, toLoyaltyError } from '@loyalty/sdk';
+import type { Context } from '../context.js';
+import { readProfile, updateProfile } from '../config.js';
+import { CliError, ExitCode, usageError } from '../errors.js';
+import { sleep } from '../sleep.js';
+import { apiFailure, request } from './api.js';
+import { parseEvents } from './webhooks.js';
+
+export interface ListenOptions {
+  forwardTo?: string;
+  events: string[];
+  printSecret?: boolean;
+  organization?: string;
+  replay: string;
+  wait: string;
+}
+
+export interface FeedEvent {
+  id: string;
+  type: string;
+  created_at: string;
+  organization_id: string;
+  data: Record<string, unknown>;
+}
+
+export const generateSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
+
+/** The local signing secret of this profile, created on first use and kept so receivers stay configured. */
+export async function localSecret(ctx: Context): Promise<string> {
+  const profile = ctx.config.profile.name;
+  const stored = (await readProfile(ctx.runtime.env, profile)).listen_secret;
+  if (stored) return stored;
+  const secret = generateSecret();
+  await updateProfile(ctx.runtime.env, profile, (p) => ({ ...p, listen_secret: secret }));
+  return secret;
+}
+
+/** Delay before reconnect attempt n (1-based): 1, 2, 4, 8, 16, 30 s, with ±20 % jitter. */
+export function reconnectDelay(attempt: number, random = Math.random): number {
+  const base = Math.min(30_000, 1000 * 2 ** (attempt - 1));
+  return Math.round(base * (0.8 + 0.4 * random()));
+}
+
+export async function forwardEvent(
+  event: FeedEvent,
+  url: string,
+  secret: string,
+  signal: AbortSignal,
+): Promise<{ status?: number; error?: string; ms: number }> {
+  const body = JSON.stringify(event);
+  const started = Date.now();
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: { ...signPayload({ body, secret }), 'user-agent': 'loyalty-cli-listen' },
+      redirect: 'manual',
+      signal: AbortSignal.any([signal, AbortSignal.timeout(10_000)]),
+    });
+    await response.body?.cancel().catch(() => undefined);
+    return { status: response.status, ms: Date.now() - started };
+  } catch (error) {
+    if (signal.aborted) throw error;
+    const cause = (error as Error & { cause?: NodeJS.ErrnoException }).cause;
+    const name = (error as Error).name === 'TimeoutError' ? 'no answer within 10 s' : (cause?.code ?? cause?.message ?? (error as Error).message);
+    return { error: name, ms: Date.now() - started };
+  }
+}
+
+function describe(event: FeedEvent): string {
+  const ids = Object.entries(event.data)
+    .filter(([key]) => key.endsWith('_id') || key === 'points' || key === 'balance' || key === 'type')
+    .map(([key, value]) => `${key}=${String(value)}`)
+    .join(' ');
+  return ids;
+}
+
+/** Worth reconnecting after: no response, a timeout, 408, 429 or a server error. */
+export function isTransient(error: unknown): boolean {
+  const cause = error instanceof CliError ? error.cause : error;
+  if (!isLoyaltyError(cause)) return false;
+  return cause.status === 0 || cause.status === 408 || cause.status === 429 || cause.status >= 500;
+}
+
+export async function listen(ctx: Context, options: ListenOptions): Promise<void> {
+  const { output } = ctx;
+  const secret = options.forwardTo || options.printSecret ? await localSecret(ctx) : undefined;
+  if (options.printSecret) {
+    output.write(secret!);
+    return;
+  }
+  if (options.forwardTo && !/^https?:\/\//.test(options.forwardTo)) throw usageError(`--forward-to must be an http(s) URL (got "${options.forwardTo}").`);
+  const types = options.events.length ? parseEvents(options.events).join(',') : undefined;
+  const replay = Number(options.replay);
+  const wait = Number(options.wait);
+  if (!Number.isInteger(replay) || replay < 0 || replay > 100) throw usageError('--replay must be 0 to 100.');
+  if (!Number.isInteger(wait) || wait < 1 || wait > 30) throw usageError('--wait must be 1 to 30 seconds.');
+
+  // No SDK retries here: the loop below reports every drop and reconnect itself.
+  const client = ctx.client({ retry: false, timeoutMs: (wait + 15) * 1000 });
+  const poll = async (query: Record<string, string | number | undefined>) => {
+    const result = await request(ctx, 'GET', '/events', { client, query: { types, organization_id: options.organization, ...query } });
+    const error = toLoyaltyError(result);
+    if (error) throw apiFailure(ctx, error);
+    return result.data as { data: FeedEvent[]; next_cursor: string };
+  };
+
+  const handle = async (event: FeedEvent): Promise<void> => {
+    if (output.json) output.write(JSON.stringify(event));
+    else output.write(`${event.created_at}  ${output.out.bold(event.type.padEnd(15))}  ${event.id}  ${output.out.dim(describe(event))}`);
+    if (!options.forwardTo) return;
+    const result = await forwardEvent(event, options.forwardTo, secret!, ctx.signal);
+    if (result.status !== undefined && result.status >= 200 && result.status < 300) {
+      output.info(`  ${output.err.green(`→ ${result.status}`)} POST ${options.forwardTo} [${result.ms} ms]`);
+    } else {
+      const what = result.status !== undefined ? `${result.status}` : result.error;
+      output.info(`  ${output.err.red(`→ ✖ ${what}`)} POST ${options.forwardTo} [${result.ms} ms]${result.status === undefined ? ' — is the receiver running?' : ''}`);
+    }
+  };
+
+  let cursor: string | undefined;
+  let failures = 0;
+  let announced = false;
+  try {
+    while (!ctx.signal.aborted) {
+      try {
+        // The first request (no cursor) returns the latest events: it marks "now"; --replay shows some of them.
+        const page = cursor === undefined ? await poll({ limit: Math.max(1, replay) }) : await poll({ after: cursor, wait, limit: 100 });
+        if (failures > 0) output.success(output.err.green(`Reconnected to ${ctx.apiUrl}; resuming from where the feed stopped (no events missed).`));
+        failures = 0;
+        const first = cursor === undefined;
+        cursor = page.next_cursor;
+        if (!announced) {
+          announced = true;
+          output.success(`Listening for ${types ?? 'all events'} on ${ctx.apiUrl}${options.forwardTo ? `, forwarding to ${options.forwardTo}` : ''}. Ctrl-C to stop.`);
+          if (secret) output.info(`Signing secret for ${options.forwardTo}: ${output.err.bold(secret)} (same every run; \`--print-secret\` prints it)`);
+        }
+        const events = first ? (replay > 0 ? page.data.slice(-replay) : []) : page.data;
+        for (const event of events) await handle(event);
+      } catch (error) {
+        if (ctx.signal.aborted) break;
+        if (!isTransient(error)) throw error;
+        failures += 1;
+        const delay = reconnectDelay(failures);
+        output.error(output.err.red(`Connection to the event feed lost: ${error instanceof Error ? error.message : String(error)}`));
+        output.info(output.err.yellow(`  Reconnecting in ${(delay / 1000).toFixed(0)} s (attempt ${failures})…`));
+        await sleep(delay, ctx.signal).catch(() => undefined);
+      }
+    }
+  } finally {
+    if (ctx.signal.aborted) output.info('Stopped listening.');
+  }
+  throw new CliError('', { exitCode: ExitCode.interrupted });
+}

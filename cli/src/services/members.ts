@@ -1,0 +1,118 @@
+// Members: look up, show, change, delete, (un)subscribe. Import and export live in their own files.
+import type { components } from '@loyalty/sdk';
+import type { Context } from '../context.js';
+import type { ProfileField } from '../domain.js';
+import { usageError } from '../errors.js';
+import { call, dataOf, request } from './api.js';
+import { chunk, confirm, isUuid, readTextInput } from './inputs.js';
+
+type MemberResponse = components['schemas']['MemberResponse'];
+type MemberSearch = components['schemas']['MemberSearchResponse'];
+type FindUuids = components['schemas']['FindMemberUuidsResponse'];
+type BulkSubscription = components['schemas']['BulkSubscriptionResponse'];
+
+/** Accepts a member UUID or an e-mail address; e-mails are looked up in the brand. */
+export async function resolveMemberId(ctx: Context, brandId: string, member: string): Promise<string> {
+  if (isUuid(member)) return member;
+  if (!member.includes('@')) throw usageError(`"${member}" is neither a member UUID nor an e-mail address.`);
+  const found = await call<MemberSearch>(ctx, 'GET', '/members', { query: { brand_id: brandId, email: member } });
+  return found.member_id;
+}
+
+/** E-mail → UUID for many e-mails (POST /members/uuid, 2000 per call); unknown e-mails are left out. */
+export async function findMemberIds(ctx: Context, brandId: string, emails: readonly string[]): Promise<Map<string, string>> {
+  const ids = new Map<string, string>();
+  for (const part of chunk(emails, 2000)) {
+    const answer = await call<FindUuids>(ctx, 'POST', '/members/uuid', { body: { brand_id: brandId, emails: part } });
+    for (const [email, id] of Object.entries(answer.data)) ids.set(email.toLowerCase(), id);
+  }
+  return ids;
+}
+
+function printMember(ctx: Context, member: MemberResponse): void {
+  ctx.output.result(member, () => {
+    const p = member.profile;
+    const lines: Array<[string, unknown]> = [
+      ['identifier', member.identifier],
+      ['email', p.email],
+      ['name', p.full_name],
+      ['brand', member.brand_id],
+      ['subscribed', member.unsubscribed ? `no (unsubscribed; joined ${member.subscribed_at})` : `yes, since ${member.subscribed_at}`],
+      ['phone', p.phone_number],
+      ['birth day', p.birth_day],
+      ['address', [p.street, p.house_number, p.postcode, p.city, p.country].filter(Boolean).join(' ') || null],
+    ];
+    const width = Math.max(...lines.map(([label]) => label.length));
+    const text = lines.map(([label, value]) => `${ctx.output.out.bold(label.padEnd(width))}  ${value ?? ctx.output.out.dim('–')}`);
+    const passes = [...member.coupons.map((pass) => ({ kind: 'coupon', ...pass })), ...member.storecards.map((pass) => ({ kind: 'storecard', ...pass }))];
+    for (const pass of passes) text.push(`${ctx.output.out.bold('pass'.padEnd(width))}  ${pass.kind} ${pass.pass_code} ${pass.status}${pass.expiration_date ? ` until ${pass.expiration_date}` : ''}  ${pass.wallet_url}`);
+    return text.join('\n');
+  });
+}
+
+export async function showMember(ctx: Context, member: string): Promise<void> {
+  const brandId = ctx.brand();
+  const id = await resolveMemberId(ctx, brandId, member);
+  printMember(ctx, await call<MemberResponse>(ctx, 'GET', '/members/{uuid}', { path: { uuid: id }, query: { brand_id: brandId } }));
+}
+
+
+export async function updateMember(ctx: Context, member: string, changes: Partial<Record<ProfileField, string | null>>): Promise<void> {
+  if (Object.keys(changes).length === 0) throw usageError('Nothing to change.', 'Pass at least one field, e.g. --first-name Ada, or --clear city.');
+  const brandId = ctx.brand();
+  const id = await resolveMemberId(ctx, brandId, member);
+  const updated = await call<MemberResponse>(ctx, 'PUT', '/members/{uuid}', { path: { uuid: id }, body: { brand_id: brandId, ...changes } });
+  ctx.output.success(`Updated ${Object.keys(changes).join(', ')} of ${updated.profile.email}.`);
+  printMember(ctx, updated);
+}
+
+export async function deleteMember(ctx: Context, member: string, yes: boolean | undefined): Promise<void> {
+  const brandId = ctx.brand();
+  const id = await resolveMemberId(ctx, brandId, member);
+  await confirm(ctx, `Delete member ${member} from ${brandId}, with all its links to the brand? This cannot be undone.`, yes);
+  await call(ctx, 'DELETE', '/members/{uuid}', { path: { uuid: id }, query: { brand_id: brandId } });
+  ctx.output.success(`Deleted member ${member} from ${brandId}.`);
+  if (ctx.output.json) ctx.output.result({ identifier: id, brand_id: brandId, deleted: true }, () => '');
+}
+
+/** E-mails from arguments and/or a file (one per line, or the first address on each line). */
+export async function collectEmails(ctx: Context, args: readonly string[], file: string | undefined): Promise<string[]> {
+  const emails = [...args];
+  if (file) {
+    for (const line of (await readTextInput(ctx, file)).split(/\r?\n/)) {
+      const email = line.split(/[,;\t]/).map((cell) => cell.trim().replace(/^"|"$/g, '')).find((cell) => cell.includes('@'));
+      if (email) emails.push(email);
+    }
+  }
+  if (emails.length === 0) throw usageError('No e-mail addresses given.', 'Pass them as arguments or with --file <path> (- for stdin).');
+  return [...new Map(emails.map((email) => [email.toLowerCase(), email])).values()];
+}
+
+export async function setSubscription(ctx: Context, subscribe: boolean, emails: readonly string[]): Promise<void> {
+  const brandId = ctx.brand();
+  const verb = subscribe ? 'subscribe' : 'unsubscribe';
+  if (emails.length === 1) {
+    const email = emails[0]!;
+    const result = await request(ctx, 'PATCH', `/members/${verb}`, { body: { brand_id: brandId, email } });
+    if (result.response.status === 400 && subscribe) {
+      ctx.output.info(`${email} is already subscribed to ${brandId}.`);
+      if (ctx.output.json) ctx.output.result({ email, changed: 0 }, () => '');
+      return;
+    }
+    dataOf(ctx, result);
+    ctx.output.success(`${subscribe ? 'Subscribed' : 'Unsubscribed'} ${email} (${brandId}).`);
+    if (ctx.output.json) ctx.output.result({ email, changed: 1 }, () => '');
+    return;
+  }
+  let changed = 0;
+  for (const part of chunk(emails, 2000)) {
+    const result = await request(ctx, 'POST', `/members/${verb}`, { body: { brand_id: brandId, email: part } });
+    // 404 on a chunk means none of its e-mails is a member: nothing changed there.
+    if (result.response.status === 404) continue;
+    changed += dataOf<BulkSubscription>(ctx, result).data.amount;
+  }
+  ctx.output.result(
+    { requested: emails.length, changed },
+    () => `${subscribe ? 'Subscribed' : 'Unsubscribed'} ${changed} of ${emails.length} (the others were ${subscribe ? 'subscribed' : 'unsubscribed'} already or are not members).`,
+  );
+}

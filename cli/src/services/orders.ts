@@ -1,0 +1,92 @@
+// Webshop promotion orders (device token): build the order from flags or a JSON file.
+import type { components } from '@loyalty/sdk';
+import type { Context } from '../context.js';
+import { usageError } from '../errors.js';
+import { call } from './api.js';
+import { readTextInput } from './inputs.js';
+
+type OrderRequest = components['schemas']['WebshopOrderRequest'];
+type OrderResponse = components['schemas']['WebshopOrderResponse'];
+type Product = OrderRequest['products'][number];
+
+export interface OrderOptions {
+  body?: string;
+  firstName?: string;
+  lastName?: string;
+  email?: string;
+  promotion?: string;
+  organization?: string;
+  offPeak?: boolean;
+  product: string[];
+  shipping?: string;
+}
+
+function pairs(spec: string, flag: string): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const part of spec.split(',')) {
+    const at = part.indexOf('=');
+    if (at <= 0) throw usageError(`${flag} "${spec}": expected key=value pairs separated by commas.`);
+    result[part.slice(0, at).trim()] = part.slice(at + 1).trim();
+  }
+  return result;
+}
+
+const positive = (value: string, what: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw usageError(`--product: ${what} must be a whole number from 1 (got "${value}").`);
+  return n;
+};
+
+/** `1`, `1x2`, or `id=1,qty=2,location=1,variant=11,value=21`. */
+export function parseProduct(spec: string): Product {
+  const short = /^(\d+)(?:x(\d+))?$/.exec(spec.trim());
+  if (short) return { product_id: positive(short[1]!, 'id'), quantity: short[2] ? positive(short[2], 'quantity') : 1 };
+  const p = pairs(spec, '--product');
+  const known = new Set(['id', 'qty', 'quantity', 'location', 'variant', 'value']);
+  const unknown = Object.keys(p).find((key) => !known.has(key));
+  if (unknown) throw usageError(`--product: unknown key "${unknown}".`, 'Keys: id, qty, location, variant, value.');
+  if (!p.id) throw usageError(`--product "${spec}" has no id.`);
+  return {
+    product_id: positive(p.id, 'id'),
+    quantity: positive(p.qty ?? p.quantity ?? '1', 'quantity'),
+    ...(p.location ? { location_id: positive(p.location, 'location') } : {}),
+    ...(p.variant ? { variant_id: positive(p.variant, 'variant') } : {}),
+    ...(p.value ? { value_id: positive(p.value, 'value') } : {}),
+  };
+}
+
+export async function buildOrder(ctx: Context, options: OrderOptions): Promise<OrderRequest> {
+  const base = options.body ? (JSON.parse(await readTextInput(ctx, options.body)) as Partial<OrderRequest>) : {};
+  const order: Partial<OrderRequest> = {
+    ...base,
+    ...(options.firstName ? { firstname: options.firstName } : {}),
+    ...(options.lastName ? { lastname: options.lastName } : {}),
+    ...(options.email ? { email: options.email } : {}),
+    ...(options.promotion ? { promotion_identifier: options.promotion } : {}),
+    ...(options.organization ? { organization_identifier: options.organization } : {}),
+    ...(options.product.length ? { products: options.product.map(parseProduct) } : {}),
+    ...(options.shipping ? { shipping_address: pairs(options.shipping, '--shipping') as unknown as OrderRequest['shipping_address'] } : {}),
+  };
+  order.off_peak_sale = options.offPeak ?? base.off_peak_sale ?? false;
+  const missing = (
+    [['firstname', '--first-name'], ['lastname', '--last-name'], ['email', '--email'], ['promotion_identifier', '--promotion'], ['organization_identifier', '--organization'], ['products', '--product']] as const
+  ).filter(([key]) => order[key] === undefined).map(([, flag]) => flag);
+  if (missing.length) throw usageError(`Missing ${missing.join(', ')}.`, 'Pass the flags, or a JSON order with --body <file>.');
+  return order as OrderRequest;
+}
+
+export async function createOrder(ctx: Context, options: OrderOptions): Promise<void> {
+  const order = await buildOrder(ctx, options);
+  const answer = await call<OrderResponse>(ctx, 'POST', '/webshop-promotions/orders', { body: order });
+  ctx.output.success(`${answer.message}: ${answer.result.length} promotion code${answer.result.length === 1 ? '' : 's'}.`);
+  if (ctx.output.json) {
+    ctx.output.result(answer, () => '');
+    return;
+  }
+  ctx.output.table(answer.result, [
+    { header: 'code', value: (code) => code.code },
+    { header: 'product', value: (code) => [code.product_title, code.variant, code.value].filter(Boolean).join(' · ') },
+    { header: 'expires (UTC)', value: (code) => code.expiration_date },
+    { header: 'url', value: (code) => code.url },
+  ]);
+}

@@ -1,0 +1,78 @@
+// `loyalty server`: runs the reference server (server/dist/start.js) in a child process with
+// the flags turned into its environment variables (see CONTRACT.md).
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Context } from '../context.js';
+import { CliError, ExitCode } from '../errors.js';
+
+export interface ServerOptions {
+  port?: string;
+  host?: string;
+  databaseUrl?: string;
+  dataDir?: string;
+  pgPort?: string;
+  fixtures?: string;
+  worker: boolean;
+  webhookAllowInsecure?: boolean;
+  webhookRetryDelays?: string;
+  webhookTimeoutMs?: string;
+  rateLimitToken?: string;
+  rateLimitIp?: string;
+}
+
+export function serverEnvironment(options: ServerOptions): Record<string, string> {
+  const env: Record<string, string | undefined> = {
+    PORT: options.port,
+    HOST: options.host,
+    DATABASE_URL: options.databaseUrl,
+    LOYALTY_DATA_DIR: options.dataDir,
+    LOYALTY_PG_PORT: options.pgPort,
+    LOYALTY_FIXTURES: options.fixtures,
+    LOYALTY_WORKER: options.worker ? undefined : 'off',
+    LOYALTY_WEBHOOK_ALLOW_INSECURE: options.webhookAllowInsecure ? '1' : undefined,
+    LOYALTY_WEBHOOK_RETRY_DELAYS: options.webhookRetryDelays,
+    LOYALTY_WEBHOOK_TIMEOUT_MS: options.webhookTimeoutMs,
+    LOYALTY_RATE_LIMIT_TOKEN: options.rateLimitToken,
+    LOYALTY_RATE_LIMIT_IP: options.rateLimitIp,
+  };
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
+
+export function serverEntryPoint(): string {
+  let packageJson: string;
+  try {
+    packageJson = fileURLToPath(import.meta.resolve('@loyalty/server/package.json'));
+  } catch {
+    // Not installed as a package: this repository's layout (cli/dist → server/).
+    packageJson = fileURLToPath(new URL('../../../server/package.json', import.meta.url));
+  }
+  return join(dirname(packageJson), 'dist', 'start.js');
+}
+
+export async function runServer(ctx: Context, options: ServerOptions): Promise<void> {
+  const entry = serverEntryPoint();
+  if (!existsSync(entry)) {
+    throw new CliError(`The reference server is not built (${relative(ctx.runtime.cwd, entry) || entry} is missing).`, {
+      hint: 'Run `npm run build` (or `npx tsc -b server`) in the repository first.',
+    });
+  }
+  const child = spawn(process.execPath, [entry], {
+    cwd: ctx.runtime.cwd,
+    env: { ...ctx.runtime.env, ...serverEnvironment(options) },
+    stdio: 'inherit',
+  });
+  // Ctrl-C in a terminal reaches the server too; a signal sent only to us is passed on.
+  const stop = (): void => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+  };
+  ctx.signal.addEventListener('abort', stop, { once: true });
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+    child.once('error', (error) => reject(new CliError(`Cannot start the server: ${error.message}`)));
+    child.once('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal]));
+  });
+  ctx.signal.removeEventListener('abort', stop);
+  if (code !== null && code !== 0) throw new CliError(`The server exited with code ${code}.`, { hint: 'See its messages above.' });
+  if (signal !== null || ctx.signal.aborted) throw new CliError('Server stopped.', { exitCode: ExitCode.interrupted });
+}

@@ -1,0 +1,108 @@
+// `loyalty webhooks verify`: checks a captured delivery offline with the SDK's verifier and
+// says why it fails (body changed or wrong secret, stale timestamp, missing header…).
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { verifySignature, verifyStandardWebhook, WebhookVerificationError } from '@loyalty/sdk/webhooks';
+import type { Context } from '../context.js';
+import { CliError, usageError } from '../errors.js';
+import { readSecretFile, readStdin } from '../secrets.js';
+
+export interface VerifyOptions {
+  secret: string[];
+  secretFile?: string;
+  signature?: string;
+  headersFile?: string;
+  tolerance: string;
+}
+
+export interface Check {
+  header: 'Loyalty-Signature' | 'webhook-signature';
+  valid: boolean;
+  reason?: string;
+  message?: string;
+}
+
+/** Headers captured as JSON (`{"name": "value"}`) or as HTTP text (`Name: value` lines). */
+export function parseHeaders(text: string): Record<string, string> {
+  const trimmed = text.trim();
+  if (trimmed.startsWith('{')) {
+    const parsed = JSON.parse(trimmed) as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(parsed).map(([name, value]) => [name.toLowerCase(), Array.isArray(value) ? value.join(' ') : String(value)]));
+  }
+  const headers: Record<string, string> = {};
+  for (const line of trimmed.split(/\r?\n/)) {
+    if (line.trim() === '') break; // the body follows a blank line in a raw request dump
+    const colon = line.indexOf(':');
+    if (colon <= 0 || /^(GET|POST|PUT|HTTP)\b/.test(line)) continue;
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+const REASONS: Record<string, string> = {
+  signature_mismatch: 'the body was changed or the secret is wrong',
+  stale_timestamp: 'stale timestamp',
+  missing_header: 'a header is missing',
+  malformed_header: 'a header is malformed',
+  secret_format: 'the secret is not a whsec_ secret',
+  secret_whitespace: 'the secret has whitespace around it',
+  body_not_raw: 'the body is not raw bytes',
+};
+
+function check(header: Check['header'], verify: () => void): Check {
+  try {
+    verify();
+    return { header, valid: true };
+  } catch (error) {
+    if (error instanceof WebhookVerificationError) return { header, valid: false, reason: error.reason, message: error.message };
+    throw error;
+  }
+}
+
+export function verifyDelivery(
+  body: Buffer,
+  secrets: readonly string[],
+  input: { signature?: string | undefined; headers?: Record<string, string> | undefined; toleranceSeconds: number; now?: Date },
+): Check[] {
+  const checks: Check[] = [];
+  const loyaltySignature = input.signature ?? input.headers?.['loyalty-signature'];
+  if (loyaltySignature !== undefined) checks.push(check('Loyalty-Signature', () => verifySignature(body, loyaltySignature, secrets)));
+  if (input.headers && (input.headers['webhook-signature'] || input.headers['webhook-timestamp'])) {
+    const options = { tolerance: input.toleranceSeconds, ...(input.now ? { now: input.now } : {}) };
+    checks.push(check('webhook-signature', () => verifyStandardWebhook(body, input.headers!, secrets, options)));
+  }
+  return checks;
+}
+
+export async function verifyCommand(ctx: Context, file: string | undefined, options: VerifyOptions): Promise<void> {
+  const secrets = [...options.secret];
+  if (options.secretFile) secrets.push(await readSecretFile(options.secretFile, ctx.runtime, '--secret-file'));
+  if (secrets.length === 0 && ctx.runtime.env.LOYALTY_WEBHOOK_SECRET) secrets.push(ctx.runtime.env.LOYALTY_WEBHOOK_SECRET);
+  if (secrets.length === 0) throw usageError('No secret given.', 'Pass --secret whsec_…, --secret-file <path>, or set LOYALTY_WEBHOOK_SECRET.');
+  if (Boolean(options.signature) === Boolean(options.headersFile)) throw usageError('Pass exactly one of --signature and --headers-file.');
+  const tolerance = Number(options.tolerance);
+  if (!Number.isFinite(tolerance) || tolerance < 0) throw usageError('--tolerance must be a number of seconds.');
+  if ((file ?? '-') === '-' && options.headersFile === '-') throw usageError('stdin cannot hold both the body and the headers.');
+
+  const readBytes = async (path: string): Promise<Buffer> => {
+    try {
+      return path === '-' ? Buffer.from(await readStdin(ctx.runtime.stdin), 'utf8') : await readFile(resolve(ctx.runtime.cwd, path));
+    } catch (error) {
+      throw new CliError(`Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+    }
+  };
+  const headers = options.headersFile ? parseHeaders((await readBytes(options.headersFile)).toString('utf8')) : undefined;
+  const body = await readBytes(file ?? '-');
+  const checks = verifyDelivery(body, secrets, { signature: options.signature, headers, toleranceSeconds: tolerance });
+  if (checks.length === 0) throw usageError(`${options.headersFile} has neither Loyalty-Signature nor webhook-signature.`);
+
+  const valid = checks.every((c) => c.valid);
+  ctx.output.result({ valid, checks }, () =>
+    checks.map((c) => (c.valid ? `${ctx.output.out.green('✔')} ${c.header}: valid` : `${ctx.output.out.red('✖')} ${c.header}: invalid — ${REASONS[c.reason!] ?? c.reason}`)).join('\n'),
+  );
+  if (!valid) {
+    const failed = checks.find((c) => !c.valid)!;
+    const newline = body.length > 0 && body[body.length - 1] === 0x0a ? ' The body file ends with a newline: was one added when it was saved?' : '';
+    throw new CliError(`The delivery does not verify: ${REASONS[failed.reason!] ?? failed.reason}.`, { hint: `${failed.message}${failed.reason === 'signature_mismatch' ? newline : ''}` });
+  }
+}
