@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import type { Server, ServerInjectOptions } from '@hapi/hapi';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../test/helpers/db.js';
+import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { loadConfig } from '../config.js';
+import { sha256 } from '../lib/hash.js';
+import { respondInTransaction } from '../lib/respond.js';
+import { oauthRoutes } from '../routes/oauth.js';
+import { createServer } from '../server.js';
+import { claimIdempotencyKey, requestHash, scopeHash } from '../services/idempotency.js';
+
+let ts: TestServer;
+beforeAll(async () => {
+  ts = await createTestServer();
+});
+afterAll(() => ts?.close());
+
+const newTag = () => ({ brand_id: 'brand-acme', external_reference: `ref-${randomUUID()}`, tag: 'Idempotent' });
+const post = async (key: string | undefined, payload: object, extra: Partial<ServerInjectOptions> = {}) =>
+  ts.inject({ method: 'POST', url: '/tags', payload, ...extra, headers: { ...(await ts.auth('acme-admin')), ...(key !== undefined && { 'idempotency-key': key }), ...extra.headers } });
+const tagCount = async (ref: string) => (await ts.db.sql`SELECT count(*)::int AS n FROM tags WHERE external_reference = ${ref}`)[0]!.n as number;
+
+describe('Idempotency-Key on a route that answers through respondInTransaction', () => {
+  it('replays the first 2xx response byte for byte with Idempotent-Replayed: true, without running the action again', async () => {
+    const body = newTag();
+    const first = await post('k-replay', body);
+    expect(first.statusCode).toBe(201);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    const again = await post('k-replay', body);
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.headers['content-type']).toBe(first.headers['content-type']);
+    expect(again.rawPayload.equals(first.rawPayload)).toBe(true);
+    expect(await tagCount(body.external_reference)).toBe(1);
+    // Stored in the action's transaction: the row is done when the response leaves.
+    const [row] = await ts.db.sql`SELECT state, response_status FROM idempotency_keys WHERE response_body = ${first.payload}`;
+    expect(row).toEqual({ state: 'done', response_status: 201 });
+  });
+
+  it('accepts the key quoted (IETF draft) as the same key as bare', async () => {
+    const body = newTag();
+    const first = await post('"k-quoted"', body);
+    const bare = await post('k-quoted', body);
+    expect(bare.headers['idempotent-replayed']).toBe('true');
+    expect(bare.payload).toBe(first.payload);
+  });
+
+  it('answers 422 idempotency_key_reuse for the same key with another body or query string', async () => {
+    const body = newTag();
+    await post('k-reuse', body);
+    const otherBody = await post('k-reuse', { ...body, tag: 'Changed' });
+    expect(otherBody.statusCode).toBe(422);
+    expect(JSON.parse(otherBody.payload)).toEqual({ message: expect.any(String), error: 'idempotency_key_reuse' });
+    const otherQuery = await post('k-reuse', body, { url: '/tags?x=1' });
+    expect(otherQuery.statusCode).toBe(422);
+    expect(JSON.parse(otherQuery.payload).error).toBe('idempotency_key_reuse');
+  });
+
+  it('scopes the key to the token, the method and the path', async () => {
+    const body = newTag();
+    await post('k-scope', body);
+    const otherToken = await post('k-scope', body, { headers: await ts.auth('acme-admin', ['tags.store']) });
+    // It ran (the reference is taken now), rather than replaying the other token's response.
+    expect(otherToken.statusCode).toBe(422);
+    expect(JSON.parse(otherToken.payload).error).toBe('validation_failed');
+    const otherPath = await ts.inject({ method: 'POST', url: '/tags/members/bulk', headers: { ...(await ts.auth('acme-admin')), 'idempotency-key': 'k-scope' }, payload: { brand_id: 'brand-acme', tag_id: body.external_reference, users: [randomUUID()] } });
+    expect(otherPath.statusCode).toBe(200);
+    expect(otherPath.headers['idempotent-replayed']).toBeUndefined();
+    const [tag] = await ts.db.sql`SELECT id FROM tags WHERE external_reference = ${body.external_reference}`;
+    const otherMethod = await ts.inject({ method: 'PUT', url: '/tags', headers: { ...(await ts.auth('acme-admin')), 'idempotency-key': 'k-scope' }, payload: { tag_id: tag!.id, tag: 'Renamed' } });
+    expect(otherMethod.statusCode).toBe(200);
+  });
+
+  it('answers 400 idempotency_key_invalid outside 1..255 characters, and nothing runs', async () => {
+    for (const key of ['', '""', 'x'.repeat(256), 'a"b']) {
+      const body = newTag();
+      const res = await post(key, body);
+      expect(res.statusCode, JSON.stringify(key)).toBe(400);
+      expect(JSON.parse(res.payload)).toEqual({ message: expect.any(String), error: 'idempotency_key_invalid' });
+      expect(await tagCount(body.external_reference)).toBe(0);
+    }
+    expect((await post('x'.repeat(255), newTag())).statusCode).toBe(201);
+  });
+
+  it('releases the key after a 4xx, so it can be used again', async () => {
+    const failed = await post('k-release', { ...newTag(), brand_id: 'brand-nope' });
+    expect(failed.statusCode).toBe(404);
+    const retried = await post('k-release', newTag());
+    expect(retried.statusCode).toBe(201);
+    expect(retried.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('takes over a key whose first request was abandoned by a crash (locked_until passed)', async () => {
+    const body = newTag();
+    const token = (await ts.auth('acme-admin')).authorization.slice('Bearer '.length);
+    const scope = scopeHash({ tokenHash: sha256(token).toString('base64'), method: 'POST', path: '/tags', key: 'k-crash' });
+    await claimIdempotencyKey(ts.db.sql, { scope, request: requestHash(body, ''), lockSeconds: 60 });
+    const running = await post('k-crash', body);
+    expect(running.statusCode).toBe(409);
+    expect(JSON.parse(running.payload)).toEqual({ message: expect.any(String), error: 'idempotency_in_progress' });
+    expect(running.headers['retry-after']).toBe('1');
+    await ts.db.sql`UPDATE idempotency_keys SET locked_until = now() - interval '1 second' WHERE scope_hash = ${scope}`;
+    expect((await post('k-crash', body)).statusCode).toBe(201);
+  });
+
+  it('changes nothing without the header, on GET and DELETE, and on POST /oauth/token', async () => {
+    const before = (await ts.db.sql`SELECT count(*)::int AS n FROM idempotency_keys`)[0]!.n;
+    await post(undefined, newTag());
+    const headers = { ...(await ts.auth('acme-admin')), 'idempotency-key': 'k-ignored' };
+    expect((await ts.inject({ method: 'GET', url: '/tags', headers })).headers['idempotent-replayed']).toBeUndefined();
+    expect((await ts.inject({ method: 'GET', url: '/tags', headers })).headers['idempotent-replayed']).toBeUndefined();
+    const tokenRequest = { method: 'POST', url: '/oauth/token', headers: { 'idempotency-key': 'k-token' }, payload: { grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' } };
+    const a = JSON.parse((await ts.inject(tokenRequest)).payload).access_token;
+    const b = JSON.parse((await ts.inject(tokenRequest)).payload).access_token;
+    expect(a).not.toBe(b);
+    expect((await ts.db.sql`SELECT count(*)::int AS n FROM idempotency_keys`)[0]!.n).toBe(before);
+  });
+});
+
+describe('Idempotency-Key on routes that answer without respondInTransaction', () => {
+  let db: TestDatabase;
+  let server: Server;
+  let gate: Promise<void> = Promise.resolve();
+  let runs = 0;
+  let failNext = false;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const config = { ...loadConfig({}), rateLimitIp: 100_000, rateLimitToken: 100_000, fixtures: 'none' };
+    server = await createServer({
+      sql: db.sql,
+      config,
+      log: () => {},
+      routes: [
+        ...oauthRoutes,
+        {
+          method: 'POST',
+          path: '/tags',
+          handler: async (_request, h) => {
+            runs++;
+            await gate;
+            if (failNext) throw new Error('boom');
+            return h.response({ success: true, run: runs, at: new Date() }).code(201).header('location', `/somewhere/${runs}`);
+          },
+        },
+        {
+          method: 'PUT',
+          path: '/tags',
+          handler: (request, h) =>
+            respondInTransaction(request, h, async (tx) => {
+              await tx`SELECT 1`;
+              throw new Error('failed after the action');
+            }),
+        },
+      ],
+    });
+    await server.initialize();
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await db?.drop();
+  });
+
+  const auth = async () => {
+    const res = await server.inject({ method: 'POST', url: '/oauth/token', payload: { grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' } });
+    return { authorization: `Bearer ${JSON.parse(res.payload).access_token}` };
+  };
+  const body = { brand_id: 'brand-acme', external_reference: 'x', tag: 'X' };
+
+  it('stores the response in onPreResponse and replays status, headers and bytes', async () => {
+    const headers = { ...(await auth()), 'idempotency-key': 'plain-1' };
+    const first = await server.inject({ method: 'POST', url: '/tags', headers, payload: body });
+    const again = await server.inject({ method: 'POST', url: '/tags', headers, payload: body });
+    expect(first.statusCode).toBe(201);
+    expect(again.statusCode).toBe(201);
+    expect(again.rawPayload.equals(first.rawPayload)).toBe(true);
+    expect(again.headers.location).toBe(first.headers.location);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(JSON.parse(again.payload).run).toBe(runs);
+  });
+
+  it('answers 409 idempotency_in_progress with Retry-After while the first request runs', async () => {
+    const headers = { ...(await auth()), 'idempotency-key': 'plain-2' };
+    let open!: () => void;
+    gate = new Promise((resolve) => (open = resolve));
+    const first = server.inject({ method: 'POST', url: '/tags', headers, payload: body });
+    while (runs === 0 || !(await db.sql`SELECT 1 FROM idempotency_keys WHERE state = 'in_progress'`).length) await new Promise((r) => setTimeout(r, 5));
+    const second = await server.inject({ method: 'POST', url: '/tags', headers, payload: body });
+    expect(second.statusCode).toBe(409);
+    expect(second.headers['retry-after']).toBe('1');
+    expect(JSON.parse(second.payload).error).toBe('idempotency_in_progress');
+    open();
+    expect((await first).statusCode).toBe(201);
+    expect((await server.inject({ method: 'POST', url: '/tags', headers, payload: body })).headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('releases the key after a 5xx, also when the transaction failed after its action', async () => {
+    const headers = { ...(await auth()), 'idempotency-key': 'plain-3' };
+    failNext = true;
+    expect((await server.inject({ method: 'POST', url: '/tags', headers, payload: body })).statusCode).toBe(500);
+    failNext = false;
+    const retried = await server.inject({ method: 'POST', url: '/tags', headers, payload: body });
+    expect(retried.statusCode).toBe(201);
+    expect(retried.headers['idempotent-replayed']).toBeUndefined();
+
+    const put = { method: 'PUT', url: '/tags', headers, payload: { tag_id: randomUUID() } } as const;
+    expect((await server.inject(put)).statusCode).toBe(500);
+    expect((await server.inject(put)).statusCode).toBe(500); // not 409: the key was released
+    expect((await db.sql`SELECT count(*)::int AS n FROM idempotency_keys WHERE state = 'in_progress'`)[0]!.n).toBe(0);
+  });
+});

@@ -1,0 +1,135 @@
+import type { Plugin, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
+import type { Sql, Tx } from '../db/pool.js';
+import {
+  claimIdempotencyKey, parseIdempotencyKey, purgeExpiredIdempotencyKeys, releaseIdempotencyKey, requestHash, scopeHash,
+  storeIdempotentResponse, type StoredResponse,
+} from '../services/idempotency.js';
+import type { Principal } from '../services/tokens.js';
+
+export type IdempotencyOptions = {
+  sql: Sql;
+  /** How long a claim stays "in progress" before it counts as abandoned by a crash. */
+  lockSeconds?: number;
+  purgeIntervalMs?: number;
+};
+
+/** What a claimed request carries (lib/respond.ts calls `storeInTransaction`). */
+export type IdempotencyState = {
+  scope: Buffer;
+  stored: boolean;
+  storeInTransaction: (tx: Tx, status: number, body: unknown) => Promise<void>;
+};
+
+declare module '@hapi/hapi' {
+  interface PluginsStates {
+    idempotency?: IdempotencyState;
+  }
+}
+
+const METHODS = new Set(['post', 'put', 'patch']);
+const JSON_TYPE = 'application/json; charset=utf-8';
+/** Headers that describe this answer, not the stored one. */
+const NOT_REPLAYED = /^(x-ratelimit-|ratelimit|retry-after$|idempotent-replayed$|content-length$|connection$|date$)/i;
+
+const problem = (h: ResponseToolkit, status: number, error: string, message: string) =>
+  h.response({ message, error }).code(status).takeover();
+
+/**
+ * `Idempotency-Key` on POST, PUT and PATCH (api-spec "Idempotency-Key"). The claim runs after
+ * validation, just before the handler; the key is scoped to the token, method and path, and a
+ * request is "the same" when body and query string are. A 2xx answer is stored: inside the
+ * action's transaction when the route uses respondInTransaction, otherwise in onPreResponse.
+ * Any other answer releases the key.
+ */
+export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
+  name: 'loyalty-idempotency',
+  register(server, options) {
+    const { sql } = options;
+    const lockSeconds = options.lockSeconds ?? 120;
+
+    server.ext('onPreHandler', async (request: Request, h: ResponseToolkit) => {
+      const header = request.headers['idempotency-key'];
+      if (header === undefined || !METHODS.has(request.method)) return h.continue;
+      const principal = request.auth.credentials as unknown as Principal | null;
+      if (!request.auth.isAuthenticated || !principal?.tokenHash) return h.continue; // POST /oauth/token
+      let key: string;
+      try {
+        key = parseIdempotencyKey(String(header));
+      } catch (error) {
+        return problem(h, 400, 'idempotency_key_invalid', (error as Error).message);
+      }
+      const scope = scopeHash({ tokenHash: principal.tokenHash, method: request.method, path: request.path, key });
+      const outcome = await claimIdempotencyKey(sql, { scope, request: requestHash(request.payload, request.url.search), lockSeconds });
+      switch (outcome.kind) {
+        case 'claimed': {
+          const state: IdempotencyState = {
+            scope,
+            stored: false,
+            storeInTransaction: async (tx, status, body) => {
+              await storeIdempotentResponse(tx, scope, { status, headers: { 'content-type': JSON_TYPE }, body: JSON.stringify(body) });
+              state.stored = true;
+            },
+          };
+          request.plugins.idempotency = state;
+          return h.continue;
+        }
+        case 'replay':
+          return replay(h, outcome.response);
+        case 'reuse':
+          return problem(h, 422, 'idempotency_key_reuse', 'This Idempotency-Key was already used with a different request.');
+        case 'in_progress':
+          return problem(h, 409, 'idempotency_in_progress', 'A request with this Idempotency-Key is still being processed.').header('retry-after', '1');
+      }
+    });
+
+    // Before the errors plugin, which takes error responses over (later extensions would not run).
+    server.ext('onPreResponse', async (request: Request, h: ResponseToolkit) => {
+      const state = request.plugins.idempotency;
+      if (!state) return h.continue;
+      request.plugins.idempotency = undefined; // once
+      const response = request.response as ResponseObject & { isBoom?: boolean };
+      const ok = !response.isBoom && response.statusCode >= 200 && response.statusCode < 300;
+      if (ok && state.stored) return h.continue;
+      const stored = ok ? storable(response) : undefined;
+      if (stored) await storeIdempotentResponse(sql, state.scope, stored);
+      // A failed answer frees the key; so does a body we cannot keep (a stream), so a retry runs again.
+      else await releaseIdempotencyKey(sql, state.scope);
+      return h.continue;
+    }, { before: ['loyalty-errors'] });
+
+    let timer: NodeJS.Timeout | undefined;
+    server.ext('onPostStart', () => {
+      timer = setInterval(() => {
+        purgeExpiredIdempotencyKeys(sql).catch(() => {});
+      }, options.purgeIntervalMs ?? 10 * 60_000);
+      timer.unref();
+    });
+    server.ext('onPreStop', () => clearInterval(timer));
+  },
+};
+
+/** The stored answer byte for byte, marked as a replay. */
+function replay(h: ResponseToolkit, stored: StoredResponse) {
+  const response = h.response(stored.body).code(stored.status);
+  for (const [name, value] of Object.entries(stored.headers)) response.header(name, value);
+  return response.header('idempotent-replayed', 'true').takeover();
+}
+
+/**
+ * The answer as the client receives it. Plain objects are serialized exactly as hapi does
+ * (JSON.stringify without replacer or spacing), so a replay repeats the same bytes.
+ */
+function storable(response: ResponseObject): StoredResponse | undefined {
+  const source = response.source as unknown;
+  let body: string;
+  if (typeof source === 'string') body = source;
+  else if (source === null || source === undefined) body = '';
+  else if (response.variety === 'plain' && !Buffer.isBuffer(source)) body = JSON.stringify(source);
+  else return undefined;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (!NOT_REPLAYED.test(name) && value !== undefined) headers[name.toLowerCase()] = String(value);
+  }
+  headers['content-type'] ??= typeof source === 'string' ? 'text/html; charset=utf-8' : JSON_TYPE;
+  return { status: response.statusCode, headers, body };
+}

@@ -1,0 +1,143 @@
+import type { ServerInjectResponse } from '@hapi/hapi';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { createServer } from '../server.js';
+import { issueToken } from '../services/tokens.js';
+
+// An hour-long window, so no test straddles a window boundary.
+const WINDOW = 3600;
+let ts: TestServer;
+let address = 0;
+/** A fresh client address per test: each starts with a full per-IP budget. */
+const nextAddress = () => `10.0.0.${++address}`;
+/** Tokens straight from the service: issuing through POST /oauth/token would spend IP budget. */
+const freshToken = async (scope?: string[]) => {
+  const { access_token } = await issueToken(ts.db.sql, { grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret', scope: scope?.join(' ') });
+  return { authorization: `Bearer ${access_token}` };
+};
+const limits = (res: ServerInjectResponse) => ({
+  limit: res.headers['x-ratelimit-limit'],
+  remaining: res.headers['x-ratelimit-remaining'],
+});
+
+beforeAll(async () => {
+  ts = await createTestServer({ rateLimitToken: 5, rateLimitIp: 3, rateLimitWindowSeconds: WINDOW });
+});
+afterAll(() => ts?.close());
+
+describe('per-token limit', () => {
+  it('counts down on every response, then answers 429 {message} with Retry-After and Remaining 0', async () => {
+    const headers = await freshToken();
+    const seen = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await ts.inject({ method: 'GET', url: '/tags', headers });
+      expect(res.statusCode).toBe(200);
+      seen.push(limits(res));
+      expect(res.headers['ratelimit-policy']).toBe(`"token";q=5;w=${WINDOW}`);
+      expect(res.headers.ratelimit).toMatch(new RegExp(`^"token";r=${4 - i};t=\\d+$`));
+    }
+    expect(seen).toEqual([4, 3, 2, 1, 0].map((remaining) => ({ limit: '5', remaining: String(remaining) })));
+    const over = await ts.inject({ method: 'GET', url: '/tags', headers });
+    expect(over.statusCode).toBe(429);
+    expect(JSON.parse(over.payload)).toEqual({ message: 'Too Many Attempts.' });
+    expect(limits(over)).toEqual({ limit: '5', remaining: '0' });
+    const retryAfter = Number(over.headers['retry-after']);
+    expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= WINDOW).toBe(true);
+    expect(over.headers.ratelimit).toBe(`"token";r=0;t=${retryAfter}`);
+  });
+
+  it('does not process a request over the limit, and checks the limit before validation', async () => {
+    const headers = await freshToken();
+    for (let i = 0; i < 5; i++) await ts.inject({ method: 'GET', url: '/tags', headers });
+    const create = await ts.inject({ method: 'POST', url: '/tags', headers, payload: { brand_id: 'brand-acme', external_reference: 'over-limit', tag: 'X' } });
+    expect(create.statusCode).toBe(429);
+    const [row] = await ts.db.sql`SELECT count(*)::int AS n FROM tags WHERE external_reference = 'over-limit'`;
+    expect(row!.n).toBe(0);
+    const invalid = await ts.inject({ method: 'POST', url: '/tags', headers, payload: { brand_id: 5 } });
+    expect(invalid.statusCode).toBe(429);
+  });
+
+  it('gives every token its own budget, apart from the IP budget', async () => {
+    const remoteAddress = nextAddress();
+    const a = await freshToken();
+    for (let i = 0; i < 6; i++) await ts.inject({ method: 'GET', url: '/tags', headers: a, remoteAddress });
+    const b = await ts.inject({ method: 'GET', url: '/tags', headers: await freshToken(), remoteAddress });
+    expect(b.statusCode).toBe(200);
+    expect(limits(b)).toEqual({ limit: '5', remaining: '4' });
+    const anonymous = await ts.inject({ method: 'GET', url: '/openapi.yaml', remoteAddress });
+    expect(anonymous.statusCode).toBe(200);
+    expect(limits(anonymous)).toEqual({ limit: '3', remaining: '2' });
+  });
+
+  it('puts the headers on error responses too (400, 403, 404, 422)', async () => {
+    const headers = await freshToken();
+    const lacking = await freshToken(['tags.get']);
+    const responses = [
+      await ts.inject({ method: 'POST', url: '/tags', headers: { ...headers, 'content-type': 'application/json' }, payload: '{' }),
+      await ts.inject({ method: 'POST', url: '/tags', headers: lacking, payload: { brand_id: 'brand-acme', external_reference: 'r', tag: 'R' } }),
+      await ts.inject({ method: 'PUT', url: '/tags', headers, payload: { tag_id: '00000000-0000-4000-8000-000000000000', tag: 'X' } }),
+      await ts.inject({ method: 'POST', url: '/tags', headers, payload: {} }),
+    ];
+    expect(responses.map((r) => r.statusCode)).toEqual([400, 403, 404, 422]);
+    // The 403 went to the other token's budget.
+    expect(responses.map((r) => limits(r).remaining)).toEqual(['4', '4', '3', '2']);
+    expect(responses[1]!.headers['x-ratelimit-limit']).toBe('5');
+    expect(responses[1]!.headers['ratelimit-policy']).toBe(`"token";q=5;w=${WINDOW}`);
+  });
+
+  it('is shared by every server process on the database', async () => {
+    const other = await createServer({ sql: ts.db.sql, config: ts.config, log: () => {} });
+    await other.initialize();
+    try {
+      const headers = await freshToken();
+      const remaining = [];
+      for (const server of [ts.server, other, ts.server, other]) remaining.push((await server.inject({ method: 'GET', url: '/tags', headers })).headers['x-ratelimit-remaining']);
+      expect(remaining).toEqual(['4', '3', '2', '1']);
+    } finally {
+      await other.stop();
+    }
+  });
+});
+
+describe('per-IP limit for requests without a (valid) token', () => {
+  it('counts anonymous requests, POST /oauth/token, invalid tokens and unknown routes against the address', async () => {
+    const remoteAddress = nextAddress();
+    const token = await ts.server.inject({ method: 'POST', url: '/oauth/token', remoteAddress, payload: { grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' } });
+    expect(token.statusCode).toBe(200);
+    expect(limits(token)).toEqual({ limit: '3', remaining: '2' });
+    expect(token.headers['ratelimit-policy']).toBe(`"ip";q=3;w=${WINDOW}`);
+    const badToken = await ts.inject({ method: 'GET', url: '/tags', remoteAddress, headers: { authorization: 'Bearer not-a-token' } });
+    expect(badToken.statusCode).toBe(401);
+    expect(limits(badToken)).toEqual({ limit: '3', remaining: '1' });
+    const unknown = await ts.inject({ method: 'GET', url: '/no-such-route', remoteAddress });
+    expect(unknown.statusCode).toBe(404);
+    expect(limits(unknown)).toEqual({ limit: '3', remaining: '0' });
+
+    for (const request of [
+      { method: 'GET', url: '/openapi.yaml' },
+      { method: 'POST', url: '/oauth/token', payload: { grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' } },
+      { method: 'GET', url: '/tags', headers: { authorization: 'Bearer not-a-token' } },
+      { method: 'GET', url: '/tags' },
+    ]) {
+      const res = await ts.server.inject({ ...request, remoteAddress });
+      expect(res.statusCode, request.url).toBe(429);
+      expect(JSON.parse(res.payload)).toEqual({ message: 'Too Many Attempts.' });
+      expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(limits(res)).toEqual({ limit: '3', remaining: '0' });
+    }
+    // A valid token still works from the same address: tokens have their own budget.
+    const valid = await ts.inject({ method: 'GET', url: '/tags', remoteAddress, headers: await freshToken() });
+    expect(valid.statusCode).toBe(200);
+  });
+
+  it('never limits GET /health', async () => {
+    const remoteAddress = nextAddress();
+    for (let i = 0; i < 6; i++) {
+      const res = await ts.inject({ method: 'GET', url: '/health', remoteAddress });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+    }
+    const [row] = await ts.db.sql`SELECT count(*)::int AS n FROM rate_limits WHERE bucket = ${`ip:${remoteAddress}`}`;
+    expect(row!.n).toBe(0);
+  });
+});

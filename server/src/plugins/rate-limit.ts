@@ -1,0 +1,115 @@
+import type { Plugin, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
+import type { Boom } from '@hapi/boom';
+import type { Sql } from '../db/pool.js';
+import { countRequest, purgeRateLimits, type RateLimitPolicy, type RateLimitState } from '../services/rate-limits.js';
+import type { Principal } from '../services/tokens.js';
+
+export type RateLimitOptions = {
+  sql: Sql;
+  tokenLimit: number;
+  ipLimit: number;
+  windowSeconds: number;
+  /** Paths that are never counted and carry no rate-limit headers. */
+  exempt?: string[];
+  purgeIntervalMs?: number;
+};
+
+type RequestState = { exempt?: boolean; state?: RateLimitState };
+
+declare module '@hapi/hapi' {
+  interface PluginsStates {
+    rateLimit?: RequestState;
+  }
+}
+
+const TOO_MANY = { message: 'Too Many Attempts.' };
+
+/**
+ * Per-token and per-IP request limits (api-spec "Rate limits"). Requests without a token are
+ * counted per IP when they arrive (onRequest); requests with a bearer token once the token is
+ * known (onPostAuth), so an invalid token counts against the IP. Both checks come before
+ * validation and handlers: a 429 means nothing ran. Responses that never reached onPostAuth
+ * (bad token, unknown route, unreadable body) are counted in onPreResponse, so every request
+ * counts exactly once and every response carries the headers.
+ */
+export const rateLimitPlugin: Plugin<RateLimitOptions> = {
+  name: 'loyalty-rate-limit',
+  register(server, options) {
+    const exempt = new Set(options.exempt ?? ['/health']);
+    const stateOf = (request: Request): RequestState => (request.plugins.rateLimit ??= {});
+
+    const count = async (request: Request, policy: RateLimitPolicy) => {
+      const tokenHash = policy === 'token' ? (request.auth.credentials as unknown as Principal).tokenHash : undefined;
+      const state = await countRequest(options.sql, {
+        policy,
+        key: tokenHash ?? request.info.remoteAddress,
+        limit: policy === 'token' ? options.tokenLimit : options.ipLimit,
+        windowSeconds: options.windowSeconds,
+      });
+      stateOf(request).state = state;
+      return state;
+    };
+    const policyOf = (request: Request): RateLimitPolicy =>
+      request.auth.isAuthenticated && (request.auth.credentials as unknown as Partial<Principal>)?.tokenHash ? 'token' : 'ip';
+    const tooMany = (h: ResponseToolkit, state: RateLimitState) =>
+      h.response(TOO_MANY).code(429).header('retry-after', String(state.resetSeconds)).takeover();
+
+    server.ext('onRequest', async (request, h) => {
+      if (exempt.has(request.path.replace(/(.)\/+$/, '$1'))) {
+        stateOf(request).exempt = true;
+        return h.continue;
+      }
+      if (/^bearer\s/i.test(String(request.headers.authorization ?? ''))) return h.continue;
+      const state = await count(request, 'ip');
+      return state.exceeded ? tooMany(h, state) : h.continue;
+    });
+
+    // Before get-body: a GET over the limit is refused before its body is read.
+    server.ext('onPostAuth', async (request, h) => {
+      const own = stateOf(request);
+      if (own.exempt || own.state) return h.continue;
+      const state = await count(request, policyOf(request));
+      return state.exceeded ? tooMany(h, state) : h.continue;
+    }, { before: ['loyalty-get-body'] });
+
+    // Before the errors plugin: it takes error responses over, and later onPreResponse
+    // extensions do not run after a takeover.
+    server.ext('onPreResponse', async (request, h) => {
+      const own = stateOf(request);
+      if (own.exempt) return h.continue;
+      let state = own.state;
+      if (!state) {
+        state = await count(request, policyOf(request));
+        if (state.exceeded) return setHeaders(request, tooMany(h, state), state);
+      }
+      setHeaders(request, request.response as ResponseObject | Boom, state);
+      return h.continue;
+    }, { before: ['loyalty-errors'] });
+
+    let timer: NodeJS.Timeout | undefined;
+    server.ext('onPostStart', () => {
+      timer = setInterval(() => {
+        purgeRateLimits(options.sql, options.windowSeconds).catch(() => {});
+      }, options.purgeIntervalMs ?? 10 * 60_000);
+      timer.unref();
+    });
+    server.ext('onPreStop', () => clearInterval(timer));
+  },
+};
+
+function setHeaders<T extends ResponseObject | Boom>(request: Request, response: T, state: RateLimitState): T {
+  const headers: Record<string, string> = {
+    'x-ratelimit-limit': String(state.limit),
+    'x-ratelimit-remaining': String(state.remaining),
+    'ratelimit-policy': `"${state.policy}";q=${state.limit};w=${state.windowSeconds}`,
+    ratelimit: `"${state.policy}";r=${state.remaining};t=${state.resetSeconds}`,
+  };
+  if ('isBoom' in response && response.isBoom) {
+    // The errors plugin rebuilds error responses (and drops a domain error's own headers), so
+    // these go straight onto the outgoing message; hapi writes its own headers on top at send.
+    for (const [name, value] of Object.entries(headers)) request.raw.res.setHeader(name, value);
+  } else {
+    for (const [name, value] of Object.entries(headers)) (response as ResponseObject).header(name, value);
+  }
+  return response;
+}
