@@ -1,0 +1,162 @@
+import type { Db } from '../db/pool.js';
+import { invalidField, notFound } from './errors.js';
+
+export type TagRow = {
+  id: string;
+  brand_id: string;
+  tag: string;
+  external_reference: string;
+  created_at: Date;
+  updated_at: Date;
+};
+
+/** The organizations a token acts for; every lookup is confined to them (foreign = unknown). */
+export type Tenancy = { organizationIds: string[] };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const COLUMNS = 'id, brand_id, tag, external_reference, created_at, updated_at';
+const referenceTaken = () => invalidField('external_reference', 'The external reference has already been taken.');
+const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === '23505';
+
+export async function listTags(db: Db, t: Tenancy): Promise<TagRow[]> {
+  return db<TagRow[]>`
+    SELECT ${db.unsafe(COLUMNS)} FROM tags WHERE organization_id = ANY(${t.organizationIds})
+    ORDER BY created_at, id`;
+}
+
+/**
+ * A tag by its uuid or its external_reference (unique per organization), within the token's
+ * organizations and, when `brandId` is given, that brand. A uuid wins over an equal reference.
+ */
+export async function findTag(db: Db, t: Tenancy, ref: string, brandId?: string | null, options: { uuidOnly?: boolean } = {}): Promise<TagRow> {
+  const byUuid = UUID.test(ref);
+  const match = byUuid
+    ? options.uuidOnly ? db`id = ${ref}::uuid` : db`(id = ${ref}::uuid OR external_reference = ${ref})`
+    : options.uuidOnly ? db`false` : db`external_reference = ${ref}`;
+  const [tag] = await db<TagRow[]>`
+    SELECT ${db.unsafe(COLUMNS)} FROM tags
+    WHERE organization_id = ANY(${t.organizationIds}) AND ${match}
+      AND (${brandId ?? null}::text IS NULL OR brand_id = ${brandId ?? null})
+    ${byUuid ? db`ORDER BY id = ${ref}::uuid DESC` : db``}
+    LIMIT 1`;
+  if (!tag) throw notFound('Tag');
+  return tag;
+}
+
+export async function createTag(db: Db, t: Tenancy, input: { brand_id: string; external_reference: string; tag: string }): Promise<TagRow> {
+  const [brand] = await db<{ organization_id: string }[]>`
+    SELECT organization_id FROM brands WHERE id = ${input.brand_id} AND organization_id = ANY(${t.organizationIds})`;
+  if (!brand) throw notFound('Brand');
+  const [tag] = await db<TagRow[]>`
+    INSERT INTO tags (organization_id, brand_id, tag, external_reference)
+    VALUES (${brand.organization_id}, ${input.brand_id}, ${input.tag}, ${input.external_reference})
+    ON CONFLICT (organization_id, external_reference) DO NOTHING
+    RETURNING ${db.unsafe(COLUMNS)}`;
+  if (!tag) throw referenceTaken();
+  return tag;
+}
+
+/** Only the fields sent change; a tag never moves to another brand. */
+export async function updateTag(
+  db: Db,
+  t: Tenancy,
+  input: { tag_id: string; brand_id?: string; external_reference?: string; tag?: string },
+): Promise<TagRow> {
+  const current = await findTag(db, t, input.tag_id, input.brand_id, { uuidOnly: true });
+  try {
+    const [tag] = await db<TagRow[]>`
+      UPDATE tags SET tag = ${input.tag ?? current.tag},
+        external_reference = ${input.external_reference ?? current.external_reference}, updated_at = now()
+      WHERE id = ${current.id}
+      RETURNING ${db.unsafe(COLUMNS)}`;
+    if (!tag) throw notFound('Tag');
+    return tag;
+  } catch (error) {
+    if (isUniqueViolation(error)) throw referenceTaken();
+    throw error;
+  }
+}
+
+/** Deletes the tag; its member and pass links go with it (ON DELETE CASCADE). */
+export async function deleteTag(db: Db, t: Tenancy, input: { tag_id: string; brand_id?: string }): Promise<void> {
+  const tag = await findTag(db, t, input.tag_id, input.brand_id, { uuidOnly: true });
+  await db`DELETE FROM tags WHERE id = ${tag.id}`;
+}
+
+type PassInput = { tag_id: string; pass_code: string; brand_id?: string };
+
+/** A pass of the tag's brand, by code; any other pass answers 404 like an unknown one. */
+async function findPassId(db: Db, tag: TagRow, passCode: string): Promise<string> {
+  const [pass] = await db<{ id: string }[]>`SELECT id FROM passes WHERE pass_code = ${passCode} AND brand_id = ${tag.brand_id}`;
+  if (!pass) throw notFound('Pass');
+  return pass.id;
+}
+
+export async function addPassToTag(db: Db, t: Tenancy, input: PassInput): Promise<void> {
+  const tag = await findTag(db, t, input.tag_id, input.brand_id);
+  const passId = await findPassId(db, tag, input.pass_code);
+  await db`INSERT INTO tag_passes (tag_id, pass_id) VALUES (${tag.id}, ${passId}) ON CONFLICT DO NOTHING`;
+}
+
+export async function removePassFromTag(db: Db, t: Tenancy, input: PassInput): Promise<void> {
+  const tag = await findTag(db, t, input.tag_id, input.brand_id);
+  const passId = await findPassId(db, tag, input.pass_code);
+  await db`DELETE FROM tag_passes WHERE tag_id = ${tag.id} AND pass_id = ${passId}`;
+}
+
+export async function listTagPasses(db: Db, t: Tenancy, input: { tag_id: string; brand_id: string }): Promise<{ pass_code: string }[]> {
+  const tag = await findTag(db, t, input.tag_id, input.brand_id);
+  return db<{ pass_code: string }[]>`
+    SELECT p.pass_code FROM tag_passes tp JOIN passes p ON p.id = tp.pass_id
+    WHERE tp.tag_id = ${tag.id} ORDER BY tp.created_at, p.pass_code`;
+}
+
+type MemberInput = { tag_id: string; member_id: string; brand_id?: string };
+
+export async function addMemberToTag(db: Db, t: Tenancy, input: MemberInput): Promise<void> {
+  const tag = await findTag(db, t, input.tag_id, input.brand_id);
+  // Only members of the tag's brand can be put on it; one already on it stays as it is.
+  const [added] = await db<{ member_id: string }[]>`
+    WITH member AS (SELECT member_id FROM brand_members WHERE brand_id = ${tag.brand_id} AND member_id = ${input.member_id}),
+    linked AS (INSERT INTO tag_members (tag_id, member_id) SELECT ${tag.id}, member_id FROM member ON CONFLICT DO NOTHING)
+    SELECT member_id FROM member`;
+  if (!added) throw notFound('Member');
+}
+
+export async function removeMemberFromTag(db: Db, t: Tenancy, input: MemberInput): Promise<void> {
+  const tag = await findTag(db, t, input.tag_id, input.brand_id);
+  // A member who has left the brand can still be taken off its tags: any member of the organization.
+  const [member] = await db<{ id: string }[]>`
+    SELECT m.id FROM members m JOIN brands b ON b.organization_id = m.organization_id
+    WHERE m.id = ${input.member_id} AND b.id = ${tag.brand_id}`;
+  if (!member) throw notFound('Member');
+  await db`DELETE FROM tag_members WHERE tag_id = ${tag.id} AND member_id = ${member.id}`;
+}
+
+/** Members still in the tag's brand, in the order they were added. */
+export async function listTagMembers(db: Db, t: Tenancy, input: { tag_id: string; brand_id: string }): Promise<{ identifier: string; email: string }[]> {
+  const tag = await findTag(db, t, input.tag_id, input.brand_id);
+  return db<{ identifier: string; email: string }[]>`
+    SELECT m.id AS identifier, m.email FROM tag_members tm
+    JOIN members m ON m.id = tm.member_id
+    JOIN brand_members bm ON bm.member_id = tm.member_id AND bm.brand_id = ${tag.brand_id}
+    WHERE tm.tag_id = ${tag.id} ORDER BY tm.created_at, m.id`;
+}
+
+/**
+ * Puts up to 2000 members on a tag in one set-based statement. Members already on the tag,
+ * unknown ids and people who are not members of the brand are skipped, so repeating is safe.
+ * Returns how many were added.
+ */
+export async function addMembersToTagBulk(db: Db, t: Tenancy, input: { brand_id: string; tag_id: string; users: string[] }): Promise<number> {
+  const [brand] = await db`SELECT 1 FROM brands WHERE id = ${input.brand_id} AND organization_id = ANY(${t.organizationIds})`;
+  if (!brand) throw notFound('Brand');
+  const tag = await findTag(db, t, input.tag_id, input.brand_id);
+  const result = await db`
+    INSERT INTO tag_members (tag_id, member_id)
+    SELECT ${tag.id}, bm.member_id
+    FROM (SELECT DISTINCT u FROM unnest(${input.users}::uuid[]) AS u) AS users
+    JOIN brand_members bm ON bm.brand_id = ${tag.brand_id} AND bm.member_id = users.u
+    ON CONFLICT (tag_id, member_id) DO NOTHING`;
+  return result.count;
+}
