@@ -9,3 +9,32 @@ export { wasReplayed } from './idempotency.js';
 export type { PacingOptions } from './rate-limit.js';
 export type { RetryOptions } from './retry.js';
 export type { components, paths, webhooks } from './generated/openapi.js';
+export {
+  iterateEvents,
+  iterateMemberCoupons,
+  iterateMembers,
+  iterateMemberStorecards,
+  type CouponPass,
+  type EventFeed,
+  type EventsOptions,
+  type LoyaltyEvent,
+  type MemberListItem,
+  type MemberPassesOptions,
+  type MembersOptions,
+  type StorecardPass,
+} from './paginate.js';
+export { VoucherJobTimeoutError, waitForVoucherJob, type VoucherJobStatus, type WaitForVoucherJobOptions } from './jobs.js';
+export {
+  addMembersToTag,
+  BULK_LIMIT,
+  chunk,
+  importSignups,
+  runChunked,
+  subscribeMembers,
+  unsubscribeMembers,
+  updateMembers,
+  type BulkOptions,
+  type ChunkReport,
+  type MemberUpdate,
+  type Signup,
+} from './bulk.js';
