@@ -1,11 +1,23 @@
 import { healthRoutes } from './health.js';
+import { memberPassRoutes } from './members-passes.js';
+import { memberSubscriptionRoutes } from './members-subscription.js';
+import { memberRoutes } from './members.js';
 import { oauthRoutes } from './oauth.js';
+import { passRoutes } from './passes.js';
+import { productRoutes } from './products.js';
 import { tagRoutes } from './tags.js';
 import type { RouteDef } from './types.js';
+import { webshopRoutes } from './webshop.js';
 
 /** Every route of the API, listed explicitly (no file-name magic). */
 export const routes: RouteDef[] = [
   ...healthRoutes,
   ...oauthRoutes,
+  ...memberRoutes,
+  ...memberSubscriptionRoutes,
+  ...memberPassRoutes,
+  ...passRoutes,
+  ...webshopRoutes,
+  ...productRoutes,
   ...tagRoutes,
 ];

@@ -1,0 +1,29 @@
+import { respondInTransaction } from '../lib/respond.js';
+import { setSubscription, setSubscriptionBulk } from '../services/members-subscription.js';
+import { payloadOf, scopeOf } from './members.js';
+import type { RouteDef } from './types.js';
+
+const json = { payload: { allow: ['application/json'] } };
+
+/** PATCH subscribes/unsubscribes one member by e-mail; POST does it for up to 2000 e-mails. */
+const single = (subscribe: boolean): RouteDef => ({
+  method: 'PATCH',
+  path: subscribe ? '/members/subscribe' : '/members/unsubscribe',
+  options: json,
+  handler: (request, h) =>
+    respondInTransaction(request, h, async (tx) => ({
+      body: { message: 'Request successful', data: await setSubscription(tx, scopeOf(request), payloadOf<{ brand_id: string; email: string }>(request), subscribe) },
+    })),
+});
+
+const bulk = (subscribe: boolean): RouteDef => ({
+  method: 'POST',
+  path: subscribe ? '/members/subscribe' : '/members/unsubscribe',
+  options: json,
+  handler: (request, h) =>
+    respondInTransaction(request, h, async (tx) => ({
+      body: { message: 'Request successful', data: await setSubscriptionBulk(tx, scopeOf(request), payloadOf<{ brand_id: string; email: string[] }>(request), subscribe) },
+    })),
+});
+
+export const memberSubscriptionRoutes: RouteDef[] = [single(true), single(false), bulk(true), bulk(false)];

@@ -1,0 +1,27 @@
+import { respondInTransaction } from '../lib/respond.js';
+import { redeemCouponPass } from '../services/passes-scan.js';
+import { scanStorecard, type StorecardScanInput } from '../services/storecard-scan.js';
+import { payloadOf, scopeOf } from './members.js';
+import type { RouteDef } from './types.js';
+
+const json = { payload: { allow: ['application/json'] } };
+
+/** Scans at the till: API tokens with passes.store or device tokens with promotions.scan. */
+export const passRoutes: RouteDef[] = [
+  {
+    method: 'POST',
+    path: '/passes/scan',
+    options: json,
+    handler: (request, h) =>
+      respondInTransaction(request, h, async (tx) => ({
+        body: await redeemCouponPass(tx, scopeOf(request), payloadOf<{ pass_code: string; brand_id?: string }>(request)),
+      })),
+  },
+  {
+    method: 'POST',
+    path: '/passes/scan/storecard',
+    options: json,
+    handler: (request, h) =>
+      respondInTransaction(request, h, (tx) => scanStorecard(tx, scopeOf(request), payloadOf<StorecardScanInput>(request))),
+  },
+];

@@ -1,0 +1,27 @@
+import { appOf } from '../context.js';
+import { respondInTransaction } from '../lib/respond.js';
+import { principalOf } from '../plugins/auth.js';
+import { webshopValidationError } from '../services/webshop-errors.js';
+import { createWebshopOrder, type WebshopOrderInput } from '../services/webshop-orders.js';
+import { payloadOf } from './members.js';
+import type { RouteDef } from './types.js';
+
+const json = { payload: { allow: ['application/json'] } };
+
+/** Webshop endpoints, called with a device token (promotions.scan). */
+export const webshopRoutes: RouteDef[] = [
+  {
+    method: 'POST',
+    path: '/webshop-promotions/orders',
+    options: {
+      ...json,
+      // The spec: 401 (not 403) for a token without promotions.scan, and its own validation body.
+      insufficientScopeStatus: 401,
+      onValidationError: webshopValidationError,
+    },
+    handler: (request, h) =>
+      respondInTransaction(request, h, async (tx) => ({
+        body: await createWebshopOrder(tx, principalOf(request), payloadOf<WebshopOrderInput>(request), appOf(request).baseUrl()),
+      })),
+  },
+];

@@ -1,0 +1,148 @@
+import { once } from 'node:events';
+import { PassThrough, type Readable } from 'node:stream';
+import type postgres from 'postgres';
+import type { Db, Sql } from '../db/pool.js';
+import { invalidField, notFound } from './errors.js';
+import type { Brand } from './members-scope.js';
+
+/** Page sizes of POST /members/list (docs/HELPERS.md: per_page up to 1000). */
+export const MEMBERS_PER_PAGE_MAX = 1000;
+export const MEMBERS_PER_PAGE_DEFAULT = 100;
+
+/**
+ * One member list item as JSON text, built by PostgreSQL: the full list streams 100,000 of these,
+ * and text rows cost the server next to nothing to parse and write.
+ */
+const memberItemJson = (db: Db) => db`
+  json_build_object(
+    'email', m.email,
+    'full_name', nullif(concat_ws(' ', nullif(m.first_name, ''), nullif(m.last_name, '')), ''),
+    'identifier', m.id,
+    'unsubscribed', bm.unsubscribed::int,
+    'last_name', m.last_name,
+    'phone_number', m.phone_number,
+    'birth_date', m.birth_day,
+    'street', m.street,
+    'house_number', m.house_number,
+    'postcode', m.postcode,
+    'city', m.city,
+    'country', m.country,
+    'subscribed_at', to_char(bm.subscribed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')
+  )::text`;
+
+const membersOfBrand = (db: Db, brand: Brand) => db`
+  FROM brand_members bm JOIN members m ON m.id = bm.member_id
+  WHERE bm.brand_id = ${brand.id}`;
+
+export type ListPage = { page: number; perPage: number };
+
+/** page/per_page arrive as strings (spec) or numbers; both absent means the whole list. */
+export function readListPage(input: { page?: unknown; per_page?: unknown }): ListPage | null {
+  if (input.page == null && input.per_page == null) return null;
+  const read = (field: string, value: unknown, fallback: number, max: number) => {
+    if (value == null) return fallback;
+    const n = typeof value === 'number' ? value : /^\s*\d+\s*$/.test(String(value)) ? Number(value) : NaN;
+    if (!Number.isInteger(n) || n < 1) throw invalidField(field, `The ${field} field must be an integer of at least 1.`);
+    if (n > max) throw invalidField(field, `The ${field} field must not be greater than ${max}.`);
+    return n;
+  };
+  return {
+    page: read('page', input.page, 1, Number.MAX_SAFE_INTEGER),
+    perPage: read('per_page', input.per_page, MEMBERS_PER_PAGE_DEFAULT, MEMBERS_PER_PAGE_MAX),
+  };
+}
+
+/** The envelope of POST /members/list up to (not including) the members array. */
+function envelopeHead(listUrl: string, total: number, page: ListPage | null): string {
+  const perPage = page?.perPage ?? total;
+  const lastPage = page ? Math.max(Math.ceil(total / page.perPage), 1) : 1;
+  const data = {
+    total,
+    last_page: lastPage,
+    next_page_url: page && page.page < lastPage ? `${listUrl}?page=${page.page + 1}` : null,
+    per_page: perPage,
+    last_page_url: `${listUrl}?page=${lastPage}`,
+  };
+  return `{"message":"Request successful","data":${JSON.stringify(data).slice(0, -1)},"members":[`;
+}
+const ENVELOPE_TAIL = ']}}';
+
+/** One page of members, as the complete JSON body. */
+export async function listMembersPage(db: Db, brand: Brand, page: ListPage, listUrl: string): Promise<string> {
+  const [counted] = await db<{ total: number }[]>`SELECT count(*)::int AS total ${membersOfBrand(db, brand)}`;
+  const rows = await db<{ j: string }[]>`
+    SELECT ${memberItemJson(db)} AS j ${membersOfBrand(db, brand)}
+    ORDER BY bm.created_at, bm.member_id
+    LIMIT ${page.perPage} OFFSET ${(page.page - 1) * page.perPage}`;
+  return envelopeHead(listUrl, counted!.total, page) + rows.map((r) => r.j).join(',') + ENVELOPE_TAIL;
+}
+
+/** Every member of the brand, streamed (same envelope, last_page 1, per_page = total). */
+export function streamAllMembers(sql: Sql, brand: Brand, listUrl: string): Readable {
+  return streamJsonArray(sql, async (tx) => {
+    const [counted] = await tx<{ total: number }[]>`SELECT count(*)::int AS total ${membersOfBrand(tx, brand)}`;
+    return {
+      head: envelopeHead(listUrl, counted!.total, null),
+      rows: tx<{ j: string }[]>`SELECT ${memberItemJson(tx)} AS j ${membersOfBrand(tx, brand)} ORDER BY bm.created_at, bm.member_id`,
+      tail: ENVELOPE_TAIL,
+    };
+  });
+}
+
+/**
+ * POST /import/export: one row per storecard pass of the brand's members (limited to one
+ * storecard with `storecard_id`); members without a storecard pass are left out. `points` is the
+ * pass's lifetime points, `qr_code` its code.
+ */
+export async function exportMembersWithPoints(sql: Sql, brand: Brand, storecardId: string | undefined): Promise<Readable> {
+  if (storecardId) {
+    const [card] = await sql`SELECT 1 FROM storecards WHERE id = ${storecardId} AND brand_id = ${brand.id}`;
+    if (!card) throw notFound('Storecard');
+  }
+  const cardFilter = (db: Db) => (storecardId ? db`AND p.storecard_id = ${storecardId}` : db``);
+  return streamJsonArray(sql, async (tx) => ({
+    head: '{"success":true,"data":[',
+    rows: tx<{ j: string }[]>`
+      SELECT json_build_object(
+               'email', m.email,
+               'name', nullif(concat_ws(' ', nullif(m.first_name, ''), nullif(m.last_name, '')), ''),
+               'points', p.points,
+               'qr_code', p.qr_code)::text AS j
+      ${membersOfBrand(tx, brand)}
+      JOIN passes p ON p.member_id = m.id AND p.brand_id = bm.brand_id AND p.kind = 'storecard' ${cardFilter(tx)}
+      ORDER BY bm.created_at, bm.member_id, p.created_at, p.id`,
+    tail: ']}',
+  }));
+}
+
+/**
+ * Streams `head`, the rows' JSON texts joined by commas, then `tail`, from one read-only
+ * REPEATABLE READ transaction (the count in `head` and the rows see the same snapshot). A
+ * postgres.js cursor fetches 1000 rows at a time and waits while the client is slow to read, so
+ * memory stays flat however long the list is. A client that goes away closes the cursor.
+ */
+export function streamJsonArray(
+  sql: Sql,
+  prepare: (tx: Db) => Promise<{ head: string; rows: postgres.PendingQuery<{ j: string }[]>; tail: string }>,
+): Readable {
+  const out = new PassThrough();
+  const gone = () => out.destroyed || out.writableEnded;
+  const write = async (text: string) => {
+    if (!out.write(text) && !gone()) await Promise.race([once(out, 'drain'), once(out, 'close')]);
+  };
+  sql
+    .begin('isolation level repeatable read read only', async (tx) => {
+      const { head, rows, tail } = await prepare(tx);
+      await write(head);
+      let first = true;
+      await rows.cursor(1000, async (batch) => {
+          if (gone()) return sql.CLOSE;
+          await write((first ? '' : ',') + batch.map((r) => r.j).join(','));
+          first = false;
+          return undefined;
+        });
+      if (!gone()) out.end(tail);
+    })
+    .catch((error: unknown) => out.destroy(error as Error));
+  return out;
+}

@@ -1,0 +1,89 @@
+import type { Db } from '../db/pool.js';
+import { buildPaginator, type Paginator } from '../lib/paginator.js';
+import { invalidField, notFound } from './errors.js';
+import { isUuid, requireBrand, requireBrandMember, type Scope } from './members-scope.js';
+
+/** Page size of member coupons/storecards (spec: first page of 10; docs/HELPERS.md: at most 100). */
+export const PASSES_PER_PAGE_DEFAULT = 10;
+export const PASSES_PER_PAGE_MAX = 100;
+
+export type CouponPassItem = {
+  created_at: string; updated_at: string; expiration_date: string | null; start_date: string | null;
+  qr_code: string; loyalty_code: string; coupon_title: string; coupon_thumbnail_url: string | null;
+  coupon_external_reference: string | null; status: string;
+};
+export type StorecardPassItem = {
+  created_at: string; updated_at: string; expiration_date: string | null; start_date: string | null;
+  qr_code: string; loyalty_code: string; points: number; balance: number; storecard_title: string;
+  storecard_thumbnail_url: string | null; status: string;
+};
+
+type PageInput = { brand_id: string; page?: number | string; per_page?: number | string };
+
+function readPage(input: PageInput): { page: number; perPage: number } {
+  const read = (field: string, value: unknown, fallback: number, max: number) => {
+    if (value == null || value === '') return fallback;
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) throw invalidField(field, `The ${field} field must be an integer of at least 1.`);
+    if (n > max) throw invalidField(field, `The ${field} field must not be greater than ${max}.`);
+    return n;
+  };
+  return { page: read('page', input.page, 1, Number.MAX_SAFE_INTEGER), perPage: read('per_page', input.per_page, PASSES_PER_PAGE_DEFAULT, PASSES_PER_PAGE_MAX) };
+}
+
+/** GET /members/{uuid}/coupons and /storecards: the member's passes of the brand, newest first. */
+export async function listMemberPasses(
+  db: Db, scope: Scope, memberId: string, kind: 'coupon' | 'storecard', input: PageInput, path: string,
+): Promise<Paginator<CouponPassItem | StorecardPassItem>> {
+  const { page, perPage } = readPage(input);
+  const brand = await requireBrand(db, scope, input.brand_id);
+  await requireBrandMember(db, brand, memberId);
+  const [counted] = await db<{ total: number }[]>`
+    SELECT count(*)::int AS total FROM passes WHERE member_id = ${memberId} AND brand_id = ${brand.id} AND kind = ${kind}`;
+  const common = db`
+    to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+    to_char(p.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
+    p.expiration_date::text AS expiration_date, p.start_date::text AS start_date,
+    p.pass_code AS qr_code, p.id AS loyalty_code`;
+  const rows = kind === 'coupon'
+    ? await db<CouponPassItem[]>`
+        SELECT ${common}, c.title AS coupon_title, c.thumbnail_url AS coupon_thumbnail_url,
+               c.external_reference AS coupon_external_reference, loyalty_pass_status(p.status, p.expiration_date) AS status
+        FROM passes p JOIN coupons c ON c.id = p.coupon_id
+        WHERE p.member_id = ${memberId} AND p.brand_id = ${brand.id} AND p.kind = 'coupon'
+        ORDER BY p.created_at DESC, p.id DESC LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`
+    : await db<StorecardPassItem[]>`
+        SELECT ${common}, p.points, p.balance, s.title AS storecard_title, s.thumbnail_url AS storecard_thumbnail_url,
+               loyalty_pass_status(p.status, p.expiration_date) AS status
+        FROM passes p JOIN storecards s ON s.id = p.storecard_id
+        WHERE p.member_id = ${memberId} AND p.brand_id = ${brand.id} AND p.kind = 'storecard'
+        ORDER BY p.created_at DESC, p.id DESC LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`;
+  return buildPaginator<CouponPassItem | StorecardPassItem>({
+    data: [...rows],
+    total: counted!.total,
+    page,
+    perPage,
+    path,
+    query: { brand_id: brand.id, ...(input.per_page != null && input.per_page !== '' ? { per_page: perPage } : {}) },
+  });
+}
+
+/**
+ * POST /members/location: sets the favourite location on every brand link of the given members
+ * in the location's organization. Members that are unknown or of another organization are left
+ * out of the answer; an unknown or foreign location is a 404.
+ */
+export async function setFavouriteLocation(tx: Db, scope: Scope, input: { location_id: string; users: string[] }): Promise<string[]> {
+  const [location] = await tx<{ organization_id: string }[]>`
+    SELECT organization_id FROM locations WHERE id = ${input.location_id} AND organization_id = ANY(${scope.organizationIds})
+    ORDER BY organization_id LIMIT 1`;
+  if (!location) throw notFound('Location');
+  const ids = [...new Set(input.users.filter(isUuid).map((u) => u.toLowerCase()))];
+  const rows = await tx<{ member_id: string }[]>`
+    UPDATE brand_members bm SET favourite_location_id = ${input.location_id}
+    FROM brands b
+    WHERE b.id = bm.brand_id AND b.organization_id = ${location.organization_id} AND bm.member_id = ANY(${ids}::uuid[])
+    RETURNING bm.member_id`;
+  const updated = new Set(rows.map((r) => r.member_id));
+  return ids.filter((id) => updated.has(id));
+}

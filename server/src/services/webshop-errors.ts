@@ -1,0 +1,20 @@
+import { DomainError, type ErrorKind } from './errors.js';
+
+/**
+ * The webshop order endpoint's own error bodies (spec, Errors): a validation failure is
+ * `{status: false, message: "Validation failed", errors: {<field>: [<message>]}}`, every other
+ * failure `{status: false, errors: [<message>]}`.
+ */
+export type WebshopValidationBody = { status: false; message: 'Validation failed'; errors: Record<string, string[]> };
+export type WebshopErrorBody = { status: false; errors: string[] };
+
+export const webshopValidationBody = (errors: Record<string, string[]>): WebshopValidationBody =>
+  ({ status: false, message: 'Validation failed', errors });
+
+export const webshopValidationError = (errors: Record<string, string[]>) =>
+  new DomainError('validation', 'validation_failed', 'Validation failed', { fields: errors, body: webshopValidationBody(errors) });
+
+export const webshopError = (kind: ErrorKind, code: string, messages: string | string[]) => {
+  const list = typeof messages === 'string' ? [messages] : messages;
+  return new DomainError(kind, code, list.join(' '), { body: { status: false, errors: list } satisfies WebshopErrorBody });
+};
