@@ -1,5 +1,6 @@
 // The import as a whole: read and validate everything, then send batches a few at a time,
 // checkpointing each acknowledged batch, and finish with rejects file and summary.
+import { resolve } from 'node:path';
 import { CliError, InterruptedError } from '../errors.js';
 import { batchIdempotencyKey, planBatches, type ImportIdentity, type SignupBatch } from './batch.js';
 import { CheckpointWriter, defaultCheckpointPath, readCheckpoint, type BatchOutcome, type Checkpoint } from './checkpoint.js';
@@ -48,6 +49,8 @@ export interface ImportRequest {
   restart?: boolean;
   checkpointPath?: string | undefined;
   rejectsPath?: string | undefined;
+  /** Relative rejects paths are written relative to this directory (default: the process's). */
+  cwd?: string;
   signal: AbortSignal;
   sendSignups: SendSignups;
   onProgress?: (progress: ImportProgress) => void;
@@ -106,6 +109,7 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
   if (existing && existing.batch_size !== request.batchSize) log(`Resuming with the batch size of the first run (${batchSize}).`);
   const batches = planBatches(input.rows.length, accepted, batchSize);
   const rejectsPath = request.rejectsPath ?? defaultRejectsPath(request.input.name, input.format);
+  const rejectsFile = resolve(request.cwd ?? '.', rejectsPath);
 
   Object.assign(progress, { phase: 'sending', rows: input.rows.length, rejected: invalid.length, batchesTotal: batches.length, rowsTotal: accepted.length });
   const summarize = (outcomes: Record<string, BatchOutcome>, apiRejects: RejectedRow[], resumed: number): ImportSummary => {
@@ -122,7 +126,7 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
   };
 
   if (request.dryRun) {
-    if (invalid.length > 0) await writeRejects(rejectsPath, input.format, input.columns, invalid);
+    if (invalid.length > 0) await writeRejects(rejectsFile, input.format, input.columns, invalid);
     progress.phase = 'done';
     report();
     return summarize({}, [], 0);
@@ -192,7 +196,7 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
   await Promise.all(Array.from({ length: Math.max(1, Math.min(request.concurrency, pending.length)) }, worker));
 
   const rejectedRows = [...invalid, ...apiRejects()];
-  if (rejectedRows.length > 0) await writeRejects(rejectsPath, input.format, input.columns, rejectedRows);
+  if (rejectedRows.length > 0) await writeRejects(rejectsFile, input.format, input.columns, rejectedRows);
   if (request.signal.aborted) {
     throw new InterruptedError(
       `Import interrupted after ${progress.batchesDone} of ${batches.length} batches; progress is saved.`,

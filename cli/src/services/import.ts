@@ -1,4 +1,5 @@
 // `loyalty members import`: wires the import pipeline to the API, the progress display and Ctrl-C.
+import { resolve } from 'node:path';
 import { toLoyaltyError } from '@loyalty/sdk';
 import type { Context } from '../context.js';
 import { PartialSuccess, usageError } from '../errors.js';
@@ -96,7 +97,8 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
       dryRun: Boolean(options.dryRun),
       resume: Boolean(options.resume),
       restart: Boolean(options.restart),
-      checkpointPath: options.checkpoint,
+      checkpointPath: options.checkpoint ? resolve(ctx.runtime.cwd, options.checkpoint) : undefined,
+      cwd: ctx.runtime.cwd,
       rejectsPath: options.rejects,
       signal: ctx.signal,
       sendSignups: signupSender(ctx, brandId),

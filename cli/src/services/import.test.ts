@@ -1,0 +1,121 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { setupServer } from 'msw/node';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fakeApi, loggedInEnv, type FakeApi } from '../testing/fake-api.js';
+import { runCli, tempConfigHome } from '../testing/run-cli.js';
+
+const server = setupServer();
+let api: FakeApi;
+beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+beforeEach(() => {
+  api = fakeApi();
+  server.resetHandlers(...api.handlers);
+});
+afterAll(() => server.close());
+
+function csv(count: number, extra: string[] = []): string {
+  const lines = ['email,first_name,last_name,unsubscribed,subscribed_at'];
+  for (let i = 0; i < count; i++) lines.push(`member${i}@example.com,First${i},Last${i},no,2024-05-01 10:00:00`);
+  return [...lines, ...extra].join('\n') + '\n';
+}
+
+async function workspace(content: string) {
+  const dir = await tempConfigHome();
+  await writeFile(join(dir, 'members.csv'), content);
+  return { dir, env: loggedInEnv(dir) };
+}
+
+const signups = () => api.requests.filter((r) => r.path === '/members/signups');
+
+describe('loyalty members import', () => {
+  it('sends valid rows in batches with idempotency keys, writes rejects, prints new/found/rejected and exits 3', async () => {
+    const { dir, env } = await workspace(csv(2500, ['not-an-email,X,Y,,', 'member1@example.com,Dup,Row,,', 'late@example.com,A,B,,2999-01-01']));
+    api.members.set('member7@example.com', { id: 'existing-7', email: 'member7@example.com' });
+    const result = await runCli(['members', 'import', 'members.csv', '--json'], { env, cwd: dir });
+    expect(result.code).toBe(3);
+    expect(JSON.parse(result.stdout)).toMatchObject({ rows: 2503, batches: 2, new: 2499, found: 1, rejected: 3, rejects_file: 'members.rejects.csv' });
+    expect(signups().map((r) => (r.body as { users: unknown[] }).users.length)).toEqual([2000, 500]);
+    expect(signups().every((r) => /^loyalty-import-[0-9a-f]{48}$/.test(r.headers.get('idempotency-key') ?? ''))).toBe(true);
+    expect((signups()[0]!.body as { users: unknown[] }).users[0]).toEqual({
+      email: 'member0@example.com', first_name: 'First0', last_name: 'Last0', unsubscribed: false, subscribed_at: '2024-05-01T10:00:00Z',
+    });
+    const rejects = parse(await readFile(join(dir, 'members.rejects.csv'), 'utf8')) as string[][];
+    expect(rejects[0]).toEqual(['email', 'first_name', 'last_name', 'unsubscribed', 'subscribed_at', 'error']);
+    expect(rejects.slice(1).map((row) => row[5])).toEqual([
+      'line 2502: "not-an-email" is not an e-mail address',
+      'line 2503: duplicate of member1@example.com on line 3',
+      'line 2504: subscribed_at 2999-01-01 is not in the past',
+    ]);
+    expect(result.stderr).toContain('3 rows were rejected; they are in members.rejects.csv');
+  });
+
+  it('puts rows the API refuses into the rejects file and imports the rest of their batch', async () => {
+    const { dir, env } = await workspace(csv(10));
+    api.rejectEmail = (email) => (email === 'member3@example.com' ? 'The users.3.email must be a valid email address.' : undefined);
+    const result = await runCli(['members', 'import', 'members.csv', '--json'], { env, cwd: dir });
+    expect(result.code).toBe(3);
+    expect(JSON.parse(result.stdout)).toMatchObject({ new: 9, rejected: 1, rejected_by_api: 1 });
+    expect(signups()).toHaveLength(2);
+    const rejects = parse(await readFile(join(dir, 'members.rejects.csv'), 'utf8')) as string[][];
+    expect(rejects[1]![0]).toBe('member3@example.com');
+    expect(rejects[1]![5]).toBe('line 5: rejected by the API: email: The users.3.email must be a valid email address.');
+  });
+
+  it('exits 0 with a human summary when every row is imported, and keeps stdout for the summary only', async () => {
+    const { dir, env } = await workspace(csv(3));
+    const result = await runCli(['members', 'import', 'members.csv', '--batch-size', '2'], { env, cwd: dir });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Imported members\.csv into brand-acme in [\d.]+s/);
+    expect(result.stdout).toMatch(/ new\s+3\n\s+found\s+0\n\s+rejected\s+0\n$/);
+    expect(result.stderr).toMatch(/import: 3\/3 rows \(100%\), 2\/2 batches/);
+    expect(await readdir(join(dir, 'loyalty', 'imports'))).toEqual([]);
+  });
+
+  it('--dry-run sends nothing', async () => {
+    const { dir, env } = await workspace(csv(5));
+    const result = await runCli(['members', 'import', 'members.csv', '--dry-run'], { env, cwd: dir });
+    expect(result.code).toBe(0);
+    expect(signups()).toEqual([]);
+    expect(result.stdout).toContain('dry run, nothing sent');
+  });
+
+  it('reads stdin with -, sniffing JSON Lines', async () => {
+    const dir = await tempConfigHome();
+    const input = '{"email":"a@example.com","first_name":"Ann"}\n{"email":"b@example.com"}\n';
+    const result = await runCli(['members', 'import', '-', '--json'], { env: loggedInEnv(dir), cwd: dir, stdin: input });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ format: 'jsonl', new: 2 });
+  });
+
+  it('after Ctrl-C exits 130 and --resume finishes without creating anyone twice', async () => {
+    const { dir, env } = await workspace(csv(50));
+    const controller = new AbortController();
+    server.events.on('response:mocked', ({ request }) => {
+      if (new URL(request.url).pathname === '/members/signups' && signups().length === 2) controller.abort();
+    });
+    const first = await runCli(['members', 'import', 'members.csv', '--batch-size', '10', '--concurrency', '1'], { env, cwd: dir, signal: controller.signal });
+    server.events.removeAllListeners();
+    expect(first.code).toBe(130);
+    expect(first.stderr).toContain('Continue with: loyalty members import members.csv --resume');
+    const sentBefore = signups().length;
+
+    const refused = await runCli(['members', 'import', 'members.csv'], { env, cwd: dir });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Pass --resume to continue it, or --restart to start over.');
+
+    const resumed = await runCli(['members', 'import', 'members.csv', '--resume', '--json'], { env, cwd: dir });
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ new: 50, found: 0, resumed_batches: sentBefore - 1 });
+    expect(api.members.size).toBe(50);
+    expect(signups().length - sentBefore).toBe(5 - (sentBefore - 1));
+  });
+
+  it('names the file when it does not exist', async () => {
+    const dir = await tempConfigHome();
+    const result = await runCli(['members', 'import', 'missing.csv'], { env: loggedInEnv(dir), cwd: dir });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Cannot read missing.csv: no such file.');
+  });
+});

@@ -1,0 +1,52 @@
+// Runs the whole program in-process for tests: captured stdout/stderr, a temporary config
+// directory, an optional stdin and Ctrl-C signal. HTTP is intercepted by msw in the tests.
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { run } from '../main.js';
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  env?: NodeJS.ProcessEnv;
+  stdin?: string;
+  cwd?: string;
+  signal?: AbortSignal;
+  tty?: boolean;
+}
+
+export async function tempConfigHome(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'loyalty-cli-test-'));
+}
+
+function capture(tty: boolean): { stream: PassThrough & { isTTY?: boolean }; text: () => string } {
+  const stream = new PassThrough() as PassThrough & { isTTY?: boolean };
+  stream.isTTY = tty;
+  let text = '';
+  stream.on('data', (chunk: Buffer) => {
+    text += chunk.toString('utf8');
+  });
+  return { stream, text: () => text };
+}
+
+export async function runCli(args: string[], options: RunOptions = {}): Promise<CliRun> {
+  const stdout = capture(Boolean(options.tty));
+  const stderr = capture(Boolean(options.tty));
+  const stdin = Readable.from(options.stdin === undefined ? [] : [Buffer.from(options.stdin)]) as Readable & { isTTY?: boolean };
+  stdin.isTTY = Boolean(options.tty);
+  const code = await run(args, {
+    env: { PATH: process.env.PATH, NO_COLOR: '1', ...options.env },
+    stdin,
+    stdout: stdout.stream,
+    stderr: stderr.stream,
+    signal: options.signal ?? new AbortController().signal,
+    cwd: options.cwd ?? process.cwd(),
+  });
+  await new Promise((resolve) => setImmediate(resolve));
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
