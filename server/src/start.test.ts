@@ -1,0 +1,101 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+let dataDir: string;
+
+beforeAll(async () => {
+  // The real thing runs compiled JavaScript: build it as `npm start` would.
+  await promisify(execFile)(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'server'], { cwd: root });
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-start-'));
+  // As root, PostgreSQL runs as the `postgres` user, which must be able to reach the data directory.
+  await chmod(dataDir, 0o755);
+}, 180_000);
+afterAll(async () => {
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+type Running = { child: ChildProcess; url: string; exited: Promise<number | null>; stderr: () => string };
+
+/** `node server/dist/start.js` with PORT=0; resolves once it prints the URL it listens on. */
+async function start(): Promise<Running> {
+  const child = spawn(process.execPath, ['server/dist/start.js'], {
+    cwd: root,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOYALTY_DATA_DIR: path.join(dataDir, 'data'), DATABASE_URL: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // its own process group, as test harnesses run it
+  });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    exited.then((code) => reject(new Error(`server exited with ${code} before listening:\n${err}`)));
+  });
+  return { child, url, exited, stderr: () => err };
+}
+
+async function token(url: string): Promise<string> {
+  const res = await fetch(`${url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=client_credentials&client_id=acme-admin&client_secret=acme-admin-secret',
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+describe('node server/dist/start.js', () => {
+  it('serves /health, /openapi.yaml, tokens and tags over HTTP, and exits cleanly on SIGTERM', async () => {
+    const server = await start();
+    try {
+      const health = await fetch(`${server.url}/health`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ status: 'ok' });
+
+      const doc = await fetch(`${server.url}/openapi.yaml`);
+      expect(doc.status).toBe(200);
+      expect(doc.headers.get('content-type')).toMatch(/yaml/);
+      expect(await doc.text()).toMatch(/^openapi: 3\.1/);
+
+      const authorization = `Bearer ${await token(server.url)}`;
+      const created = await fetch(`${server.url}/tags`, {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json' },
+        body: JSON.stringify({ brand_id: 'brand-acme', external_reference: 'start-test', tag: 'Kept between runs' }),
+      });
+      expect(created.status).toBe(201);
+      const list = await fetch(`${server.url}/tags`, { headers: { authorization } });
+      expect(list.status).toBe(200);
+      expect(list.headers.get('x-ratelimit-limit')).toBe('600');
+      expect(((await list.json()) as { data: { external_reference: string }[] }).data.map((t) => t.external_reference)).toContain('start-test');
+    } finally {
+      server.child.kill('SIGTERM');
+    }
+    expect(await server.exited, server.stderr()).toBe(0);
+    expect(existsSync(path.join(dataDir, 'data', 'postmaster.pid'))).toBe(false);
+  }, 120_000);
+
+  it('starts again on the same data directory with its data, and stops on SIGTERM to the whole process group', async () => {
+    const server = await start();
+    try {
+      const list = await fetch(`${server.url}/tags`, { headers: { authorization: `Bearer ${await token(server.url)}` } });
+      expect(((await list.json()) as { data: { external_reference: string }[] }).data.map((t) => t.external_reference)).toContain('start-test');
+    } finally {
+      process.kill(-server.child.pid!, 'SIGTERM');
+    }
+    expect(await server.exited, server.stderr()).toBe(0);
+    expect(existsSync(path.join(dataDir, 'data', 'postmaster.pid'))).toBe(false);
+  }, 120_000);
+});
