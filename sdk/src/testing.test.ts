@@ -1,0 +1,112 @@
+import { setupServer } from 'msw/node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createLoyaltyClient } from './client.js';
+import { toLoyaltyError } from './errors.js';
+import { wasReplayed } from './idempotency.js';
+import { waitForVoucherJob } from './jobs.js';
+import { iterateEvents, iterateMembers } from './paginate.js';
+import { mockLoyaltyApi, type MockLoyaltyApi } from './testing.js';
+
+const baseUrl = 'http://mock.test';
+const server = setupServer();
+beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+afterEach(() => server.resetHandlers());
+afterAll(() => server.close());
+
+let n = 0;
+function setup(options: Parameters<typeof mockLoyaltyApi>[0] = {}): { api: MockLoyaltyApi; client: ReturnType<typeof createLoyaltyClient> } {
+  const api = mockLoyaltyApi({ baseUrl, ...options });
+  server.use(...api.handlers);
+  const client = createLoyaltyClient({ baseUrl, token: `testing-${++n}`, retry: { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 2, deadlineMs: 5000 } });
+  return { api, client };
+}
+const tagBody = { brand_id: 'brand-acme', external_reference: 'vip', tag: 'VIP' };
+
+describe('mockLoyaltyApi', () => {
+  it('answers the SDK like the API: create, idempotent member create, paginated list', async () => {
+    const { api, client } = setup({ members: 250 });
+    const tag = await client.POST('/tags', { body: tagBody });
+    expect(tag.response.status).toBe(201);
+    expect(api.tags).toHaveLength(1);
+
+    const body = { brand_id: 'brand-acme', email: 'New@Example.com', unsubscribed: false };
+    const first = await client.POST('/members', { body });
+    const again = await client.POST('/members', { body: { ...body, email: 'new@example.com' } });
+    expect([first.response.status, first.data?.created, again.response.status, again.data?.created]).toEqual([201, true, 200, false]);
+    expect(again.data?.identifier).toBe(first.data?.identifier);
+
+    let count = 0;
+    for await (const _ of iterateMembers(client, { brandId: 'brand-acme', perPage: 100 })) count++;
+    expect(count).toBe(251);
+    expect(api.requests.filter((r) => r.path === '/members/list')).toHaveLength(3);
+  });
+
+  it('requires a bearer token', async () => {
+    const api = mockLoyaltyApi({ baseUrl });
+    server.use(...api.handlers);
+    const response = await fetch(`${baseUrl}/tags`);
+    expect(response.status).toBe(401);
+  });
+
+  it('fault rate_limit: 429 with Retry-After, which the client waits out', async () => {
+    const { api, client } = setup();
+    api.fail({ with: 'rate_limit', times: 2, retryAfter: 0, path: '/tags' });
+    const { response } = await client.GET('/tags');
+    expect(response.status).toBe(200);
+    expect(api.requests.map((r) => r.status)).toEqual([429, 429, 200]);
+  });
+
+  it('fault in_progress: 409 idempotency_in_progress, then the retry gets the replay and the action ran once', async () => {
+    const { api, client } = setup();
+    api.fail({ with: 'in_progress', method: 'POST', path: '/tags' });
+    const result = await client.POST('/tags', { body: tagBody });
+    expect(result.response.status).toBe(201);
+    expect(wasReplayed(result)).toBe(true);
+    expect(api.tags).toHaveLength(1);
+    const [a, b] = api.requests;
+    expect([a?.status, b?.status]).toEqual([409, 201]);
+    expect(a?.idempotencyKey).toBe(b?.idempotencyKey);
+  });
+
+  it('fault server_error: a burst of 5xx that retries ride out, or that outlasts them', async () => {
+    const { api, client } = setup();
+    api.fail({ with: 'server_error', times: 3 });
+    expect((await client.GET('/tags')).response.status).toBe(200);
+    api.fail({ with: 'server_error', times: 4, status: 502 });
+    const result = await client.GET('/tags');
+    expect(toLoyaltyError(result)).toMatchObject({ status: 502, code: 'server_error' });
+  });
+
+  it('runs a slow voucher job: queued, running, then done over N polls', async () => {
+    const { client } = setup({ members: 10, voucherJobPolls: 4 });
+    const created = await client.POST('/tags/{id}/vouchers', { params: { path: { id: 'vip' } }, body: { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' } });
+    expect(created.response.status).toBe(202);
+    const seen = [];
+    for await (const job of waitForVoucherJob(client, { tagId: 'vip', jobId: created.data!.job_id, brandId: 'brand-acme', intervalMs: 1 }))
+      seen.push(`${job.status} ${job.processed}/${job.total}`);
+    expect(seen).toEqual(['queued 0/0', 'running 3/10', 'running 6/10', 'done 10/10']);
+  });
+
+  it('enforces a rate limit with headers, which the client paces under', async () => {
+    const { api, client } = setup({ rateLimit: { limit: 20, windowMs: 1000 } });
+    await Promise.all(Array.from({ length: 50 }, () => client.GET('/tags')));
+    expect(api.requests.filter((r) => r.status === 429)).toHaveLength(0);
+    expect(api.requests).toHaveLength(50);
+  }, 10_000);
+
+  it('records member.created events for the event feed', async () => {
+    const { client } = setup();
+    await client.POST('/members', { body: { brand_id: 'brand-acme', email: 'a@example.com', unsubscribed: false } });
+    const types = [];
+    for await (const e of iterateEvents(client, { after: '0' })) types.push(e.type);
+    expect(types).toEqual(['member.created']);
+  });
+
+  it('issues tokens to client credentials', async () => {
+    const api = mockLoyaltyApi({ baseUrl });
+    server.use(...api.handlers);
+    const client = createLoyaltyClient({ baseUrl, clientCredentials: { clientId: 'acme-admin', clientSecret: 's' } });
+    expect((await client.GET('/tags')).response.status).toBe(200);
+    expect(api.requests.map((r) => r.path)).toEqual(['/oauth/token', '/tags']);
+  });
+});
