@@ -51,7 +51,7 @@ export const memberRoutes: RouteDef[] = [
       const brand = await requireBrand(sql, scopeOf(request), body.brand_id);
       const listUrl = `${baseUrlOf(request)}/members/list`;
       // Without page and per_page the whole list streams from a cursor (100,000 members included).
-      const source = page ? await listMembersPage(sql, brand, page, listUrl) : streamAllMembers(sql, brand, listUrl);
+      const source = page ? await listMembersPage(sql, brand, page, listUrl) : await streamAllMembers(sql, brand, listUrl);
       return h.response(source).type(JSON_TYPE);
     },
   },

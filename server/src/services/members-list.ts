@@ -72,18 +72,18 @@ export async function listMembersPage(db: Db, brand: Brand, page: ListPage, list
   const [counted] = await db<{ total: number }[]>`SELECT count(*)::int AS total ${membersOfBrand(db, brand)}`;
   const rows = await db<{ j: string }[]>`
     SELECT ${memberItemJson(db)} AS j ${membersOfBrand(db, brand)}
-    ORDER BY bm.created_at, bm.member_id
+    ORDER BY bm.seq
     LIMIT ${page.perPage} OFFSET ${(page.page - 1) * page.perPage}`;
   return envelopeHead(listUrl, counted!.total, page) + rows.map((r) => r.j).join(',') + ENVELOPE_TAIL;
 }
 
 /** Every member of the brand, streamed (same envelope, last_page 1, per_page = total). */
-export function streamAllMembers(sql: Sql, brand: Brand, listUrl: string): Readable {
+export function streamAllMembers(sql: Sql, brand: Brand, listUrl: string): Promise<Readable> {
   return streamJsonArray(sql, async (tx) => {
     const [counted] = await tx<{ total: number }[]>`SELECT count(*)::int AS total ${membersOfBrand(tx, brand)}`;
     return {
       head: envelopeHead(listUrl, counted!.total, null),
-      rows: tx<{ j: string }[]>`SELECT ${memberItemJson(tx)} AS j ${membersOfBrand(tx, brand)} ORDER BY bm.created_at, bm.member_id`,
+      rows: tx<{ j: string }[]>`SELECT ${memberItemJson(tx)} AS j ${membersOfBrand(tx, brand)} ORDER BY bm.seq`,
       tail: ENVELOPE_TAIL,
     };
   });
@@ -108,9 +108,11 @@ export async function exportMembersWithPoints(sql: Sql, brand: Brand, storecardI
                'name', nullif(concat_ws(' ', nullif(m.first_name, ''), nullif(m.last_name, '')), ''),
                'points', p.points,
                'qr_code', p.qr_code)::text AS j
-      ${membersOfBrand(tx, brand)}
-      JOIN passes p ON p.member_id = m.id AND p.brand_id = bm.brand_id AND p.kind = 'storecard' ${cardFilter(tx)}
-      ORDER BY bm.created_at, bm.member_id, p.created_at, p.id`,
+      FROM brand_members bm
+      JOIN members m ON m.id = bm.member_id
+      JOIN passes p ON p.member_id = bm.member_id AND p.brand_id = bm.brand_id AND p.kind = 'storecard' ${cardFilter(tx)}
+      WHERE bm.brand_id = ${brand.id}
+      ORDER BY bm.seq, p.created_at, p.id`,
     tail: ']}',
   }));
 }
@@ -120,29 +122,43 @@ export async function exportMembersWithPoints(sql: Sql, brand: Brand, storecardI
  * REPEATABLE READ transaction (the count in `head` and the rows see the same snapshot). A
  * postgres.js cursor fetches 1000 rows at a time and waits while the client is slow to read, so
  * memory stays flat however long the list is. A client that goes away closes the cursor.
+ *
+ * The promise settles once the first batch of rows is in hand: a failing query is still an
+ * ordinary error response then; only a failure later in the list can cut the stream short.
  */
 export function streamJsonArray(
   sql: Sql,
   prepare: (tx: Db) => Promise<{ head: string; rows: postgres.PendingQuery<{ j: string }[]>; tail: string }>,
-): Readable {
+): Promise<Readable> {
   const out = new PassThrough();
   const gone = () => out.destroyed || out.writableEnded;
   const write = async (text: string) => {
     if (!out.write(text) && !gone()) await Promise.race([once(out, 'drain'), once(out, 'close')]);
   };
-  sql
-    .begin('isolation level repeatable read read only', async (tx) => {
-      const { head, rows, tail } = await prepare(tx);
-      await write(head);
-      let first = true;
-      await rows.cursor(1000, async (batch) => {
+  return new Promise<Readable>((resolve, reject) => {
+    let started = false;
+    const start = () => {
+      if (!started) resolve(out);
+      started = true;
+    };
+    sql
+      .begin('isolation level repeatable read read only', async (tx) => {
+        const { head, rows, tail } = await prepare(tx);
+        await write(head);
+        let first = true;
+        await rows.cursor(1000, async (batch) => {
           if (gone()) return sql.CLOSE;
+          start(); // before waiting for the reader: nobody reads until the response starts
           await write((first ? '' : ',') + batch.map((r) => r.j).join(','));
           first = false;
           return undefined;
         });
-      if (!gone()) out.end(tail);
-    })
-    .catch((error: unknown) => out.destroy(error as Error));
-  return out;
+        if (!gone()) out.end(tail);
+        start();
+      })
+      .catch((error: unknown) => {
+        if (started) out.destroy(error as Error);
+        else reject(error);
+      });
+  });
 }

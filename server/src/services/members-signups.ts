@@ -80,6 +80,7 @@ async function upsertSignups(
       INSERT INTO brand_members (brand_id, member_id, unsubscribed, subscribed_at)
       SELECT ${brandId}, f.id, i.unsubscribed, coalesce(i.subscribed_at, now())
       FROM found f JOIN input i ON i.key = f.key
+      ORDER BY i.ord
       ON CONFLICT DO NOTHING
       RETURNING member_id
     )
