@@ -104,6 +104,6 @@ export async function addMembersToTag(ctx: Context, tag: string, args: readonly 
   for (const { line, text: bad } of references.invalid.slice(0, 10)) ctx.output.warn(`line ${line}: no UUID or e-mail in "${bad}"`);
   const skipped = unknownEmails.length + references.invalid.length;
   if (skipped > 0) {
-    throw new PartialSuccess(`${formatCount(skipped)} entries were not added (${unknownEmails.length} unknown e-mails, ${references.invalid.length} unreadable lines).`);
+    throw new PartialSuccess(`${formatCount(skipped)} not added: ${unknownEmails.length} e-mails are not members of ${brandId}, ${references.invalid.length} lines had no UUID or e-mail.`);
   }
 }

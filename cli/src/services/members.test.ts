@@ -1,0 +1,106 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { http, HttpResponse } from 'msw';
+import { setupServer } from 'msw/node';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { API, fakeApi, loggedInEnv, type FakeApi } from '../testing/fake-api.js';
+import { runCli, tempConfigHome } from '../testing/run-cli.js';
+
+const server = setupServer();
+let api: FakeApi;
+beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+beforeEach(() => {
+  api = fakeApi();
+  server.resetHandlers(...api.handlers);
+  for (let i = 0; i < 2500; i++) api.members.set(`m${i}@example.com`, { id: `00000000-0000-4000-9000-${String(i).padStart(12, '0')}`, email: `m${i}@example.com`, first_name: `F${i}`, last_name: `L${i}` });
+});
+afterAll(() => server.close());
+
+describe('loyalty members get', () => {
+  it('looks a member up by e-mail and shows profile and passes', async () => {
+    const result = await runCli(['members', 'get', 'm5@example.com'], { env: loggedInEnv(await tempConfigHome()) });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^identifier\s+00000000-0000-4000-9000-000000000005$/m);
+    expect(result.stdout).toMatch(/^name\s+F5 L5$/m);
+    expect(result.stdout).toContain('coupon CPN-1 active until 2026-12-31');
+    expect(api.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /members', 'GET /members/00000000-0000-4000-9000-000000000005']);
+  });
+
+  it('exits 1 with the API message for an unknown member', async () => {
+    const result = await runCli(['members', 'get', 'nobody@example.com'], { env: loggedInEnv(await tempConfigHome()) });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('✖ Member not found (404).');
+  });
+
+  it('asks for a brand when none is configured', async () => {
+    const env = { ...loggedInEnv(await tempConfigHome()), LOYALTY_BRAND: '' };
+    const result = await runCli(['members', 'get', 'm1@example.com'], { env });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Pass --brand <id>, set LOYALTY_BRAND');
+  });
+});
+
+describe('loyalty members export', () => {
+  it('streams every page as CSV', async () => {
+    const result = await runCli(['members', 'export', '--per-page', '1000'], { env: loggedInEnv(await tempConfigHome()) });
+    expect(result.code).toBe(0);
+    const rows = parse(result.stdout) as string[][];
+    expect(rows[0]).toEqual(['identifier', 'email', 'full_name', 'last_name', 'unsubscribed', 'subscribed_at', 'phone_number', 'birth_date', 'street', 'house_number', 'postcode', 'city', 'country']);
+    expect(rows).toHaveLength(2501);
+    expect(rows[2501 - 1]![1]).toBe('m2499@example.com');
+    expect(api.requests.filter((r) => r.path === '/members/list').map((r) => (r.body as { page: number }).page)).toEqual([1, 2, 3]);
+    expect(result.stderr).toContain('Exported 2,500 members of brand-acme (csv).');
+  });
+
+  it('writes JSON Lines to a file', async () => {
+    const dir = await tempConfigHome();
+    const result = await runCli(['members', 'export', '--format', 'jsonl', '-o', 'out.jsonl'], { env: loggedInEnv(dir), cwd: dir });
+    expect(result.code).toBe(0);
+    const lines = (await readFile(join(dir, 'out.jsonl'), 'utf8')).trim().split('\n');
+    expect(lines).toHaveLength(2500);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ email: 'm0@example.com', identifier: '00000000-0000-4000-9000-000000000000' });
+  });
+});
+
+describe('loyalty members subscribe / unsubscribe', () => {
+  it('uses the single endpoint for one e-mail and treats "already subscribed" as done', async () => {
+    server.use(http.patch(`${API}/members/subscribe`, () => HttpResponse.json({ message: 'Member already subscribed', error: 'bad_request' }, { status: 400 })));
+    const result = await runCli(['members', 'subscribe', 'm1@example.com'], { env: loggedInEnv(await tempConfigHome()) });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('m1@example.com is already subscribed to brand-acme.');
+  });
+
+  it('sends many e-mails in chunks of 2000 to the bulk endpoint', async () => {
+    const bodies: Array<{ email: string[] }> = [];
+    server.use(http.post(`${API}/members/unsubscribe`, async ({ request }) => {
+      const body = (await request.json()) as { email: string[] };
+      bodies.push(body);
+      return HttpResponse.json({ message: 'ok', data: { amount: body.email.length, message: `Unsubscribed ${body.email.length} members` } });
+    }));
+    const dir = await tempConfigHome();
+    const list = Array.from({ length: 2100 }, (_, i) => `m${i}@example.com`).join('\n');
+    const result = await runCli(['members', 'unsubscribe', '--file', '-', '--json'], { env: loggedInEnv(dir), stdin: list });
+    expect(result.code).toBe(0);
+    expect(bodies.map((b) => b.email.length)).toEqual([2000, 100]);
+    expect(JSON.parse(result.stdout)).toEqual({ requested: 2100, changed: 2100 });
+  });
+});
+
+describe('loyalty members delete', () => {
+  it('refuses without --yes when there is no terminal, and deletes with it', async () => {
+    let deleted: string | undefined;
+    server.use(http.delete(`${API}/members/:uuid`, ({ params, request }) => {
+      deleted = `${String(params.uuid)} ${new URL(request.url).searchParams.get('brand_id')}`;
+      return HttpResponse.json({ success: true, message: 'Member deleted' });
+    }));
+    const env = loggedInEnv(await tempConfigHome());
+    const refused = await runCli(['members', 'delete', 'm1@example.com'], { env });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('Pass --yes to confirm.');
+    expect(deleted).toBeUndefined();
+    const done = await runCli(['members', 'delete', 'm1@example.com', '--yes'], { env });
+    expect(done.code).toBe(0);
+    expect(deleted).toBe('00000000-0000-4000-9000-000000000001 brand-acme');
+  });
+});
