@@ -10,7 +10,7 @@
  * During a secret rotation each header carries one space-separated entry per secret; pass both
  * secrets (a list) while the old one is still valid.
  */
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { webhooks } from './generated/openapi.js';
 
 /** The body of a delivery, by event type, from the `webhooks` section of openapi.yaml. */
@@ -69,17 +69,36 @@ function toBytes(body: RawBody): Buffer {
   );
 }
 
-function checkSecrets(secrets: Secrets): readonly string[] {
-  const list = typeof secrets === 'string' ? [secrets] : secrets;
-  if (!Array.isArray(list) || list.length === 0) fail('secret_format', 'No webhook secret given.');
-  for (const secret of list) {
-    if (typeof secret !== 'string') fail('secret_format', `The webhook secret must be a string, got ${typeof secret}.`);
-    if (secret.trim() !== secret)
-      fail('secret_whitespace', 'The webhook secret has whitespace or a newline around it; trim it (it often comes from a file or an env var).');
-    if (!secret.startsWith('whsec_'))
-      fail('secret_format', 'The webhook secret must start with "whsec_": pass the whole secret as returned when the subscription was created.');
-  }
-  return list;
+interface SecretKeys {
+  /** Loyalty-Signature key: the UTF-8 bytes of the whole secret. */
+  loyalty: KeyObject;
+  /** Standard Webhooks key: the base64-decoded part after `whsec_` (checked when first needed). */
+  standard: KeyObject | undefined;
+  secret: string;
+}
+
+// HMAC keys are prepared once per secret: a KeyObject makes createHmac several times faster than
+// raw key bytes, and the secret is checked only the first time it is seen.
+const keyCache = new Map<string, SecretKeys>();
+
+function checkSecret(secret: unknown): SecretKeys {
+  const cached = keyCache.get(secret as string);
+  if (cached) return cached;
+  if (typeof secret !== 'string') return fail('secret_format', `The webhook secret must be a string, got ${typeof secret}.`);
+  if (secret.trim() !== secret)
+    fail('secret_whitespace', 'The webhook secret has whitespace or a newline around it; trim it (it often comes from a file or an env var).');
+  if (!secret.startsWith('whsec_'))
+    fail('secret_format', 'The webhook secret must start with "whsec_": pass the whole secret as returned when the subscription was created.');
+  const keys: SecretKeys = { loyalty: createSecretKey(Buffer.from(secret, 'utf8')), standard: undefined, secret };
+  if (keyCache.size >= 64) keyCache.clear();
+  keyCache.set(secret, keys);
+  return keys;
+}
+
+function checkSecrets(secrets: Secrets): SecretKeys[] {
+  if (typeof secrets === 'string') return [checkSecret(secrets)];
+  if (!Array.isArray(secrets) || secrets.length === 0) fail('secret_format', 'No webhook secret given.');
+  return secrets.map(checkSecret);
 }
 
 function header(headers: HeaderSource, name: string): string | undefined {
@@ -105,12 +124,13 @@ function anyEqual(expected: Buffer[], given: Buffer[]): boolean {
   return found;
 }
 
-function standardKey(secret: string): Buffer {
-  const encoded = secret.slice('whsec_'.length);
+function standardKey(keys: SecretKeys): KeyObject {
+  if (keys.standard) return keys.standard;
+  const encoded = keys.secret.slice('whsec_'.length);
   const key = Buffer.from(encoded, 'base64');
   if (key.length === 0 || key.toString('base64').replace(/=+$/, '') !== encoded.replace(/=+$/, ''))
     fail('secret_format', 'The part of the webhook secret after "whsec_" must be base64.');
-  return key;
+  return (keys.standard = createSecretKey(key));
 }
 
 const mismatch = () =>
@@ -138,7 +158,7 @@ export function verifySignature(rawBody: RawBody, signature: string | HeaderSour
         ? 'This is a webhook-signature (Standard Webhooks) value; pass the Loyalty-Signature header, or use verifyStandardWebhook.'
         : 'Loyalty-Signature must be hex HMAC-SHA256 values (64 hex digits), space-separated.',
     );
-  const expected = secrets.map((s) => createHmac('sha256', s).update(body).digest());
+  const expected = secrets.map((k) => createHmac('sha256', k.loyalty).update(body).digest());
   if (!anyEqual(expected, entries.map((e) => Buffer.from(e, 'hex')))) mismatch();
 }
 
@@ -239,13 +259,13 @@ export function signPayload(input: SignPayloadInput): Record<string, string> {
   const prefix = Buffer.from(`${id}.${timestamp}.`, 'utf8');
   const headers: Record<string, string> = {
     'content-type': 'application/json',
-    'loyalty-signature': secrets.map((s) => createHmac('sha256', s).update(body).digest('hex')).join(' '),
+    'loyalty-signature': secrets.map((k) => createHmac('sha256', k.loyalty).update(body).digest('hex')).join(' '),
     'loyalty-message-id': id,
     'loyalty-attempt': String(input.attempt ?? 1),
     'webhook-id': id,
     'webhook-timestamp': timestamp,
     'webhook-signature': secrets
-      .map((s) => `v1,${createHmac('sha256', standardKey(s)).update(prefix).update(body).digest('base64')}`)
+      .map((k) => `v1,${createHmac('sha256', standardKey(k)).update(prefix).update(body).digest('base64')}`)
       .join(' '),
   };
   if (typeof envelope.type === 'string') headers['loyalty-event'] = envelope.type;
