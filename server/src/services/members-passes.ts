@@ -64,7 +64,8 @@ export async function listMemberPasses(
     page,
     perPage,
     path,
-    query: { brand_id: brand.id, ...(input.per_page != null && input.per_page !== '' ? { per_page: perPage } : {}) },
+    // Page URLs carry what it takes to follow them: the brand, and a page size other than the default.
+    query: { brand_id: brand.id, ...(perPage !== PASSES_PER_PAGE_DEFAULT ? { per_page: perPage } : {}) },
   });
 }
 
