@@ -21,6 +21,7 @@ export const webshopRoutes: RouteDef[] = [
     },
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
+        status: 201,
         body: await createWebshopOrder(tx, principalOf(request), payloadOf<WebshopOrderInput>(request), appOf(request).baseUrl()),
       })),
   },
