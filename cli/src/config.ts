@@ -115,8 +115,8 @@ export async function loadConfig(input: Omit<ResolveInput, 'file'>): Promise<Res
 }
 
 export function maskSecret(value: string): string {
-  if (value.length <= 8) return '********';
-  return `${value.slice(0, 4)}…${value.slice(-2)} (${value.length} chars)`;
+  if (value.length <= 12) return '********';
+  return `${value.slice(0, 4)}… (${value.length} chars)`;
 }
 
 export function isSettingKey(key: string): key is SettingKey {

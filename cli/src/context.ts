@@ -6,6 +6,7 @@ import { CliError, ExitCode, usageError } from './errors.js';
 import { Output } from './output.js';
 import { readSecretFile } from './secrets.js';
 import { runtimeOf, type Runtime } from './runtime.js';
+import { cachingTokenFetch, tokenCacheKey } from './token-cache.js';
 
 export interface GlobalOptions {
   profile?: string;
@@ -106,7 +107,8 @@ function createClient(
   }
   // Client credentials win a tie: the SDK refreshes their tokens, a fixed token just expires.
   if (credentialsRank >= tokenRank) {
-    return createLoyaltyClient({ ...tuning, baseUrl, clientCredentials: { clientId: clientId!.value, clientSecret: clientSecret!.value }, userAgent: USER_AGENT });
+    const fetch = cachingTokenFetch({ configDir: config.configDir, key: tokenCacheKey(baseUrl, clientId!.value, clientSecret!.value) });
+    return createLoyaltyClient({ ...tuning, baseUrl, fetch, clientCredentials: { clientId: clientId!.value, clientSecret: clientSecret!.value }, userAgent: USER_AGENT });
   }
   return createLoyaltyClient({ ...tuning, baseUrl, token: token!.value, userAgent: USER_AGENT });
 }
