@@ -6,7 +6,7 @@ import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { API, fakeApi, loggedInEnv } from '../testing/fake-api.js';
 import { runCli, tempConfigHome } from '../testing/run-cli.js';
-import { reconnectDelay } from './listen.js';
+import { RecentIds, reconnectDelay } from './listen.js';
 
 const server = setupServer();
 // The forwarded deliveries go to a real local receiver: let them through.
@@ -51,11 +51,13 @@ describe('loyalty webhooks listen', () => {
       if (!url.searchParams.has('after')) return HttpResponse.json({ message: 'ok', data: [event('old')], next_cursor: '1' });
       if (calls === 2) return HttpResponse.error();
       if (calls === 3) return HttpResponse.json({ message: 'ok', data: [event('e-2'), event('e-3', 'coupon.issued')], next_cursor: '3' });
+      // The same event again (at-least-once): delivered only once.
+      if (calls === 4) return HttpResponse.json({ message: 'ok', data: [event('e-3', 'coupon.issued')], next_cursor: '3' });
       await delay(50);
       return HttpResponse.json({ message: 'ok', data: [], next_cursor: '3' });
     }));
     const watcher = setInterval(() => {
-      if (target.received.length === 2) controller.abort();
+      if (target.received.length === 2 && calls >= 5) controller.abort();
     }, 20);
     const result = await runCli(['webhooks', 'listen', '--forward-to', target.url, '--events', 'member.created,coupon.issued'], { env, signal: controller.signal });
     clearInterval(watcher);
@@ -74,6 +76,7 @@ describe('loyalty webhooks listen', () => {
     expect(queries[2]).toContain('after=1');
     const delivered = target.received.map((r) => constructEvent(r.body, r.headers as Record<string, string>, secret));
     expect(delivered.map((e) => e.id)).toEqual(['e-2', 'e-3']);
+    expect(result.stdout.match(/e-3/g)).toHaveLength(1);
     expect(target.received[0]!.headers['loyalty-event']).toBe('member.created');
   }, 15_000);
 
@@ -99,6 +102,13 @@ describe('loyalty webhooks listen', () => {
     server.use(http.get(`${API}/events`, () => HttpResponse.json({ message: 'This action is unauthorized.', error: 'forbidden' }, { status: 403 })));
     const result = await runCli(['webhooks', 'listen'], { env: loggedInEnv(await tempConfigHome()) });
     expect(result.code).toBe(4);
+  });
+});
+
+describe('RecentIds', () => {
+  it('says whether an id is new, remembering a bounded number', () => {
+    const ids = new RecentIds(2);
+    expect([ids.add('a'), ids.add('a'), ids.add('b'), ids.add('c'), ids.add('a')]).toEqual([true, false, true, true, true]);
   });
 });
 

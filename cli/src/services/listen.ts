@@ -81,6 +81,21 @@ function describe(event: FeedEvent): string {
   return ids;
 }
 
+/** Remembers the last `size` ids; `add` is false for an id seen before. */
+export class RecentIds {
+  readonly #ids = new Set<string>();
+  readonly #size: number;
+  constructor(size: number) {
+    this.#size = size;
+  }
+  add(id: string): boolean {
+    if (this.#ids.has(id)) return false;
+    this.#ids.add(id);
+    if (this.#ids.size > this.#size) this.#ids.delete(this.#ids.values().next().value!);
+    return true;
+  }
+}
+
 /** Worth reconnecting after: no response, a timeout, 408, 429 or a server error. */
 export function isTransient(error: unknown): boolean {
   const cause = error instanceof CliError ? error.cause : error;
@@ -111,7 +126,10 @@ export async function listen(ctx: Context, options: ListenOptions): Promise<void
     return result.data as { data: FeedEvent[]; next_cursor: string };
   };
 
+  // Delivery is at least once; a feed re-read after a reconnect must not deliver twice.
+  const seen = new RecentIds(10_000);
   const handle = async (event: FeedEvent): Promise<void> => {
+    if (!seen.add(event.id)) return;
     if (output.json) output.write(JSON.stringify(event));
     else output.write(`${event.created_at}  ${output.out.bold(event.type.padEnd(15))}  ${event.id}  ${output.out.dim(describe(event))}`);
     if (!options.forwardTo) return;

@@ -92,9 +92,13 @@ export async function addMembersToTag(ctx: Context, tag: string, args: readonly 
   const unknownEmails = references.emails.filter((email) => !found.has(email.toLowerCase()));
   const ids = [...new Set([...references.uuids, ...found.values()])];
   const chunks = chunk(ids, 2000);
+  let reportedAt = Date.now();
   for (const [i, part] of chunks.entries()) {
     await call(ctx, 'POST', '/tags/members/bulk', { body: { brand_id: brandId, tag_id: tag, users: part } });
-    if (chunks.length > 1) ctx.output.info(`sent ${formatCount(Math.min((i + 1) * 2000, ids.length))} of ${formatCount(ids.length)} members…`);
+    if (Date.now() - reportedAt >= 2000 && i < chunks.length - 1) {
+      reportedAt = Date.now();
+      ctx.output.info(`sent ${formatCount((i + 1) * 2000)} of ${formatCount(ids.length)} members…`);
+    }
   }
   const summary = { tag, brand_id: brandId, sent: ids.length, unknown_emails: unknownEmails, invalid_lines: references.invalid };
   ctx.output.result(summary, () =>
