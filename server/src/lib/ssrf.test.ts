@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { checkWebhookUrl, checkWebhookUrlSyntax, createCheckedLookup, isPublicAddress, type Resolver } from './ssrf.js';
+
+const resolverTo = (...addresses: string[]): Resolver & { calls: string[] } => {
+  const calls: string[] = [];
+  const fn: Resolver = (hostname, _options, callback) => {
+    calls.push(hostname);
+    callback(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+  };
+  return Object.assign(fn, { calls });
+};
+
+describe('isPublicAddress', () => {
+  it.each([
+    '127.0.0.1', '127.255.255.254', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254',
+    '100.64.0.1', '100.127.255.255', '0.0.0.0', '0.1.2.3', '224.0.0.1', '239.255.255.250', '255.255.255.255',
+    '240.0.0.1', '192.0.2.1', '198.51.100.7', '203.0.113.9', '198.18.0.1', '192.0.0.8',
+    '::', '::1', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '2001:db8::1',
+    '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '::127.0.0.1', '::7f00:1',
+    '64:ff9b::7f00:1', '64:ff9b::a00:1', '64:ff9b:1::808:808', '2002:7f00:1::1', '2002:a00:1::', '2001::1',
+    'not-an-address', '',
+  ])('refuses %s', (address) => {
+    expect(isPublicAddress(address)).toBe(false);
+  });
+
+  it.each(['8.8.8.8', '93.184.216.34', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1'])(
+    'accepts %s',
+    (address) => {
+      expect(isPublicAddress(address)).toBe(true);
+    },
+  );
+});
+
+describe('checkWebhookUrlSyntax', () => {
+  const strict = { allowInsecure: false };
+  it.each([
+    ['http://hooks.example.com/x', 'https'],
+    ['https://user:pass@hooks.example.com/x', 'credentials'],
+    ['https://user@hooks.example.com/x', 'credentials'],
+    ['https://localhost/x', 'public host'],
+    ['https://api.localhost/x', 'public host'],
+    ['https://printer.local/x', 'public host'],
+    ['https://intranet/x', 'public host'],
+    ['https://127.0.0.1/x', 'public host'],
+    ['https://2130706433/x', 'public host'],
+    ['https://0x7f.1/x', 'public host'],
+    ['https://10.0.0.5:8443/x', 'public host'],
+    ['https://[::1]/x', 'public host'],
+    ['https://[::ffff:127.0.0.1]/x', 'public host'],
+    ['https://[fd00::1]/x', 'public host'],
+    ['https://169.254.169.254/latest/meta-data', 'public host'],
+    ['ftp://hooks.example.com/x', 'https'],
+    ['not a url', 'valid absolute URL'],
+  ])('refuses %s', (url, reason) => {
+    expect(() => checkWebhookUrlSyntax(url, strict)).toThrow(reason);
+  });
+
+  it('accepts https on a public name or address', () => {
+    expect(checkWebhookUrlSyntax('https://hooks.example.com:8443/loyalty?x=1', strict).host).toBe('hooks.example.com:8443');
+    expect(checkWebhookUrlSyntax('https://8.8.8.8/x', strict).hostname).toBe('8.8.8.8');
+  });
+
+  it('accepts http and local hosts in development mode, but never credentials', () => {
+    expect(checkWebhookUrlSyntax('http://127.0.0.1:4000/hook', { allowInsecure: true }).port).toBe('4000');
+    expect(checkWebhookUrlSyntax('http://localhost/hook', { allowInsecure: true }).hostname).toBe('localhost');
+    expect(() => checkWebhookUrlSyntax('http://a:b@127.0.0.1/hook', { allowInsecure: true })).toThrow('credentials');
+  });
+});
+
+describe('checkWebhookUrl (create time)', () => {
+  it('refuses a name whose DNS answers include a non-public address', async () => {
+    await expect(checkWebhookUrl('https://hooks.example.com/x', { allowInsecure: false, resolve: resolverTo('127.0.0.1') })).rejects.toThrow('public host');
+    await expect(checkWebhookUrl('https://hooks.example.com/x', { allowInsecure: false, resolve: resolverTo('8.8.8.8', '10.0.0.1') })).rejects.toThrow();
+  });
+
+  it('accepts a name with public answers, and one that does not resolve (checked again at send time)', async () => {
+    await expect(checkWebhookUrl('https://hooks.example.com/x', { allowInsecure: false, resolve: resolverTo('93.184.216.34') })).resolves.toBeInstanceOf(URL);
+    const failing: Resolver = (_h, _o, cb) => cb(Object.assign(new Error('nx'), { code: 'ENOTFOUND' }), []);
+    await expect(checkWebhookUrl('https://nx.example.com/x', { allowInsecure: false, resolve: failing })).resolves.toBeInstanceOf(URL);
+  });
+});
+
+describe('createCheckedLookup (send time)', () => {
+  const lookupOnce = (lookup: ReturnType<typeof createCheckedLookup>, all: boolean) =>
+    new Promise<{ error: Error | null; address: unknown; family?: number }>((resolve) =>
+      lookup('hooks.example.com', { all }, (error, address, family) => resolve({ error, address, family })));
+
+  it('refuses when any answer is not public (a rebinding name), resolving once', async () => {
+    const resolve = resolverTo('8.8.8.8', '127.0.0.1');
+    const { error } = await lookupOnce(createCheckedLookup({ allowInsecure: false, resolve }), true);
+    expect(error?.message).toMatch(/not a public address/);
+    expect(resolve.calls).toEqual(['hooks.example.com']);
+  });
+
+  it('hands the checked addresses to the socket in both callback forms', async () => {
+    const lookup = createCheckedLookup({ allowInsecure: false, resolve: resolverTo('93.184.216.34') });
+    expect(await lookupOnce(lookup, true)).toEqual({ error: null, address: [{ address: '93.184.216.34', family: 4 }], family: undefined });
+    expect(await lookupOnce(lookup, false)).toEqual({ error: null, address: '93.184.216.34', family: 4 });
+  });
+});
