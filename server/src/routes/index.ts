@@ -7,6 +7,9 @@ import { passRoutes } from './passes.js';
 import { productRoutes } from './products.js';
 import { tagRoutes } from './tags.js';
 import type { RouteDef } from './types.js';
+import { voucherRoutes } from './vouchers.js';
+import { webhookRoutes } from './webhooks.js';
+import { eventRoutes } from './events.js';
 import { webshopRoutes } from './webshop.js';
 
 /** Every route of the API, listed explicitly (no file-name magic). */
@@ -20,4 +23,7 @@ export const routes: RouteDef[] = [
   ...webshopRoutes,
   ...productRoutes,
   ...tagRoutes,
+  ...voucherRoutes,
+  ...webhookRoutes,
+  ...eventRoutes,
 ];

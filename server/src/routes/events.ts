@@ -1,0 +1,27 @@
+import { appOf } from '../context.js';
+import { principalOf } from '../plugins/auth.js';
+import { listEvents } from '../services/event-feed.js';
+import type { EventType } from '../services/events.js';
+import { requireOrganization } from '../services/webhook-subscriptions.js';
+import type { RouteDef } from './types.js';
+
+export const eventRoutes: RouteDef[] = [
+  {
+    method: 'GET',
+    path: '/events',
+    handler: async (request) => {
+      const q = request.query as { after?: string; types?: string; wait?: number; limit?: number; organization_id?: string };
+      const organizationId = requireOrganization(principalOf(request), q.organization_id);
+      // A long poll ends early when the client goes away.
+      const gone = new AbortController();
+      request.raw.req.once('close', () => gone.abort());
+      const page = await listEvents(appOf(request).sql, organizationId, {
+        after: q.after,
+        types: q.types ? ([...new Set(q.types.split(','))] as EventType[]) : undefined,
+        limit: q.limit,
+        waitSeconds: q.wait,
+      }, { signal: gone.signal });
+      return { message: 'Request successful', ...page };
+    },
+  },
+];

@@ -1,0 +1,25 @@
+import { appOf } from '../context.js';
+import { respondInTransaction } from '../lib/respond.js';
+import { principalOf } from '../plugins/auth.js';
+import { createVoucherJob, getVoucherJob, type IssueVouchersInput } from '../services/voucher-jobs.js';
+import type { RouteDef } from './types.js';
+
+export const voucherRoutes: RouteDef[] = [
+  {
+    method: 'POST',
+    path: '/tags/{id}/vouchers',
+    handler: (request, h) =>
+      respondInTransaction(request, h, async (tx) => ({
+        status: 202,
+        body: await createVoucherJob(tx, principalOf(request), request.params.id as string, request.payload as IssueVouchersInput),
+      })),
+  },
+  {
+    method: 'GET',
+    path: '/tags/{id}/vouchers/{job}',
+    handler: async (request) => {
+      const { id, job } = request.params as { id: string; job: string };
+      return getVoucherJob(appOf(request).sql, principalOf(request), id, job, (request.query as { brand_id: string }).brand_id);
+    },
+  },
+];

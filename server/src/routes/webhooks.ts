@@ -1,0 +1,77 @@
+import { appOf } from '../context.js';
+import { respondInTransaction } from '../lib/respond.js';
+import { checkWebhookUrl, WebhookUrlError } from '../lib/ssrf.js';
+import { principalOf } from '../plugins/auth.js';
+import { listDeliveries, retryDelivery } from '../services/deliveries-log.js';
+import { invalidField } from '../services/errors.js';
+import type { EventType } from '../services/events.js';
+import { createSubscription, deleteSubscription, listSubscriptions, rotateSecret } from '../services/webhook-subscriptions.js';
+import type { RouteDef } from './types.js';
+
+const ok = 'Request successful';
+
+export const webhookRoutes: RouteDef[] = [
+  {
+    method: 'GET',
+    path: '/webhook-subscriptions',
+    handler: async (request) => {
+      const { organization_id } = request.query as { organization_id?: string };
+      return { message: ok, data: await listSubscriptions(appOf(request).sql, principalOf(request), organization_id) };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/webhook-subscriptions',
+    handler: async (request, h) => {
+      const input = request.payload as { url: string; events: EventType[]; organization_id?: string };
+      // DNS may be asked here, so before the transaction opens.
+      try {
+        await checkWebhookUrl(input.url, { allowInsecure: appOf(request).config.webhookAllowInsecure });
+      } catch (error) {
+        if (error instanceof WebhookUrlError) throw invalidField('url', error.message);
+        throw error;
+      }
+      return respondInTransaction(request, h, async (tx) => ({
+        status: 201,
+        body: { message: ok, data: await createSubscription(tx, principalOf(request), input) },
+      }));
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/webhook-subscriptions/{id}',
+    handler: async (request) => {
+      const { sql } = appOf(request);
+      const data = await sql.begin((tx) => deleteSubscription(tx, principalOf(request), request.params.id as string));
+      return { message: ok, data };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/webhook-subscriptions/{id}/rotate-secret',
+    handler: (request, h) =>
+      respondInTransaction(request, h, async (tx) => ({
+        body: { message: ok, data: await rotateSecret(tx, principalOf(request), request.params.id as string) },
+      })),
+  },
+  {
+    method: 'GET',
+    path: '/webhook-subscriptions/{id}/deliveries',
+    handler: async (request) => {
+      const query = request.query as { status?: 'pending' | 'delivered' | 'failed'; limit?: number; after?: string };
+      const page = await listDeliveries(appOf(request).sql, principalOf(request), request.params.id as string, query);
+      return { message: ok, ...page };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/webhook-subscriptions/{id}/deliveries/{delivery_id}/retry',
+    handler: (request, h) => {
+      const { id, delivery_id } = request.params as { id: string; delivery_id: string };
+      return respondInTransaction(request, h, async (tx) => ({
+        status: 202,
+        body: { message: ok, data: await retryDelivery(tx, principalOf(request), id, delivery_id) },
+      }));
+    },
+  },
+];

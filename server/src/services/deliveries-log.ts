@@ -1,0 +1,82 @@
+import type { Db } from '../db/pool.js';
+import { deliveryJobKey } from './deliveries.js';
+import { invalidField, notFound } from './errors.js';
+import { isUuid } from './members-scope.js';
+import { requireSubscription, type Tenancy } from './webhook-subscriptions.js';
+
+type DeliveryRow = {
+  id: string;
+  seq: number;
+  event_id: string;
+  event_type: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  attempt_log: unknown[];
+};
+
+/** The columns of a Delivery, its attempts folded in as JSON (one query per page). */
+const deliveryColumns = (db: Db) => db`
+  d.id, d.seq, d.event_id, d.event_type, d.status, d.attempts, d.next_attempt_at, d.created_at,
+  coalesce((
+    SELECT json_agg(json_build_object(
+      'attempt', a.attempt, 'status_code', a.status_code, 'error', a.error, 'duration_ms', a.duration_ms,
+      'response_snippet', a.response_snippet,
+      'attempted_at', to_char(a.attempted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY a.attempt)
+    FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]') AS attempt_log`;
+
+const presentDelivery = (d: DeliveryRow) => ({
+  id: d.id,
+  event_id: d.event_id,
+  event_type: d.event_type,
+  status: d.status,
+  attempts: d.attempt_log,
+  next_attempt_at: d.status === 'pending' && d.next_attempt_at ? d.next_attempt_at.toISOString() : null,
+  created_at: d.created_at.toISOString(),
+});
+
+/** GET /webhook-subscriptions/{id}/deliveries: newest first, keyset-paged on the delivery's seq. */
+export async function listDeliveries(
+  db: Db,
+  t: Tenancy,
+  subscriptionId: string,
+  query: { status?: 'pending' | 'delivered' | 'failed'; limit?: number; after?: string },
+) {
+  await requireSubscription(db, t, subscriptionId);
+  const limit = query.limit ?? 20;
+  if (query.after !== undefined && !/^\d{1,18}$/.test(query.after)) throw invalidField('after', 'The after field is not a cursor of this list.');
+  const rows = await db<DeliveryRow[]>`
+    SELECT ${deliveryColumns(db)}
+    FROM webhook_deliveries d
+    WHERE d.subscription_id = ${subscriptionId}
+      ${query.status ? db`AND d.status = ${query.status}` : db``}
+      ${query.after !== undefined ? db`AND d.seq < ${query.after}::bigint` : db``}
+    ORDER BY d.seq DESC
+    LIMIT ${limit + 1}`;
+  const page = rows.slice(0, limit);
+  return { data: page.map(presentDelivery), next_cursor: rows.length > limit ? String(page.at(-1)!.seq) : null };
+}
+
+/**
+ * POST /webhook-subscriptions/{id}/deliveries/{delivery_id}/retry: an attempt now. A pending
+ * delivery's next attempt moves to now (same attempt number, the rest of the schedule stays); a
+ * finished delivery gets exactly one more attempt (numbered on from the last one).
+ */
+export async function retryDelivery(db: Db, t: Tenancy, subscriptionId: string, deliveryId: string) {
+  await requireSubscription(db, t, subscriptionId);
+  if (!isUuid(deliveryId)) throw notFound('Delivery');
+  const [current] = await db<{ status: string; attempts: number }[]>`
+    SELECT status, attempts FROM webhook_deliveries WHERE id = ${deliveryId} AND subscription_id = ${subscriptionId} FOR UPDATE`;
+  if (!current) throw notFound('Delivery');
+  await db`
+    UPDATE webhook_deliveries SET
+      status = 'pending', next_attempt_at = now(), updated_at = now(),
+      max_attempts = ${current.status === 'pending' ? db`max_attempts` : db`attempts + 1`}
+    WHERE id = ${deliveryId}`;
+  await db`
+    SELECT graphile_worker.add_job('deliver_webhook', json_build_object('delivery_id', ${deliveryId}::uuid, 'attempt', ${current.attempts + 1}::int),
+      run_at => now(), max_attempts => 5, job_key => ${deliveryJobKey(deliveryId)})`;
+  const [row] = await db<DeliveryRow[]>`SELECT ${deliveryColumns(db)} FROM webhook_deliveries d WHERE d.id = ${deliveryId}`;
+  return presentDelivery(row!);
+}

@@ -1,0 +1,95 @@
+import type { Db } from '../db/pool.js';
+import { formatDateTime } from '../lib/dates.js';
+import { notFound } from './errors.js';
+import { requireBrand, type Scope } from './members-scope.js';
+import { couponExpiration } from './passes-issue.js';
+import { findTag } from './tags.js';
+
+export type VoucherKind = 'coupon' | 'storecard';
+export type VoucherJobStatus = 'queued' | 'running' | 'done' | 'failed';
+
+export type VoucherJobRow = {
+  id: string;
+  status: VoucherJobStatus;
+  total: number;
+  processed: number;
+  issued: number;
+  skipped: number;
+  failed: number;
+  started_at: Date | null;
+  finished_at: Date | null;
+};
+
+export type IssueVouchersInput = {
+  brand_id: string;
+  coupon_id?: string;
+  storecard_id?: string;
+  expiration_date?: string;
+};
+
+/**
+ * POST /tags/{id}/vouchers: queues a voucher job, or returns the equal job that is still queued or
+ * running. The partial unique index `voucher_jobs_one_active` decides under concurrency: the
+ * INSERT either creates the job or, ON CONFLICT, locks and returns the active one (no window
+ * between a check and an insert). The first round is queued in the same transaction.
+ */
+export async function createVoucherJob(db: Db, scope: Scope, tagIdOrReference: string, input: IssueVouchersInput) {
+  const brand = await requireBrand(db, scope, input.brand_id);
+  const tagId = (await findTag(db, scope, tagIdOrReference, brand.id)).id;
+  const kind: VoucherKind = input.coupon_id !== undefined ? 'coupon' : 'storecard';
+  const voucherId = (input.coupon_id ?? input.storecard_id)!;
+  const table = kind === 'coupon' ? db`coupons` : db`storecards`;
+  const [voucher] = await db`SELECT 1 FROM ${table} WHERE id = ${voucherId} AND brand_id = ${brand.id}`;
+  if (!voucher) throw notFound(kind === 'coupon' ? 'Coupon' : 'Storecard');
+
+  // The rules of issuing one pass (422 for a malformed or past date); the coupon's own default
+  // (valid_days) is applied when each pass is issued. Ignored for storecards.
+  let mode: 'default' | 'date' | 'none' = 'default';
+  let date: string | null = null;
+  if (kind === 'coupon' && input.expiration_date !== undefined) {
+    date = couponExpiration(input.expiration_date, null);
+    mode = date === null ? 'none' : 'date';
+  }
+
+  const [job] = await db<(VoucherJobRow & { inserted: boolean })[]>`
+    INSERT INTO voucher_jobs AS j (organization_id, brand_id, tag_id, voucher_kind, voucher_id, expiration_mode, expiration_date)
+    VALUES (${brand.organizationId}, ${brand.id}, ${tagId}, ${kind}, ${voucherId}, ${mode}, ${date})
+    ON CONFLICT (tag_id, voucher_kind, voucher_id) WHERE status IN ('queued', 'running')
+      DO UPDATE SET updated_at = j.updated_at
+    RETURNING j.*, (xmax = 0) AS inserted`;
+  if (job!.inserted) {
+    await db`SELECT graphile_worker.add_job('issue_voucher_round', json_build_object('job_id', ${job!.id}::uuid),
+               job_key => ${roundJobKey(job!.id)})`;
+  }
+  return { ...presentVoucherJob(job!), already_running: !job!.inserted };
+}
+
+/** GET /tags/{id}/vouchers/{job}: only through the job's own tag, brand and organization. */
+export async function getVoucherJob(db: Db, scope: Scope, tagIdOrReference: string, jobId: string, brandId: string) {
+  const brand = await requireBrand(db, scope, brandId);
+  const tagId = (await findTag(db, scope, tagIdOrReference, brand.id)).id;
+  const [job] = await db<VoucherJobRow[]>`SELECT * FROM voucher_jobs WHERE id = ${jobId} AND tag_id = ${tagId}`;
+  if (!job) throw notFound('Voucher job');
+  return {
+    ...presentVoucherJob(job),
+    started_at: job.started_at ? formatDateTime(job.started_at) : null,
+    finished_at: job.finished_at ? formatDateTime(job.finished_at) : null,
+  };
+}
+
+/** One graphile-worker job key per voucher job: a re-enqueued round replaces a waiting one. */
+export const roundJobKey = (jobId: string) => `voucher_job:${jobId}`;
+
+function presentVoucherJob(job: VoucherJobRow) {
+  return {
+    success: true as const,
+    job_id: job.id,
+    status: job.status,
+    total: job.total,
+    processed: job.processed,
+    issued: job.issued,
+    skipped: job.skipped,
+    failed: job.failed,
+    has_errors: job.failed > 0,
+  };
+}

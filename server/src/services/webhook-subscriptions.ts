@@ -1,0 +1,105 @@
+import type { Db } from '../db/pool.js';
+import { newWebhookSecret } from '../lib/signing.js';
+import { DomainError, invalidField, notFound } from './errors.js';
+import type { EventType } from './events.js';
+import { isUuid } from './members-scope.js';
+
+export const MAX_SUBSCRIPTIONS_PER_ORGANIZATION = 20;
+export const ROTATION_OVERLAP_HOURS = 24;
+
+/** The organizations a token acts for. */
+export type Tenancy = { organizationIds: string[] };
+
+type SubscriptionRow = { id: string; organization_id: string; url: string; events: string[]; active: boolean; created_at: Date };
+
+export const presentSubscription = (s: SubscriptionRow) => ({
+  id: s.id,
+  organization_id: s.organization_id,
+  url: s.url,
+  events: s.events,
+  active: s.active,
+  created_at: s.created_at.toISOString(),
+});
+
+/**
+ * The organization a subscription or feed request is about: the `organization_id` sent (404 when
+ * the token cannot access it), or the token's only organization (422 when it has several).
+ */
+export function requireOrganization(t: Tenancy, organizationId: string | undefined): string {
+  if (organizationId !== undefined) {
+    if (!t.organizationIds.includes(organizationId)) throw notFound('Organization');
+    return organizationId;
+  }
+  if (t.organizationIds.length === 1) return t.organizationIds[0]!;
+  if (t.organizationIds.length === 0) throw notFound('Organization');
+  throw invalidField('organization_id', 'The organization_id field is required when the token has access to several organizations.');
+}
+
+/** GET /webhook-subscriptions: every accessible organization's, or the one named. */
+export async function listSubscriptions(db: Db, t: Tenancy, organizationId?: string) {
+  const orgs = organizationId === undefined ? t.organizationIds : [requireOrganization(t, organizationId)];
+  const rows = await db<SubscriptionRow[]>`
+    SELECT id, organization_id, url, events, active, created_at FROM webhook_subscriptions
+    WHERE organization_id = ANY(${orgs}) ORDER BY created_at, id`;
+  return rows.map(presentSubscription);
+}
+
+/**
+ * POST /webhook-subscriptions. The URL has been checked by the caller (checkWebhookUrl, which
+ * may resolve DNS: not inside a transaction). The limit of 20 per organization holds under
+ * concurrency: creations for one organization take a transaction-scoped advisory lock first.
+ */
+export async function createSubscription(db: Db, t: Tenancy, input: { url: string; events: EventType[]; organization_id?: string }) {
+  const organizationId = requireOrganization(t, input.organization_id);
+  await db`SELECT pg_advisory_xact_lock(hashtextextended('webhook_subscriptions:' || ${organizationId}, 0))`;
+  const [count] = await db<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_subscriptions WHERE organization_id = ${organizationId}`;
+  if (count!.n >= MAX_SUBSCRIPTIONS_PER_ORGANIZATION) {
+    throw new DomainError('unprocessable', 'subscription_limit_reached', `An organization can have at most ${MAX_SUBSCRIPTIONS_PER_ORGANIZATION} webhook subscriptions.`);
+  }
+  const secret = newWebhookSecret();
+  const [row] = await db<SubscriptionRow[]>`
+    INSERT INTO webhook_subscriptions (organization_id, url, events, secret)
+    VALUES (${organizationId}, ${input.url}, ${[...new Set(input.events)]}, ${secret})
+    RETURNING id, organization_id, url, events, active, created_at`;
+  return { ...presentSubscription(row!), secret };
+}
+
+/** A subscription of one of the token's organizations; 404 for unknown and foreign ids alike. */
+export async function requireSubscription(db: Db, t: Tenancy, id: string, { lock = false } = {}): Promise<SubscriptionRow> {
+  if (!isUuid(id)) throw notFound('Subscription');
+  const [row] = await db<SubscriptionRow[]>`
+    SELECT id, organization_id, url, events, active, created_at FROM webhook_subscriptions
+    WHERE id = ${id} AND organization_id = ANY(${t.organizationIds}) ${lock ? db`FOR UPDATE` : db``}`;
+  if (!row) throw notFound('Subscription');
+  return row;
+}
+
+/**
+ * DELETE /webhook-subscriptions/{id}: waiting retries are removed from the queue, and the
+ * deliveries and their log go with the subscription (so a queued first attempt finds nothing and
+ * sends nothing). An attempt already in flight finishes; its result has nowhere to be recorded.
+ */
+export async function deleteSubscription(db: Db, t: Tenancy, id: string) {
+  await requireSubscription(db, t, id, { lock: true });
+  await db`
+    SELECT graphile_worker.remove_job('webhook_delivery:' || id::text)
+    FROM webhook_deliveries WHERE subscription_id = ${id} AND status = 'pending'`;
+  await db`DELETE FROM webhook_subscriptions WHERE id = ${id}`;
+  return { id, deleted: true as const };
+}
+
+/**
+ * POST /webhook-subscriptions/{id}/rotate-secret: the current secret becomes the previous one
+ * and keeps signing for 24 hours next to the new one; an older previous secret stops at once.
+ */
+export async function rotateSecret(db: Db, t: Tenancy, id: string) {
+  await requireSubscription(db, t, id, { lock: true });
+  const secret = newWebhookSecret();
+  const [row] = await db<{ previous_secret_expires_at: Date }[]>`
+    UPDATE webhook_subscriptions
+    SET previous_secret = secret, secret = ${secret},
+        previous_secret_expires_at = now() + make_interval(hours => ${ROTATION_OVERLAP_HOURS})
+    WHERE id = ${id}
+    RETURNING previous_secret_expires_at`;
+  return { id, secret, previous_secret_expires_at: row!.previous_secret_expires_at.toISOString() };
+}

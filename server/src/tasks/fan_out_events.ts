@@ -1,0 +1,9 @@
+import type { Task } from 'graphile-worker';
+import { fanOutEvents } from '../services/deliveries.js';
+import type { TaskContext } from './index.js';
+
+/** Queued with the events (services/events.ts): creates their deliveries and first attempts. */
+export const fanOutEventsTask = ({ sql }: TaskContext): Task => async (payload) => {
+  const { event_ids } = payload as { event_ids: string[] };
+  await fanOutEvents(sql, event_ids);
+};

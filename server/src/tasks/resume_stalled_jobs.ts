@@ -1,0 +1,14 @@
+import type { Task } from 'graphile-worker';
+import { resumeStalledVoucherJobs } from '../services/voucher-rounds.js';
+import type { TaskContext } from './index.js';
+
+/** Seconds without progress after which a voucher job counts as stalled (rounds take well under one). */
+export const STALLED_AFTER_SECONDS = 120;
+
+/**
+ * Every minute (crontab in worker.ts): a worker killed mid-round leaves its graphile-worker job
+ * locked for hours; this queues the job's next round again so the voucher job carries on.
+ */
+export const resumeStalledJobsTask = ({ sql }: TaskContext): Task => async () => {
+  await resumeStalledVoucherJobs(sql, STALLED_AFTER_SECONDS);
+};
