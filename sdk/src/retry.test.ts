@@ -9,7 +9,8 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 /** An attempt function answering from a script, recording what each attempt sent. */
 function scripted(outcomes: Array<Response | Error | (() => Promise<Response>)>) {
   const sent: { body: string; signal: AbortSignal }[] = [];
-  const attempt: Attempt = async (request) => {
+  const attempt: Attempt = async (ctx) => {
+    const request = ctx.request();
     sent.push({ body: await request.text(), signal: request.signal });
     const next = outcomes.shift();
     if (!next) throw new Error('script exhausted');
@@ -158,7 +159,7 @@ describe('sendWithRetry', () => {
 
   it('gives each attempt only what is left of the deadline', async () => {
     const seen: number[] = [];
-    const attempt: Attempt = async (_request, ctx) => {
+    const attempt: Attempt = async (ctx) => {
       seen.push(ctx.timeoutMs);
       await new Promise((r) => setTimeout(r, 3000));
       return json(503, {}, { 'retry-after': '1' });
@@ -171,7 +172,7 @@ describe('sendWithRetry', () => {
 
   it('does not count time reported as waited (pacing) against the deadline', async () => {
     let calls = 0;
-    const attempt: Attempt = async (_request, ctx) => {
+    const attempt: Attempt = async (ctx) => {
       calls++;
       await new Promise((r) => setTimeout(r, 50_000));
       ctx.waited(50_000);
@@ -197,9 +198,9 @@ describe('sendWithRetry', () => {
 
   it('rethrows the caller abort from an attempt without retrying', async () => {
     const controller = new AbortController();
-    const attempt: Attempt = async (request) => {
+    const attempt: Attempt = async (ctx) => {
       controller.abort(new DOMException('stop', 'AbortError'));
-      throw request.signal.reason;
+      throw ctx.signal.reason;
     };
     await expect(sendWithRetry(post({ signal: controller.signal }), attempt, policy, 0)).rejects.toMatchObject({ name: 'AbortError' });
   });
@@ -213,7 +214,7 @@ describe('fetchWithTimeout', () => {
     new Promise<Response>((_resolve, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason)));
 
   it('aborts the attempt with a timeout LoyaltyError', async () => {
-    const done = fetchWithTimeout(hanging, new Request('http://api.test/tags'), 1000);
+    const done = fetchWithTimeout(hanging, (signal) => new Request('http://api.test/tags', { signal }), new AbortController().signal, 1000);
     const check = expect(done).rejects.toMatchObject({ code: 'timeout', status: 0 });
     await vi.advanceTimersByTimeAsync(1000);
     await check;
@@ -222,14 +223,14 @@ describe('fetchWithTimeout', () => {
 
   it('lets the caller signal through and clears its timer', async () => {
     const controller = new AbortController();
-    const done = fetchWithTimeout(hanging, new Request('http://api.test/tags', { signal: controller.signal }), 1000);
+    const done = fetchWithTimeout(hanging, (signal) => new Request('http://api.test/tags', { signal }), controller.signal, 1000);
     controller.abort(new Error('mine'));
     await expect(done).rejects.toThrow('mine');
     expect(vi.getTimerCount()).toBe(0);
   });
 
   it('retries a timed-out attempt and reports timeout when all time out', async () => {
-    const attempt: Attempt = (request, ctx) => fetchWithTimeout(hanging, request, ctx.timeoutMs);
+    const attempt: Attempt = (ctx) => fetchWithTimeout(hanging, ctx.request, ctx.signal, ctx.timeoutMs);
     const done = sendWithRetry(post(), attempt, { ...policy, maxAttempts: 2 }, 1000, () => 0);
     const check = expect(done).rejects.toMatchObject({ code: 'timeout' });
     await vi.runAllTimersAsync();

@@ -33,12 +33,20 @@ export interface AttemptContext {
   attempt: number;
   /** How long this attempt may wait for response headers once it is sent. */
   timeoutMs: number;
+  /** The caller's signal. */
+  signal: AbortSignal;
+  /**
+   * A fresh copy of the request, with `signal` (default: the caller's). Every copy is rebuilt
+   * from the template and its body bytes, so a body is never "already used" and keeps a known
+   * length (no streamed upload).
+   */
+  request(signal?: AbortSignal): Request;
   /** Reports time spent waiting before sending (rate-limit pacing); it does not count against the deadline. */
   waited(ms: number): void;
 }
 
-/** One attempt: sends `request` (a fresh copy each time) and resolves with the response or throws. */
-export type Attempt = (request: Request, ctx: AttemptContext) => Promise<Response>;
+/** One attempt: sends `ctx.request()` and resolves with the response or throws. */
+export type Attempt = (ctx: AttemptContext) => Promise<Response>;
 
 const retryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
 
@@ -117,18 +125,25 @@ export async function sendWithRetry(
   const { signal } = template;
   const maxAttempts = options ? options.maxAttempts : 1;
   const deadlineMs = options ? options.deadlineMs : Infinity;
+  // Read the body once; every attempt gets its own Request over these bytes.
+  const body = template.body ? await template.arrayBuffer() : undefined;
   const start = Date.now();
   let waited = 0;
   const elapsed = () => Date.now() - start - waited;
-  const ctx: AttemptContext = { attempt: 0, timeoutMs, waited: (ms) => (waited += ms) };
+  const ctx: AttemptContext = {
+    attempt: 0,
+    timeoutMs,
+    signal,
+    request: (s = signal) => new Request(template, body ? { body, signal: s } : { signal: s }),
+    waited: (ms) => (waited += ms),
+  };
   for (let n = 1; ; n++) {
     ctx.attempt = n;
     ctx.timeoutMs = Math.max(1, Math.min(timeoutMs > 0 ? timeoutMs : Infinity, deadlineMs - elapsed()));
     let response: Response | undefined;
     let error: unknown;
     try {
-      // Keep the template unread while another attempt may follow: send a clone.
-      response = await attempt(n < maxAttempts && template.body ? template.clone() : template, ctx);
+      response = await attempt(ctx);
     } catch (e) {
       if (signal.aborted) throw signal.reason;
       error = e;
@@ -144,20 +159,24 @@ export async function sendWithRetry(
   }
 }
 
-/** `fetchFn(request)` aborted with a `timeout` LoyaltyError when no response headers arrive within `timeoutMs`. */
+/**
+ * `fetchFn(build(signal))`, aborted with a `timeout` LoyaltyError when no response headers arrive
+ * within `timeoutMs` (0 or Infinity: no timeout). `signal` (the caller's) aborts it too.
+ */
 export async function fetchWithTimeout(
   fetchFn: (request: Request) => Promise<Response>,
-  request: Request,
+  build: (signal: AbortSignal) => Request,
+  signal: AbortSignal,
   timeoutMs: number,
 ): Promise<Response> {
-  if (!(timeoutMs > 0 && timeoutMs < Infinity)) return fetchFn(request);
+  if (!(timeoutMs > 0 && timeoutMs < Infinity)) return fetchFn(build(signal));
   const controller = new AbortController();
   const timer = setTimeout(
     () => controller.abort(new LoyaltyError({ status: 0, code: 'timeout', message: `No response within ${timeoutMs} ms` })),
     timeoutMs,
   );
   try {
-    return await fetchFn(new Request(request, { signal: AbortSignal.any([request.signal, controller.signal]) }));
+    return await fetchFn(build(AbortSignal.any([signal, controller.signal])));
   } finally {
     clearTimeout(timer);
   }

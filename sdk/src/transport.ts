@@ -32,7 +32,7 @@ export function createTransport(options: TransportOptions): FetchLike {
 
   let tokens: TokenSource;
   if (options.clientCredentials) {
-    const plain: Attempt = (request, ctx) => fetchWithTimeout(baseFetch, request, ctx.timeoutMs);
+    const plain: Attempt = (ctx) => fetchWithTimeout(baseFetch, ctx.request, ctx.signal, ctx.timeoutMs);
     tokens = clientCredentialsToken(baseUrl, options.clientCredentials, (request) =>
       sendWithRetry(request, plain, retry, timeoutMs),
     );
@@ -42,33 +42,36 @@ export function createTransport(options: TransportOptions): FetchLike {
     throw new TypeError('createLoyaltyClient: pass `token` or `clientCredentials`');
   }
 
-  async function sendAs(token: string, request: Request, ctx: AttemptContext): Promise<Response> {
-    request.headers.set('authorization', `Bearer ${token}`);
+  async function sendAs(token: string, ctx: AttemptContext): Promise<Response> {
     const limiter = pacing && limiterFor(baseUrl, token, pacing);
     let ticket: Ticket | undefined;
     if (limiter) {
       const waitStart = Date.now();
-      ticket = await limiter.acquire(request.signal);
+      ticket = await limiter.acquire(ctx.signal);
       ctx.waited(Date.now() - waitStart);
     }
+    const build = (signal: AbortSignal) => {
+      const request = ctx.request(signal);
+      request.headers.set('authorization', `Bearer ${token}`);
+      return request;
+    };
     let response: Response | undefined;
     try {
-      return (response = await fetchWithTimeout(baseFetch, request, ctx.timeoutMs));
+      return (response = await fetchWithTimeout(baseFetch, build, ctx.signal, ctx.timeoutMs));
     } finally {
       if (limiter) limiter.settle(ticket!, response);
     }
   }
 
-  const attempt: Attempt = async (request, ctx) => {
-    const token = await tokens.get(request.signal);
+  const attempt: Attempt = async (ctx) => {
+    const token = await tokens.get(ctx.signal);
     if (typeof token !== 'string') return token;
-    const spare = options.clientCredentials && request.body ? request.clone() : request;
-    const response = await sendAs(token, request, ctx);
+    const response = await sendAs(token, ctx);
     if (response.status !== 401 || !tokens.invalidate(token)) return response;
-    const fresh = await tokens.get(request.signal);
+    const fresh = await tokens.get(ctx.signal);
     if (typeof fresh !== 'string') return fresh;
     response.body?.cancel().catch(() => {});
-    return sendAs(fresh, spare, ctx);
+    return sendAs(fresh, ctx);
   };
 
   return (request) => {
