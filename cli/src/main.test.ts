@@ -9,7 +9,7 @@ beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
 beforeEach(() => server.resetHandlers(...fakeApi().handlers));
 afterAll(() => server.close());
 
-describe('exit codes and error output', () => {
+describe('exit codes and error output', { timeout: 20_000 }, () => {
   it('prints help with examples and exits 0', async () => {
     const result = await runCli(['--help']);
     expect(result.code).toBe(0);

@@ -29,7 +29,7 @@ async function workspace(content: string) {
 
 const signups = () => api.requests.filter((r) => r.path === '/members/signups');
 
-describe('loyalty members import', () => {
+describe('loyalty members import', { timeout: 20_000 }, () => {
   it('sends valid rows in batches with idempotency keys, writes rejects, prints new/found/rejected and exits 3', async () => {
     const { dir, env } = await workspace(csv(2500, ['not-an-email,X,Y,,', 'member1@example.com,Dup,Row,,', 'late@example.com,A,B,,2999-01-01']));
     api.members.set('member7@example.com', { id: 'existing-7', email: 'member7@example.com' });

@@ -32,7 +32,7 @@ async function receiver() {
   return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}/hooks`, received, close: () => srv.close() };
 }
 
-describe('loyalty webhooks listen', () => {
+describe('loyalty webhooks listen', { timeout: 20_000 }, () => {
   it('starts at "now", forwards new events signed with the local secret, and survives a dropped connection', async () => {
     const home = await tempConfigHome();
     const env = loggedInEnv(home);

@@ -12,7 +12,7 @@ afterAll(() => server.close());
 
 const readConfig = async (home: string) => JSON.parse(await readFile(join(home, 'loyalty', 'config.json'), 'utf8'));
 
-describe('loyalty login', () => {
+describe('loyalty login', { timeout: 20_000 }, () => {
   it('checks client credentials from stdin and stores them with API URL and brand in the profile', async () => {
     const home = await tempConfigHome();
     const result = await runCli(['login', '--client-id', 'acme-admin', '--client-secret-stdin', '--api-url', API, '--brand', 'brand-acme'], {

@@ -41,7 +41,7 @@ describe('loyalty members get', () => {
   });
 });
 
-describe('loyalty members export', () => {
+describe('loyalty members export', { timeout: 20_000 }, () => {
   it('streams every page as CSV', async () => {
     const result = await runCli(['members', 'export', '--per-page', '1000'], { env: loggedInEnv(await tempConfigHome()) });
     expect(result.code).toBe(0);

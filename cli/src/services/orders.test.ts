@@ -20,7 +20,7 @@ describe('parseProduct', () => {
   });
 });
 
-describe('loyalty orders create', () => {
+describe('loyalty orders create', { timeout: 20_000 }, () => {
   const env = async () => loggedInEnv(await tempConfigHome(), { LOYALTY_CLIENT_ID: 'acme-pos-1', LOYALTY_CLIENT_SECRET: 'acme-pos-1-secret' });
   const flags = ['--first-name', 'Ada', '--last-name', 'Lovelace', '--email', 'ada@example.org', '--organization', 'org-acme', '--promotion', '0b6f0c5e-3d0a-4f57-9a54-0c1f4c8d2a10'];
 

@@ -31,7 +31,7 @@ describe('parseMemberReferences', () => {
   });
 });
 
-describe('loyalty tags add-members', () => {
+describe('loyalty tags add-members', { timeout: 20_000 }, () => {
   it('resolves e-mails to UUIDs and adds everyone in chunks of 2000', async () => {
     const emails = Array.from({ length: 2600 }, (_, i) => `m${i}@example.com`);
     const result = await runCli(['tags', 'add-members', 'vip', '--file', '-', '--json'], { env: loggedInEnv(await tempConfigHome()), stdin: emails.join('\n') });

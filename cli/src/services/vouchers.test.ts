@@ -42,7 +42,7 @@ describe('voucher request body', () => {
   });
 });
 
-describe('loyalty vouchers issue', () => {
+describe('loyalty vouchers issue', { timeout: 20_000 }, () => {
   it('without --wait prints the job id', async () => {
     const api = jobApi([]);
     const result = await runCli(['vouchers', 'issue', '--tag', 'vip', '--coupon', 'coupon-welcome', '--expires', '2026-12-31'], { env: loggedInEnv(await tempConfigHome()) });

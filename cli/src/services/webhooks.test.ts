@@ -11,7 +11,7 @@ afterAll(() => server.close());
 
 const subscription = { id: '3c9e0000-0000-4000-8000-000000000001', organization_id: 'org-acme', url: 'https://example.com/hooks', events: ['member.created'], active: true, created_at: '2026-11-21T10:15:30.000Z' };
 
-describe('loyalty webhooks', () => {
+describe('loyalty webhooks', { timeout: 20_000 }, () => {
   it('create --print-secret prints only the secret', async () => {
     let body: unknown;
     server.use(http.post(`${API}/webhook-subscriptions`, async ({ request }) => {
