@@ -1,7 +1,7 @@
 import type { Plugin, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import type { Boom } from '@hapi/boom';
 import type { Sql } from '../db/pool.js';
-import { countRequest, purgeRateLimits, type RateLimitPolicy, type RateLimitState } from '../services/rate-limits.js';
+import { createRequestCounter, purgeRateLimits, type RateLimitPolicy, type RateLimitState } from '../services/rate-limits.js';
 import type { Principal } from '../services/tokens.js';
 
 export type RateLimitOptions = {
@@ -37,10 +37,11 @@ export const rateLimitPlugin: Plugin<RateLimitOptions> = {
   register(server, options) {
     const exempt = new Set(options.exempt ?? ['/health']);
     const stateOf = (request: Request): RequestState => (request.plugins.rateLimit ??= {});
+    const countRequest = createRequestCounter(options.sql);
 
     const count = async (request: Request, policy: RateLimitPolicy) => {
       const tokenHash = policy === 'token' ? (request.auth.credentials as unknown as Principal).tokenHash : undefined;
-      const state = await countRequest(options.sql, {
+      const state = await countRequest({
         policy,
         key: tokenHash ?? request.info.remoteAddress,
         limit: policy === 'token' ? options.tokenLimit : options.ipLimit,

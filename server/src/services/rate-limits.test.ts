@@ -1,6 +1,8 @@
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/db.js';
-import { countRequest, purgeRateLimits } from './rate-limits.js';
+import type { Sql } from '../db/pool.js';
+import { countRequest, createRequestCounter, purgeRateLimits } from './rate-limits.js';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -50,5 +52,37 @@ describe('countRequest', () => {
     expect(await purgeRateLimits(db.sql, 3600)).toBeGreaterThanOrEqual(1);
     const rows = await db.sql<{ bucket: string }[]>`SELECT bucket FROM rate_limits WHERE bucket IN ('token:old', 'token:f')`;
     expect(rows.map((r) => r.bucket)).toEqual(['token:f']);
+  });
+});
+
+describe('createRequestCounter', () => {
+  it('folds simultaneous requests for one bucket into fewer statements, each request keeping its own exact position', async () => {
+    let statements = 0;
+    const counting = postgres(db.url, { max: 4, onnotice: () => {}, debug: () => void statements++ }) as unknown as Sql;
+    try {
+      await counting`SELECT 1`;
+      statements = 0;
+      const count = createRequestCounter(counting);
+      const results = await Promise.all(Array.from({ length: 40 }, () => count(bucket('g', 25))));
+      expect(results.map((r) => r.remaining).sort((x, y) => y - x)).toEqual([...Array.from({ length: 25 }, (_, i) => 24 - i), ...Array(15).fill(0)]);
+      expect(results.filter((r) => r.exceeded)).toHaveLength(15);
+      expect(statements).toBeLessThan(40);
+      expect(statements).toBeGreaterThanOrEqual(1);
+      // Another process (here: a plain countRequest) shares the same count.
+      expect((await countRequest(db.sql, bucket('g', 25))).exceeded).toBe(true);
+      // Different buckets do not wait for each other.
+      const [a, b] = await Promise.all([count(bucket('h', 1)), count(bucket('i', 1))]);
+      expect([a.exceeded, b.exceeded]).toEqual([false, false]);
+    } finally {
+      await counting.end();
+    }
+  });
+
+  it('passes a database error to every request of the batch, then keeps working', async () => {
+    const count = createRequestCounter(db.sql);
+    const bad = { ...bucket('j'), windowSeconds: 0 }; // division by zero in SQL
+    const results = await Promise.allSettled([count(bad), count(bad), count(bad)]);
+    expect(results.every((r) => r.status === 'rejected')).toBe(true);
+    expect((await count(bucket('j'))).exceeded).toBe(false);
   });
 });

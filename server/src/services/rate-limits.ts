@@ -2,6 +2,8 @@ import type { Db } from '../db/pool.js';
 
 export type RateLimitPolicy = 'token' | 'ip';
 
+export type Bucket = { policy: RateLimitPolicy; key: string; limit: number; windowSeconds: number };
+
 export type RateLimitState = {
   policy: RateLimitPolicy;
   limit: number;
@@ -14,31 +16,77 @@ export type RateLimitState = {
 };
 
 /**
- * Counts one request against a bucket and says whether it is allowed: one statement on the
- * UNLOGGED `rate_limits` table, so every server process on the database shares one budget.
- * Fixed windows aligned to the database clock (the one clock all processes agree on); a row
- * whose window has passed restarts at 1.
+ * Adds `n` requests to a bucket in one statement on the UNLOGGED `rate_limits` table, so every
+ * server process on the database shares one budget, and returns the count after them. Fixed
+ * windows aligned to the database clock (the one clock all processes agree on); a row whose
+ * window has passed restarts.
  */
-export async function countRequest(
-  db: Db,
-  bucket: { policy: RateLimitPolicy; key: string; limit: number; windowSeconds: number },
-): Promise<RateLimitState> {
+export async function addRequests(db: Db, bucket: Bucket, n: number): Promise<{ count: number; resetSeconds: number }> {
   const w = bucket.windowSeconds;
   const [row] = await db<{ count: number; reset_seconds: number }[]>`
     INSERT INTO rate_limits AS r (bucket, window_start, count)
-    VALUES (${`${bucket.policy}:${bucket.key}`}, floor(extract(epoch FROM clock_timestamp()) / ${w}::int)::bigint * ${w}::int, 1)
+    VALUES (${`${bucket.policy}:${bucket.key}`}, floor(extract(epoch FROM clock_timestamp()) / ${w}::int)::bigint * ${w}::int, ${n}::int)
     ON CONFLICT (bucket) DO UPDATE SET
-      count = CASE WHEN r.window_start >= EXCLUDED.window_start THEN r.count + 1 ELSE 1 END,
+      count = CASE WHEN r.window_start >= EXCLUDED.window_start THEN r.count + EXCLUDED.count ELSE EXCLUDED.count END,
       window_start = GREATEST(r.window_start, EXCLUDED.window_start)
     RETURNING count, ceil(window_start + ${w}::int - extract(epoch FROM clock_timestamp()))::int AS reset_seconds`;
-  const count = row!.count;
-  return {
-    policy: bucket.policy,
-    limit: bucket.limit,
-    remaining: Math.max(0, bucket.limit - count),
-    resetSeconds: Math.max(1, row!.reset_seconds),
-    windowSeconds: w,
-    exceeded: count > bucket.limit,
+  return { count: row!.count, resetSeconds: Math.max(1, row!.reset_seconds) };
+}
+
+const stateAt = (bucket: Bucket, count: number, resetSeconds: number): RateLimitState => ({
+  policy: bucket.policy,
+  limit: bucket.limit,
+  remaining: Math.max(0, bucket.limit - count),
+  resetSeconds,
+  windowSeconds: bucket.windowSeconds,
+  exceeded: count > bucket.limit,
+});
+
+/** Counts one request against a bucket and says whether it is allowed (one statement). */
+export async function countRequest(db: Db, bucket: Bucket): Promise<RateLimitState> {
+  const { count, resetSeconds } = await addRequests(db, bucket, 1);
+  return stateAt(bucket, count, resetSeconds);
+}
+
+type Waiter = { resolve: (state: RateLimitState) => void; reject: (error: unknown) => void };
+
+/**
+ * `countRequest` for a busy process: while a statement for a bucket is on its way, requests for
+ * the same bucket queue up and the next statement adds them all at once (`count + n`), each
+ * taking its own position in the count. So a request costs at most one statement, counting
+ * stays exact across processes, and one busy token does not turn into a queue of updates
+ * waiting on each other's lock of the same row.
+ */
+export function createRequestCounter(db: Db) {
+  const queues = new Map<string, { bucket: Bucket; waiters: Waiter[] }>();
+  const busy = new Set<string>();
+
+  const flush = (id: string) => {
+    const queue = queues.get(id);
+    if (!queue) {
+      busy.delete(id);
+      return;
+    }
+    queues.delete(id);
+    busy.add(id);
+    const { bucket, waiters } = queue;
+    addRequests(db, bucket, waiters.length).then(
+      ({ count, resetSeconds }) => {
+        const first = count - waiters.length + 1;
+        waiters.forEach((w, i) => w.resolve(stateAt(bucket, first + i, resetSeconds)));
+      },
+      (error: unknown) => waiters.forEach((w) => w.reject(error)),
+    ).finally(() => flush(id));
+  };
+
+  return function count(bucket: Bucket): Promise<RateLimitState> {
+    const id = `${bucket.policy}:${bucket.key}`;
+    return new Promise<RateLimitState>((resolve, reject) => {
+      const queue = queues.get(id) ?? { bucket, waiters: [] };
+      queue.waiters.push({ resolve, reject });
+      queues.set(id, queue);
+      if (!busy.has(id)) flush(id);
+    });
   };
 }
 
