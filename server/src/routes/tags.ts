@@ -50,10 +50,11 @@ export const tagRoutes: RouteDef[] = [
   {
     method: 'GET',
     path: '/tags',
-    handler: async (request): Promise<Schemas['TagListResponse']> => ({
-      success: true,
-      data: (await tags.listTags(appOf(request).sql, tenancy(request))).map(toTag),
-    }),
+    handler: async (request, h) => {
+      const data = await tags.listTagsJson(appOf(request).sql, tenancy(request));
+      const body: tags.JsonText<Schemas['TagListResponse']> = `{"success":true,"data":${data}}`;
+      return h.response(body).type('application/json; charset=utf-8');
+    },
   },
   {
     method: 'POST',
