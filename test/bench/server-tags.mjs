@@ -1,0 +1,121 @@
+// GET /tags with auth and rate limiting beside a bare hapi route running one primary-key
+// SELECT, in the same process and run, at concurrency 50 (issue 3: target ratio >= 0.60); and a
+// replayed idempotent POST, which must cost one read (no write to idempotency_keys).
+// Run after building: `npx tsc -b server && node test/bench/server-tags.mjs` (or `npm run bench`).
+// BENCH_SECONDS (default 10) per measurement; the load generator runs in its own process.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import Hapi from '@hapi/hapi';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const dist = (file) => path.join(root, 'server/dist', file);
+if (!existsSync(dist('server.js'))) {
+  console.error('server/dist is missing: run `npx tsc -b server` first.');
+  process.exit(1);
+}
+const { createServer } = await import(dist('server.js'));
+const { loadConfig } = await import(dist('config.js'));
+const { startEmbeddedPostgres } = await import(dist('db/embedded.js'));
+const { migrate } = await import(dist('db/migrate.js'));
+const { createPool } = await import(dist('db/pool.js'));
+const { loadFixtureFile } = await import(dist('services/fixtures.js'));
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = 50;
+const target = 0.6;
+
+/** autocannon in a child process, so the load generator does not share the server's event loop. */
+async function cannon(url, { method = 'GET', headers = {}, body, duration = seconds } = {}) {
+  const args = [path.join(root, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(connections), '-d', String(duration), '-m', method];
+  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
+  if (body) args.push('-b', body);
+  const { stdout } = await promisify(execFile)(process.execPath, [...args, url], { maxBuffer: 16 * 1024 * 1024 });
+  const result = JSON.parse(stdout);
+  const bad = result.non2xx + result.errors + result.timeouts;
+  if (bad) throw new Error(`${method} ${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total };
+}
+
+const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-'));
+await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres` and must reach its data directory
+const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data') });
+const sql = createPool(pg.url, { max: 20 });
+const servers = [];
+try {
+  await migrate(sql, pg.url);
+  await loadFixtureFile(sql, path.join(root, 'fixtures/demo.json'));
+  await sql`INSERT INTO tags (organization_id, brand_id, tag, external_reference)
+            SELECT 'org-acme', 'brand-acme', 'Tag ' || i, 'bench-' || i FROM generate_series(1, 20) AS i`;
+
+  const config = { ...loadConfig({}), port: 0, host: '127.0.0.1', rateLimitToken: 1_000_000_000, rateLimitIp: 1_000_000_000 };
+  const api = await createServer({ sql, config, log: (line) => console.error(line) });
+  await api.start();
+  servers.push(api);
+
+  // Bench only, never in the product: the floor any route of this stack stands on.
+  const bare = Hapi.server({ port: 0, host: '127.0.0.1' });
+  bare.route({ method: 'GET', path: '/bench/pk', handler: async () => (await sql`SELECT id, name FROM brands WHERE id = ${'brand-acme'}`)[0] });
+  await bare.start();
+  servers.push(bare);
+
+  const tokenRes = await fetch(`${api.info.uri}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' }),
+  });
+  const { access_token } = await tokenRes.json();
+  const auth = { authorization: `Bearer ${access_token}` };
+  const tags = await (await fetch(`${api.info.uri}/tags`, { headers: auth })).json();
+  if (tags.data?.length !== 20) throw new Error(`GET /tags: expected 20 tags, got ${JSON.stringify(tags).slice(0, 200)}`);
+
+  // Warm-up (JIT, connection pool, plans), then alternate so both see the same machine state.
+  await cannon(`${bare.info.uri}/bench/pk`, { duration: 2 });
+  await cannon(`${api.info.uri}/tags`, { headers: auth, duration: 2 });
+  const runs = { bare: [], tags: [] };
+  for (let round = 0; round < 2; round++) {
+    runs.bare.push(await cannon(`${bare.info.uri}/bench/pk`));
+    runs.tags.push(await cannon(`${api.info.uri}/tags`, { headers: auth }));
+  }
+
+  // A replayed idempotent POST: the stored 201 comes back; idempotency_keys sees no write.
+  const body = JSON.stringify({ brand_id: 'brand-acme', external_reference: 'bench-replay', tag: 'Replayed' });
+  const postHeaders = { ...auth, 'content-type': 'application/json', 'idempotency-key': 'bench-replay-key' };
+  const first = await fetch(`${api.info.uri}/tags`, { method: 'POST', headers: postHeaders, body });
+  if (first.status !== 201) throw new Error(`first POST /tags: ${first.status} ${await first.text()}`);
+  const writes = async () => (await sql`SELECT n_tup_ins + n_tup_upd + n_tup_del AS n FROM pg_stat_user_tables WHERE relname = 'idempotency_keys'`)[0].n;
+  // Statistics reach pg_stat_* up to a second after a backend goes idle.
+  const settle = () => new Promise((r) => setTimeout(r, 1500));
+  await settle();
+  const writesBefore = await writes();
+  const replay = await cannon(`${api.info.uri}/tags`, { method: 'POST', headers: postHeaders, body });
+  await settle();
+  const writesDuring = Number(await writes()) - Number(writesBefore);
+  const [{ n: created }] = await sql`SELECT count(*)::int AS n FROM tags WHERE external_reference = 'bench-replay'`;
+
+  const mean = (list, key) => list.reduce((sum, r) => sum + r[key], 0) / list.length;
+  const summary = (list) => ({ rps: mean(list, 'rps'), p50: mean(list, 'p50'), p99: mean(list, 'p99') });
+  const b = summary(runs.bare);
+  const t = summary(runs.tags);
+  const ratio = t.rps / b.rps;
+  const line = (name, r) => `${name.padEnd(44)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms`;
+  console.log(`server-tags: ${connections} connections, ${seconds} s per run, mean of ${runs.bare.length} alternating runs (node ${process.version}, ${os.cpus().length} cores)`);
+  console.log(line('bare hapi route, one primary-key SELECT', b));
+  console.log(line('GET /tags (auth + rate limit + 20 tags)', t));
+  console.log(`ratio GET /tags / bare: ${ratio.toFixed(2)} (target >= ${target.toFixed(2)})`);
+  console.log(line('POST /tags replayed (Idempotency-Key)', replay));
+  console.log(`replays: ${replay.total} answered, tags created: ${created}, writes to idempotency_keys during replays: ${writesDuring}`);
+  if (ratio < target || created !== 1 || writesDuring !== 0) {
+    console.log('server-tags: FAILED');
+    process.exitCode = 1;
+  }
+} finally {
+  for (const s of servers.reverse()) await s.stop();
+  await sql.end({ timeout: 5 });
+  await pg.stop();
+  await rm(dir, { recursive: true, force: true });
+}
