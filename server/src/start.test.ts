@@ -69,6 +69,12 @@ describe('node server/dist/start.js', () => {
       expect(doc.headers.get('content-type')).toMatch(/yaml/);
       expect(await doc.text()).toMatch(/^openapi: 3\.1/);
 
+      // Rate-limit headers on an error response too, over a real socket.
+      const refused = await fetch(`${server.url}/tags`, { headers: { authorization: 'Bearer nope' } });
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('x-ratelimit-limit')).toBe('60');
+      expect(refused.headers.get('ratelimit-policy')).toBe('"ip";q=60;w=60');
+
       const authorization = `Bearer ${await token(server.url)}`;
       const created = await fetch(`${server.url}/tags`, {
         method: 'POST',
