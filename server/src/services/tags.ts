@@ -85,8 +85,8 @@ export async function updateTag(
   const current = await findTag(db, t, input.tag_id, input.brand_id, { uuidOnly: true });
   try {
     const [tag] = await db<TagRow[]>`
-      UPDATE tags SET tag = ${input.tag ?? current.tag},
-        external_reference = ${input.external_reference ?? current.external_reference}, updated_at = now()
+      UPDATE tags SET tag = coalesce(${input.tag ?? null}, tag),
+        external_reference = coalesce(${input.external_reference ?? null}, external_reference), updated_at = now()
       WHERE id = ${current.id}
       RETURNING ${db.unsafe(COLUMNS)}`;
     if (!tag) throw notFound('Tag');
