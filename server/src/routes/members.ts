@@ -12,6 +12,8 @@ import type { RouteDef } from './types.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const json = { payload: { allow: ['application/json'] } };
+/** Whole lists run to tens of megabytes: the fastest gzip level costs a third of the default's time. */
+const listOptions = { ...json, compression: { gzip: { level: 1 }, deflate: { level: 1 } } };
 
 export const scopeOf = (request: Request): Scope => principalOf(request);
 export const payloadOf = <T>(request: Request) => (request.payload ?? {}) as T;
@@ -43,7 +45,7 @@ export const memberRoutes: RouteDef[] = [
   {
     method: 'POST',
     path: '/members/list',
-    options: json,
+    options: listOptions,
     handler: async (request, h) => {
       const body = payloadOf<{ brand_id: string; page?: string | number; per_page?: string | number }>(request);
       const page = readListPage(body);
@@ -58,7 +60,7 @@ export const memberRoutes: RouteDef[] = [
   {
     method: 'POST',
     path: '/import/export',
-    options: json,
+    options: listOptions,
     handler: async (request, h) => {
       const body = payloadOf<{ brand_id: string; storecard_id?: string }>(request);
       const { sql } = appOf(request);

@@ -70,20 +70,20 @@ export async function listMemberPasses(
 }
 
 /**
- * POST /members/location: sets the favourite location on every brand link of the given members
- * in the location's organization. Members that are unknown or of another organization are left
- * out of the answer; an unknown or foreign location is a 404.
+ * POST /members/location: sets the favourite location on every brand link of the given members,
+ * in each of the token's organizations that has a location with this id (location ids are per
+ * organization). Members that are unknown or of another organization are left out of the answer;
+ * a location id that none of the token's organizations has is a 404.
  */
 export async function setFavouriteLocation(tx: Db, scope: Scope, input: { location_id: string; users: string[] }): Promise<string[]> {
-  const [location] = await tx<{ organization_id: string }[]>`
-    SELECT organization_id FROM locations WHERE id = ${input.location_id} AND organization_id = ANY(${scope.organizationIds})
-    ORDER BY organization_id LIMIT 1`;
+  const [location] = await tx`
+    SELECT 1 FROM locations WHERE id = ${input.location_id} AND organization_id = ANY(${scope.organizationIds}) LIMIT 1`;
   if (!location) throw notFound('Location');
   const ids = [...new Set(input.users.filter(isUuid).map((u) => u.toLowerCase()))];
   const rows = await tx<{ member_id: string }[]>`
-    UPDATE brand_members bm SET favourite_location_id = ${input.location_id}
-    FROM brands b
-    WHERE b.id = bm.brand_id AND b.organization_id = ${location.organization_id} AND bm.member_id = ANY(${ids}::uuid[])
+    UPDATE brand_members bm SET favourite_location_id = l.id
+    FROM brands b JOIN locations l ON l.organization_id = b.organization_id AND l.id = ${input.location_id}
+    WHERE b.id = bm.brand_id AND b.organization_id = ANY(${scope.organizationIds}) AND bm.member_id = ANY(${ids}::uuid[])
     RETURNING bm.member_id`;
   const updated = new Set(rows.map((r) => r.member_id));
   return ids.filter((id) => updated.has(id));

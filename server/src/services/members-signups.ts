@@ -70,8 +70,11 @@ async function upsertSignups(
       ON CONFLICT (organization_id, lower(email)) DO NOTHING
       RETURNING id, lower(email) AS key
     ), existing AS (
-      SELECT m.id, lower(m.email) AS key FROM members m JOIN input i ON lower(m.email) = i.key
-      WHERE m.organization_id = ${organizationId}
+      -- Rows inserted above are invisible here (one snapshot), so only the e-mails the insert
+      -- skipped are looked up.
+      SELECT m.id, i.key FROM input i
+      JOIN members m ON m.organization_id = ${organizationId} AND lower(m.email) = i.key
+      WHERE NOT EXISTS (SELECT 1 FROM inserted n WHERE n.key = i.key)
     ), found AS (
       SELECT id, key, true AS is_new FROM inserted
       UNION ALL

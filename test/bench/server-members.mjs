@@ -1,0 +1,176 @@
+// Members on the reference server (issue 4), against a real embedded PostgreSQL in a temp dir:
+//  1. POST /members/signups with 2000 new members per request: p50/p95 (target p50 < 150 ms).
+//     The 50 imports also seed the 100,000 members of step 2.
+//  2. POST /members/list without page/per_page over those 100,000 members: time to the last byte
+//     (target < 2 s) and the server's RSS growth while it streams (target < 100 MB).
+//  3. GET /members/{uuid} at concurrency 50 beside a bare hapi route running one primary-key SELECT.
+// Run after building: `npx tsc -b server && node --expose-gc test/bench/server-members.mjs`.
+// BENCH_SECONDS (default 10) per autocannon run. Load generators run in their own processes so
+// that the server's event loop and RSS are its own.
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import Hapi from '@hapi/hapi';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const dist = (file) => path.join(root, 'server/dist', file);
+if (!existsSync(dist('server.js'))) {
+  console.error('server/dist is missing: run `npx tsc -b server` first.');
+  process.exit(1);
+}
+const { createServer } = await import(dist('server.js'));
+const { loadConfig } = await import(dist('config.js'));
+const { startEmbeddedPostgres } = await import(dist('db/embedded.js'));
+const { migrate } = await import(dist('db/migrate.js'));
+const { createPool } = await import(dist('db/pool.js'));
+const { loadFixtureFile } = await import(dist('services/fixtures.js'));
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = 50;
+const IMPORTS = 50;
+const PER_IMPORT = 2000;
+const WARMUP_IMPORTS = 3;
+const targets = { signupP50: 150, listMs: 2000, listRssMb: 100 };
+
+async function cannon(url, { headers = {}, duration = seconds } = {}) {
+  const args = [path.join(root, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(connections), '-d', String(duration)];
+  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
+  const { stdout } = await promisify(execFile)(process.execPath, [...args, url], { maxBuffer: 16 * 1024 * 1024 });
+  const result = JSON.parse(stdout);
+  const bad = result.non2xx + result.errors + result.timeouts;
+  if (bad) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+/** Reads the whole unpaginated list in a child process; answers time to last byte and member count. */
+const LIST_CLIENT = `
+  const [url, token] = process.argv.slice(1);
+  const started = performance.now();
+  const res = await fetch(url, { method: 'POST', headers: { authorization: 'Bearer ' + token, 'content-type': 'application/json' }, body: JSON.stringify({ brand_id: 'brand-acme' }) });
+  const text = await res.text();
+  const ms = performance.now() - started;
+  const body = JSON.parse(text);
+  console.log(JSON.stringify({ status: res.status, ms, bytes: text.length, members: body.data?.members?.length, total: body.data?.total }));
+`;
+function readList(url, token) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', LIST_CLIENT, url, token], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`list client exited ${code}`))));
+  });
+}
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+const mb = (bytes) => bytes / 1024 / 1024;
+
+const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-'));
+await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres` and must reach its data directory
+const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data') });
+const sql = createPool(pg.url, { max: 20 });
+const servers = [];
+let failed = false;
+try {
+  await migrate(sql, pg.url);
+  await loadFixtureFile(sql, path.join(root, 'fixtures/demo.json'));
+  const config = { ...loadConfig({}), port: 0, host: '127.0.0.1', rateLimitToken: 1_000_000_000, rateLimitIp: 1_000_000_000 };
+  const api = await createServer({ sql, config, log: (line) => console.error(line) });
+  await api.start();
+  servers.push(api);
+  // Bench only, never in the product: the floor any route of this stack stands on.
+  const bare = Hapi.server({ port: 0, host: '127.0.0.1' });
+  bare.route({ method: 'GET', path: '/bench/member/{id}', handler: async (request) => (await sql`SELECT id, email FROM members WHERE id = ${request.params.id}`)[0] });
+  await bare.start();
+  servers.push(bare);
+
+  const tokenRes = await fetch(`${api.info.uri}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' }),
+  });
+  const { access_token: token } = await tokenRes.json();
+  const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+
+  // 1. Sign-up imports of 2000 new members each (bodies built before the clock starts).
+  const bodies = Array.from({ length: IMPORTS }, (_, r) => JSON.stringify({
+    brand_id: 'brand-acme',
+    users: Array.from({ length: PER_IMPORT }, (_, i) => ({
+      email: `bench-${r}-${i}@example.org`, first_name: `First${i}`, last_name: `Last${r}`, subscribed_at: '2026-01-02 03:04:05',
+    })),
+  }));
+  const times = [];
+  for (const [r, body] of bodies.entries()) {
+    const started = performance.now();
+    const res = await fetch(`${api.info.uri}/members/signups`, { method: 'POST', headers: auth, body });
+    const json = await res.json();
+    const ms = performance.now() - started;
+    if (res.status !== 200 || Object.keys(json.data.new).length !== PER_IMPORT) throw new Error(`import ${r}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
+    if (r >= WARMUP_IMPORTS) times.push(ms);
+  }
+  times.sort((a, b) => a - b);
+  const signup = { p50: percentile(times, 50), p95: percentile(times, 95), max: times.at(-1) };
+
+  // 2. The whole list, streamed, with the server's RSS sampled while it runs.
+  const lists = [];
+  for (let run = 0; run < 3; run++) {
+    globalThis.gc?.();
+    await new Promise((r) => setTimeout(r, 200));
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+    const result = await readList(`${api.info.uri}/members/list`, token);
+    clearInterval(sampler);
+    peak = Math.max(peak, process.memoryUsage().rss);
+    if (result.status !== 200 || result.members !== IMPORTS * PER_IMPORT || result.total !== IMPORTS * PER_IMPORT) {
+      throw new Error(`list: ${JSON.stringify(result)}`);
+    }
+    lists.push({ ...result, rssGrowth: peak - before });
+  }
+
+  // 3. Member get at concurrency 50 beside the bare one-query route.
+  const [member] = await sql`SELECT member_id AS id FROM brand_members WHERE brand_id = 'brand-acme' ORDER BY seq LIMIT 1 OFFSET 500`;
+  for (const payload of [{ coupon_id: 'coupon-welcome' }, { storecard_id: 'card-points' }]) {
+    const res = await fetch(`${api.info.uri}/members/${member.id}/passes`, { method: 'POST', headers: auth, body: JSON.stringify({ brand_id: 'brand-acme', ...payload }) });
+    if (res.status !== 201) throw new Error(`issue pass: ${res.status} ${await res.text()}`);
+  }
+  const getUrl = `${api.info.uri}/members/${member.id}?brand_id=brand-acme`;
+  const bareUrl = `${bare.info.uri}/bench/member/${member.id}`;
+  await cannon(bareUrl, { duration: 2 });
+  await cannon(getUrl, { headers: { authorization: auth.authorization }, duration: 2 });
+  const runs = { bare: [], get: [] };
+  for (let round = 0; round < 2; round++) {
+    runs.bare.push(await cannon(bareUrl));
+    runs.get.push(await cannon(getUrl, { headers: { authorization: auth.authorization } }));
+  }
+
+  const mean = (list, key) => list.reduce((sum, r) => sum + r[key], 0) / list.length;
+  const summary = (list) => ({ rps: mean(list, 'rps'), p50: mean(list, 'p50'), p99: mean(list, 'p99') });
+  const b = summary(runs.bare);
+  const g = summary(runs.get);
+  const line = (name, r) => `  ${name.padEnd(46)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms`;
+  const listMs = lists.map((l) => l.ms).sort((x, y) => x - y);
+  const listRss = lists.map((l) => mb(l.rssGrowth)).sort((x, y) => x - y);
+  console.log(`server-members (node ${process.version}, ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'cpu'})`);
+  console.log(`1. POST /members/signups, ${PER_IMPORT} new members per request, ${times.length} requests after ${WARMUP_IMPORTS} warm-up:`);
+  console.log(`  p50 ${signup.p50.toFixed(1)} ms   p95 ${signup.p95.toFixed(1)} ms   max ${signup.max.toFixed(1)} ms   (target p50 < ${targets.signupP50} ms; p50/target ${(signup.p50 / targets.signupP50).toFixed(2)})`);
+  console.log(`2. POST /members/list, all ${IMPORTS * PER_IMPORT} members streamed (${(lists[0].bytes / 1e6).toFixed(1)} MB), ${lists.length} runs:`);
+  console.log(`  time to last byte: ${lists.map((l) => `${l.ms.toFixed(0)} ms`).join(', ')} (median ${listMs[1].toFixed(0)} ms; target < ${targets.listMs} ms; ratio ${(listMs[1] / targets.listMs).toFixed(2)})`);
+  console.log(`  server RSS growth while streaming: ${lists.map((l) => `${mb(l.rssGrowth).toFixed(1)} MB`).join(', ')} (max ${listRss[2].toFixed(1)} MB; target < ${targets.listRssMb} MB)`);
+  console.log(`3. GET /members/{uuid} at ${connections} connections, ${seconds} s per run, mean of ${runs.bare.length} alternating runs:`);
+  console.log(line('bare hapi route, one primary-key SELECT', b));
+  console.log(line('GET /members/{uuid} (auth + rate limit + passes)', g));
+  console.log(`  ratio member get / bare: ${(g.rps / b.rps).toFixed(2)}`);
+  failed = signup.p50 >= targets.signupP50 || listMs[1] >= targets.listMs || listRss[2] >= targets.listRssMb;
+  console.log(failed ? 'server-members: FAILED' : 'server-members: all targets met');
+} finally {
+  for (const s of servers.reverse()) await s.stop();
+  await sql.end({ timeout: 5 });
+  await pg.stop();
+  await rm(dir, { recursive: true, force: true });
+}
+if (failed) process.exitCode = 1;
