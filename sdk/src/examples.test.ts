@@ -1,0 +1,80 @@
+// The webhook receiver examples of docs/sdk.md (sdk/examples/*.mjs), run for real. They import
+// `@loyalty/sdk/webhooks`, i.e. the built sdk/dist (`npm test` builds first).
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { signPayload } from './webhooks.js';
+
+const secret = 'whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=';
+const body = JSON.stringify({
+  id: '6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9',
+  type: 'coupon.redeemed',
+  created_at: '2026-11-21T10:15:30.000Z',
+  organization_id: 'org-acme',
+  data: { coupon_id: 'coupon-welcome', pass_id: 'p', member_id: 'm', redeemed_at: '2026-11-21T10:15:30.000Z' },
+});
+
+// Plain JavaScript examples, loaded by URL (they have no type declarations).
+const importExample = (name: string) => import(new URL(`../examples/${name}.mjs`, import.meta.url).href);
+
+/** Posts a good delivery, a tampered one and a stale one to `url`. */
+async function exercise(url: string, received: { type: string }[]) {
+  const post = (b: string, headers: Record<string, string>) => fetch(url, { method: 'POST', body: b, headers });
+  const good = await post(body, signPayload({ body, secret }));
+  expect(good.status).toBe(204);
+  expect(received.map((e) => e.type)).toEqual(['coupon.redeemed']);
+
+  const tampered = await post(body.replace('coupon-welcome', 'coupon-welcomf'), signPayload({ body, secret }));
+  expect([tampered.status, await tampered.text()]).toEqual([400, 'signature_mismatch']);
+
+  const stale = await post(body, signPayload({ body, secret, timestamp: Math.floor(Date.now() / 1000) - 3600 }));
+  expect([stale.status, await stale.text()]).toEqual([400, 'stale_timestamp']);
+  expect(received).toHaveLength(1);
+}
+
+describe('webhook receiver examples', () => {
+  it('node:http', async () => {
+    const { createWebhookServer } = await importExample('webhooks-node-http');
+    const received: { type: string }[] = [];
+    const server = createWebhookServer(secret, (e: { type: string }) => received.push(e));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      await exercise(`http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`, received);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('hapi', async () => {
+    const { createWebhookServer } = await importExample('webhooks-hapi');
+    const received: { type: string }[] = [];
+    const server = createWebhookServer(secret, (e: { type: string }) => received.push(e), { port: 0 });
+    await server.start();
+    try {
+      await exercise(`${server.info.uri}/webhooks`, received);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  // express is not a dependency of this repository; the example runs wherever it is installed.
+  const hasExpress = (() => {
+    try {
+      createRequire(import.meta.url).resolve('express');
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  it.skipIf(!hasExpress)('Express', async () => {
+    const { createWebhookApp } = await importExample('webhooks-express');
+    const received: { type: string }[] = [];
+    const server = createWebhookApp(secret, (e: { type: string }) => received.push(e)).listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    try {
+      await exercise(`http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`, received);
+    } finally {
+      server.close();
+    }
+  });
+});
