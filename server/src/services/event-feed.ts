@@ -34,7 +34,7 @@ export async function listEvents(sql: Sql, organizationId: string, query: FeedQu
   const waiter = query.waitSeconds ? feedWaiter(sql) : undefined;
   for (;;) {
     // Subscribe before reading, so an event committed between the read and the wait still wakes us.
-    const woken = waiter?.next(organizationId);
+    const woken = waiter?.next();
     const { rows, horizon } = await readEvents(sql, organizationId, after, query.types, limit);
     const remaining = deadline - Date.now();
     if (rows.length || remaining <= 0 || signal?.aborted) {
@@ -79,7 +79,7 @@ const envelope = (e: EventRow) => ({ id: e.id, type: e.type, created_at: e.creat
 
 /**
  * One LISTEN connection per pool, shared by every long poll of the process: a commit that
- * inserted events of an organization wakes the requests waiting for that organization.
+ * inserted events wakes the waiting requests, which read again (each for its organization).
  */
 const waiters = new WeakMap<Sql, ReturnType<typeof createFeedWaiter>>();
 
@@ -92,20 +92,20 @@ function feedWaiter(sql: Sql) {
 function createFeedWaiter(sql: Sql) {
   const emitter = new EventEmitter();
   emitter.setMaxListeners(0);
-  const listening = sql.listen('loyalty_events', (organizationId) => emitter.emit(organizationId)).catch(() => undefined);
+  const listening = sql.listen('loyalty_events', () => emitter.emit('commit')).catch(() => undefined);
   return {
-    next(organizationId: string) {
+    next() {
       let wake!: () => void;
       const fired = new Promise<void>((resolve) => (wake = resolve));
-      emitter.once(organizationId, wake);
+      emitter.once('commit', wake);
       let timer: NodeJS.Timeout | undefined;
       return {
-        cancel: () => emitter.off(organizationId, wake),
+        cancel: () => emitter.off('commit', wake),
         wait: async (ms: number) => {
           await listening;
           await Promise.race([fired, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
           clearTimeout(timer);
-          emitter.off(organizationId, wake);
+          emitter.off('commit', wake);
         },
       };
     },

@@ -31,7 +31,7 @@ export type IssueVouchersInput = {
  * POST /tags/{id}/vouchers: queues a voucher job, or returns the equal job that is still queued or
  * running. The partial unique index `voucher_jobs_one_active` decides under concurrency: the
  * INSERT either creates the job or, ON CONFLICT, locks and returns the active one (no window
- * between a check and an insert). The first round is queued in the same transaction.
+ * between a check and an insert). The first round of each lane is queued in the same transaction.
  */
 export async function createVoucherJob(db: Db, scope: Scope, tagIdOrReference: string, input: IssueVouchersInput) {
   const brand = await requireBrand(db, scope, input.brand_id);
@@ -52,14 +52,17 @@ export async function createVoucherJob(db: Db, scope: Scope, tagIdOrReference: s
   }
 
   const [job] = await db<(VoucherJobRow & { inserted: boolean })[]>`
-    INSERT INTO voucher_jobs AS j (organization_id, brand_id, tag_id, voucher_kind, voucher_id, expiration_mode, expiration_date)
-    VALUES (${brand.organizationId}, ${brand.id}, ${tagId}, ${kind}, ${voucherId}, ${mode}, ${date})
+    INSERT INTO voucher_jobs AS j (organization_id, brand_id, tag_id, voucher_kind, voucher_id, expiration_mode, expiration_date, lanes)
+    VALUES (${brand.organizationId}, ${brand.id}, ${tagId}, ${kind}, ${voucherId}, ${mode}, ${date}, ${VOUCHER_LANES})
     ON CONFLICT (tag_id, voucher_kind, voucher_id) WHERE status IN ('queued', 'running')
       DO UPDATE SET updated_at = j.updated_at
     RETURNING j.*, (xmax = 0) AS inserted`;
   if (job!.inserted) {
-    await db`SELECT graphile_worker.add_job('issue_voucher_round', json_build_object('job_id', ${job!.id}::uuid),
-               job_key => ${roundJobKey(job!.id)})`;
+    await db`INSERT INTO voucher_job_lanes (job_id, lane) SELECT ${job!.id}, generate_series(0, ${VOUCHER_LANES - 1}::int)`;
+    await db`
+      SELECT graphile_worker.add_job('issue_voucher_round', json_build_object('job_id', ${job!.id}::uuid, 'lane', lane),
+               job_key => 'voucher_job:' || ${job!.id}::text || ':' || lane)
+      FROM generate_series(0, ${VOUCHER_LANES - 1}::int) AS lane`;
   }
   return { ...presentVoucherJob(job!), already_running: !job!.inserted };
 }
@@ -77,8 +80,14 @@ export async function getVoucherJob(db: Db, scope: Scope, tagIdOrReference: stri
   };
 }
 
-/** One graphile-worker job key per voucher job: a re-enqueued round replaces a waiting one. */
-export const roundJobKey = (jobId: string) => `voucher_job:${jobId}`;
+/**
+ * Lanes per job: the tag's members are split in this many parts that are worked on at once (a
+ * round at a time per lane), so one large job keeps two database connections busy.
+ */
+export const VOUCHER_LANES = 2;
+
+/** One graphile-worker job key per lane: a re-enqueued round replaces a waiting one. */
+export const roundJobKey = (jobId: string, lane: number) => `voucher_job:${jobId}:${lane}`;
 
 function presentVoucherJob(job: VoucherJobRow) {
   return {

@@ -16,8 +16,8 @@ type JobRow = {
   expiration_mode: 'default' | 'date' | 'none';
   expiration_date: Date | null;
   status: VoucherJobStatus;
+  lanes: number;
   started_at: Date | null;
-  last_member_id: string | null;
 };
 
 type Voucher = { active: boolean; valid_days: number | null };
@@ -31,36 +31,30 @@ export type RoundOutcome =
 export class RoundConflict extends Error {}
 
 /**
- * One round of a voucher job, in one transaction: the next `roundSize` tag members (keyset on
- * member_id, members on the tag when the job started), their grants, passes and `coupon.issued`
- * events written set-based, the counters moved on, and the next round queued. A crash anywhere
- * rolls the whole round back; the grant row per (tag, voucher, member) makes every issue
- * exactly-once however often a round runs.
+ * One round of one lane of a voucher job, in one transaction: the lane's next `roundSize` tag
+ * members (keyset on member_id; members on the tag when the job started), their grants, passes
+ * and `coupon.issued` events written set-based, the counters moved on, and the lane's next round
+ * queued. A crash anywhere rolls the whole round back; the grant row per (tag, voucher, member)
+ * makes every issue exactly-once however often a round runs.
  */
-export async function issueVoucherRound(sql: Sql, jobId: string, { roundSize = DEFAULT_ROUND_SIZE } = {}): Promise<RoundOutcome> {
+export async function issueVoucherRound(sql: Sql, jobId: string, { lane = 0, roundSize = DEFAULT_ROUND_SIZE } = {}): Promise<RoundOutcome> {
+  const started = await startJob(sql, jobId);
+  if (started.state !== 'running') return started;
   return sql.begin(async (tx) => {
-    const [job] = await tx<JobRow[]>`SELECT * FROM voucher_jobs WHERE id = ${jobId} FOR UPDATE`;
-    if (!job || job.status === 'done' || job.status === 'failed') return { state: 'gone' };
-
+    // The lane row serializes rounds of this lane (a duplicate job waits, then sees the new cursor).
+    await tx`INSERT INTO voucher_job_lanes (job_id, lane) VALUES (${jobId}, ${lane}) ON CONFLICT DO NOTHING`;
+    const [cursor] = await tx<{ last_member_id: string | null; done: boolean }[]>`
+      SELECT last_member_id, done FROM voucher_job_lanes WHERE job_id = ${jobId} AND lane = ${lane} FOR UPDATE`;
+    const [job] = await tx<JobRow[]>`SELECT * FROM voucher_jobs WHERE id = ${jobId}`;
+    if (!job || job.status !== 'running' || cursor!.done) return { state: 'gone' };
     const voucher = await loadVoucher(tx, job);
-    if (!voucher?.active) {
-      const reason = `The ${job.voucher_kind} is no longer available.`;
-      await tx`UPDATE voucher_jobs SET status = 'failed', error = ${reason}, started_at = coalesce(started_at, now()),
-                 finished_at = now(), updated_at = now() WHERE id = ${job.id}`;
-      return { state: 'failed', reason };
-    }
-    if (job.status === 'queued') {
-      const [started] = await tx<{ started_at: Date }[]>`
-        UPDATE voucher_jobs SET status = 'running', started_at = now(), updated_at = now(),
-          total = (SELECT count(*) FROM tag_members WHERE tag_id = ${job.tag_id} AND created_at <= now())
-        WHERE id = ${job.id} RETURNING started_at`;
-      job.started_at = started!.started_at;
-    }
+    if (!voucher?.active) return failJob(tx, job);
 
     const batch = (await tx<{ member_id: string }[]>`
       SELECT member_id FROM tag_members
       WHERE tag_id = ${job.tag_id} AND created_at <= ${job.started_at}
-        AND member_id > ${job.last_member_id ?? '00000000-0000-0000-0000-000000000000'}::uuid
+        AND member_id > ${cursor!.last_member_id ?? '00000000-0000-0000-0000-000000000000'}::uuid
+        AND get_byte(uuid_send(member_id), 15) % ${job.lanes}::int = ${lane}::int
       ORDER BY member_id LIMIT ${roundSize}`).map((r) => r.member_id);
 
     let issued = 0;
@@ -88,18 +82,56 @@ export async function issueVoucherRound(sql: Sql, jobId: string, { roundSize = D
       }
     }
 
-    const done = batch.length < roundSize;
+    const laneDone = batch.length < roundSize;
     await tx`
+      UPDATE voucher_job_lanes SET last_member_id = coalesce(${batch.at(-1) ?? null}::uuid, last_member_id),
+        done = ${laneDone}, updated_at = now()
+      WHERE job_id = ${jobId} AND lane = ${lane}`;
+    // Lock the job row before reading the other lanes: whichever lane takes it last sees every
+    // other lane's final round committed, and marks the job done.
+    await tx`SELECT 1 FROM voucher_jobs WHERE id = ${jobId} FOR UPDATE`;
+    const [after] = await tx<{ status: VoucherJobStatus }[]>`
       UPDATE voucher_jobs SET
         processed = processed + ${batch.length}, issued = issued + ${issued}, failed = failed + ${failed},
-        skipped = skipped + ${batch.length - issued - failed},
-        last_member_id = coalesce(${batch.at(-1) ?? null}::uuid, last_member_id),
-        status = ${done ? 'done' : 'running'}, finished_at = ${done ? tx`now()` : null}, updated_at = now()
-      WHERE id = ${job.id}`;
+        skipped = skipped + ${batch.length - issued - failed}, updated_at = now(),
+        status = CASE WHEN status = 'running' AND NOT EXISTS (
+                   SELECT 1 FROM voucher_job_lanes WHERE job_id = ${jobId} AND NOT done) THEN 'done' ELSE status END,
+        finished_at = CASE WHEN status = 'running' AND NOT EXISTS (
+                   SELECT 1 FROM voucher_job_lanes WHERE job_id = ${jobId} AND NOT done) THEN now() ELSE finished_at END
+      WHERE id = ${jobId}
+      RETURNING status`;
     if (eventIds.length) await queueFanOut(tx, job.organization_id, eventIds);
-    if (!done) await queueRound(tx, job.id);
-    return { state: done ? 'done' : 'running', handled: batch.length, issued, failed };
+    if (!laneDone) await queueRound(tx, jobId, lane);
+    return { state: after!.status === 'done' ? 'done' : 'running', handled: batch.length, issued, failed };
   });
+}
+
+/**
+ * queued → running in a short transaction of its own (the lanes' first rounds wait on it only
+ * briefly): `started_at`, and `total` counted now. A voucher no longer available fails the job.
+ */
+async function startJob(sql: Sql, jobId: string): Promise<RoundOutcome> {
+  return sql.begin(async (tx) => {
+    const [job] = await tx<JobRow[]>`SELECT * FROM voucher_jobs WHERE id = ${jobId}`;
+    if (!job || job.status === 'done' || job.status === 'failed') return { state: 'gone' };
+    if (job.status === 'running') return { state: 'running', handled: 0, issued: 0, failed: 0 };
+    const [locked] = await tx<JobRow[]>`SELECT * FROM voucher_jobs WHERE id = ${jobId} FOR UPDATE`;
+    if (locked!.status !== 'queued') return locked!.status === 'running' ? { state: 'running', handled: 0, issued: 0, failed: 0 } : { state: 'gone' };
+    const voucher = await loadVoucher(tx, locked!);
+    if (!voucher?.active) return failJob(tx, locked!);
+    await tx`
+      UPDATE voucher_jobs SET status = 'running', started_at = now(), updated_at = now(),
+        total = (SELECT count(*) FROM tag_members WHERE tag_id = ${locked!.tag_id} AND created_at <= now())
+      WHERE id = ${jobId}`;
+    return { state: 'running', handled: 0, issued: 0, failed: 0 };
+  });
+}
+
+async function failJob(tx: Tx, job: JobRow): Promise<RoundOutcome> {
+  const reason = `The ${job.voucher_kind} is no longer available.`;
+  await tx`UPDATE voucher_jobs SET status = 'failed', error = ${reason}, started_at = coalesce(started_at, now()),
+             finished_at = now(), updated_at = now() WHERE id = ${job.id} AND status IN ('queued', 'running')`;
+  return { state: 'failed', reason };
 }
 
 async function loadVoucher(tx: Tx, job: JobRow): Promise<Voucher | undefined> {
@@ -117,37 +149,53 @@ function passExpiration(job: JobRow, voucher: Voucher): string | null {
 }
 
 /**
- * The set-based heart of a round. Members who left the brand drop out at the join; members with
- * an `issued` grant drop out at ON CONFLICT (a `failed` grant is taken over and retried). The
- * grant carries the new pass id, so passes and events follow from the claimed rows in the same
- * statement. A storecard grant links the member's existing storecard pass instead.
+ * The set-based heart of a round, one statement. Members who left the brand drop out at the
+ * join; members with an `issued` grant drop out at the anti-join, a `failed` grant is taken over
+ * and retried. The grant carries the new pass id, so passes and events follow from the claimed
+ * rows. A storecard grant links the member's existing storecard pass instead of a new one.
+ * (Plain INSERTs, no ON CONFLICT: only one job per tag and voucher is active and a lane's rounds
+ * are serialized by its lane row, so nothing else writes these grants; if something did, the
+ * unique violation sends the round member by member.) New ids are UUIDv7: they arrive in order,
+ * which keeps the primary-key indexes' inserts at their right edge.
  */
 async function issueToMembers(tx: Tx, job: JobRow, voucher: Voucher, memberIds: string[]) {
   const codes = newPassCodes(memberIds.length);
-  const common = { tag: job.tag_id, kind: job.voucher_kind, voucherId: job.voucher_id, jobId: job.id, org: job.organization_id, brand: job.brand_id };
-  if (job.voucher_kind === 'coupon') {
+  const { tag_id: tag, voucher_kind: kind, voucher_id: voucherId, id: jobId, organization_id: org, brand_id: brand } = job;
+  const claim = tx`
+    eligible AS (
+      SELECT m.id FROM unnest(${memberIds}::uuid[]) AS m(id)
+      JOIN brand_members bm ON bm.brand_id = ${brand} AND bm.member_id = m.id
+    ), prior AS (
+      SELECT g.member_id, g.status FROM voucher_grants g
+      WHERE g.tag_id = ${tag} AND g.voucher_kind = ${kind} AND g.voucher_id = ${voucherId} AND g.member_id = ANY(${memberIds}::uuid[])
+    ), retried AS (
+      UPDATE voucher_grants g SET job_id = ${jobId}, status = 'issued', pass_id = ${linkOrNew(tx, job, 'g.member_id')}, error = NULL, updated_at = now()
+      FROM eligible e
+      WHERE g.tag_id = ${tag} AND g.voucher_kind = ${kind} AND g.voucher_id = ${voucherId} AND g.member_id = e.id AND g.status = 'failed'
+      RETURNING g.member_id, g.pass_id
+    ), inserted AS (
+      INSERT INTO voucher_grants (tag_id, voucher_kind, voucher_id, member_id, job_id, status, pass_id)
+      SELECT ${tag}, ${kind}, ${voucherId}, e.id, ${jobId}, 'issued', ${linkOrNew(tx, job, 'e.id')}
+      FROM eligible e WHERE NOT EXISTS (SELECT 1 FROM prior p WHERE p.member_id = e.id)
+      RETURNING member_id, pass_id
+    ), claimed AS (
+      SELECT * FROM retried UNION ALL SELECT * FROM inserted
+    )`;
+
+  if (kind === 'coupon') {
     const expiration = passExpiration(job, voucher);
     const [row] = await tx<{ claimed: number; issued: number; event_ids: string[] | null }[]>`
-      WITH claimed AS (
-        INSERT INTO voucher_grants AS g (tag_id, voucher_kind, voucher_id, member_id, job_id, status, pass_id)
-        SELECT ${common.tag}, 'coupon', ${common.voucherId}, m.id, ${common.jobId}, 'issued', gen_random_uuid()
-        FROM unnest(${memberIds}::uuid[]) AS m(id)
-        JOIN brand_members bm ON bm.brand_id = ${common.brand} AND bm.member_id = m.id
-        ON CONFLICT (tag_id, voucher_kind, voucher_id, member_id) DO UPDATE
-          SET job_id = EXCLUDED.job_id, status = 'issued', pass_id = EXCLUDED.pass_id, error = NULL, updated_at = now()
-          WHERE g.status = 'failed'
-        RETURNING g.member_id, g.pass_id
-      ), numbered AS (
+      WITH ${claim}, numbered AS (
         SELECT c.member_id, c.pass_id, row_number() OVER () AS n FROM claimed c
       ), created AS (
         INSERT INTO passes (id, organization_id, brand_id, member_id, kind, coupon_id, pass_code, qr_code, expiration_date)
-        SELECT n.pass_id, ${common.org}, ${common.brand}, n.member_id, 'coupon', ${common.voucherId}, code.c, code.c, ${expiration}::date
+        SELECT n.pass_id, ${org}, ${brand}, n.member_id, 'coupon', ${voucherId}, code.c, code.c, ${expiration}::date
         FROM numbered n JOIN unnest(${codes}::text[]) WITH ORDINALITY AS code(c, i) ON code.i = n.n
         RETURNING id, member_id, expiration_date
       ), emitted AS (
-        INSERT INTO events (organization_id, type, data)
-        SELECT ${common.org}, 'coupon.issued', jsonb_build_object(
-          'coupon_id', ${common.voucherId}::text, 'pass_id', p.id, 'member_id', p.member_id,
+        INSERT INTO events (id, organization_id, type, data)
+        SELECT uuidv7(), ${org}, 'coupon.issued', jsonb_build_object(
+          'coupon_id', ${voucherId}::text, 'pass_id', p.id, 'member_id', p.member_id,
           'expires_at', to_char(p.expiration_date, 'YYYY-MM-DD'))
         FROM created p
         RETURNING id
@@ -159,22 +207,12 @@ async function issueToMembers(tx: Tx, job: JobRow, voucher: Voucher, memberIds: 
   }
 
   const [row] = await tx<{ claimed: number; unlinked: number }[]>`
-    WITH claimed AS (
-      INSERT INTO voucher_grants AS g (tag_id, voucher_kind, voucher_id, member_id, job_id, status, pass_id)
-      SELECT ${common.tag}, 'storecard', ${common.voucherId}, m.id, ${common.jobId}, 'issued', coalesce(p.id, gen_random_uuid())
-      FROM unnest(${memberIds}::uuid[]) AS m(id)
-      JOIN brand_members bm ON bm.brand_id = ${common.brand} AND bm.member_id = m.id
-      LEFT JOIN passes p ON p.member_id = m.id AND p.kind = 'storecard' AND p.storecard_id = ${common.voucherId}
-      ON CONFLICT (tag_id, voucher_kind, voucher_id, member_id) DO UPDATE
-        SET job_id = EXCLUDED.job_id, status = 'issued', pass_id = EXCLUDED.pass_id, error = NULL, updated_at = now()
-        WHERE g.status = 'failed'
-      RETURNING g.member_id, g.pass_id
-    ), fresh AS (
+    WITH ${claim}, fresh AS (
       SELECT c.member_id, c.pass_id, row_number() OVER () AS n
       FROM claimed c WHERE NOT EXISTS (SELECT 1 FROM passes p WHERE p.id = c.pass_id)
     ), created AS (
       INSERT INTO passes (id, organization_id, brand_id, member_id, kind, storecard_id, pass_code, qr_code)
-      SELECT f.pass_id, ${common.org}, ${common.brand}, f.member_id, 'storecard', ${common.voucherId}, code.c, code.c
+      SELECT f.pass_id, ${org}, ${brand}, f.member_id, 'storecard', ${voucherId}, code.c, code.c
       FROM fresh f JOIN unnest(${codes}::text[]) WITH ORDINALITY AS code(c, i) ON code.i = f.n
       ON CONFLICT (member_id, storecard_id) WHERE kind = 'storecard' DO NOTHING
       RETURNING id
@@ -185,6 +223,13 @@ async function issueToMembers(tx: Tx, job: JobRow, voucher: Voucher, memberIds: 
   // round again, it will then link that pass.
   if (row!.unlinked > 0) throw new RoundConflict('A storecard pass was created concurrently; the round will run again.');
   return { issued: row!.claimed, eventIds: [] as string[] };
+}
+
+/** The pass id a grant gets: a new one, or for storecards the member's existing storecard pass. */
+function linkOrNew(tx: Tx, job: JobRow, memberColumn: 'g.member_id' | 'e.id') {
+  if (job.voucher_kind === 'coupon') return tx`uuidv7()`;
+  return tx`coalesce((SELECT p.id FROM passes p WHERE p.member_id = ${tx.unsafe(memberColumn)} AND p.kind = 'storecard'
+                        AND p.storecard_id = ${job.voucher_id}), uuidv7())`;
 }
 
 async function recordFailure(tx: Tx, job: JobRow, memberId: string, error: string): Promise<number> {
@@ -214,19 +259,21 @@ async function queueFanOut(tx: Tx, organizationId: string, eventIds: string[]) {
       WHERE organization_id = ${organizationId} AND active AND events && ARRAY['coupon.issued'])`;
 }
 
-export async function queueRound(tx: Tx | Sql, jobId: string) {
-  await tx`SELECT graphile_worker.add_job('issue_voucher_round', json_build_object('job_id', ${jobId}::uuid), job_key => ${roundJobKey(jobId)})`;
+export async function queueRound(tx: Tx | Sql, jobId: string, lane: number) {
+  await tx`SELECT graphile_worker.add_job('issue_voucher_round', json_build_object('job_id', ${jobId}::uuid, 'lane', ${lane}::int),
+             job_key => ${roundJobKey(jobId, lane)})`;
 }
 
 /**
- * Queues the next round again for jobs that have made no progress for `staleSeconds` (a worker
- * killed mid-round leaves its graphile-worker job locked for hours). Harmless when the job is in
- * fact alive: rounds lock the job row and grants are idempotent.
+ * Queues the next round again of lanes that have made no progress for `staleSeconds` (a worker
+ * killed mid-round leaves its graphile-worker job locked for hours). Harmless when the lane is
+ * in fact alive: rounds lock the lane row and grants are idempotent.
  */
 export async function resumeStalledVoucherJobs(sql: Sql | Tx, staleSeconds: number): Promise<number> {
   const rows = await sql`
-    SELECT graphile_worker.add_job('issue_voucher_round', json_build_object('job_id', id), job_key => 'voucher_job:' || id)
-    FROM voucher_jobs
-    WHERE status IN ('queued', 'running') AND updated_at < now() - make_interval(secs => ${staleSeconds})`;
+    SELECT graphile_worker.add_job('issue_voucher_round', json_build_object('job_id', j.id, 'lane', l.lane),
+             job_key => 'voucher_job:' || j.id::text || ':' || l.lane)
+    FROM voucher_jobs j JOIN voucher_job_lanes l ON l.job_id = j.id AND NOT l.done
+    WHERE j.status IN ('queued', 'running') AND l.updated_at < now() - make_interval(secs => ${staleSeconds})`;
   return rows.length;
 }

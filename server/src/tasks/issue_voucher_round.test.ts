@@ -90,14 +90,14 @@ describe('issue_voucher_round under crashes', () => {
     const atKill = await jobRow(jobId);
     expect(atKill.status).toBe('running');
     expect(atKill.processed).toBeLessThan(MEMBERS);
-    // The killed round's job stays locked by the dead worker (graphile-worker frees it after 4 hours).
+    // The killed rounds' jobs stay locked by the dead worker (graphile-worker frees it after 4 hours).
     const locked = await t.db.sql`SELECT 1 FROM graphile_worker.jobs WHERE task_identifier = 'issue_voucher_round' AND locked_at IS NOT NULL`;
-    expect(locked.length).toBe(1);
+    expect(locked.length).toBeGreaterThanOrEqual(1);
 
     await t.db.sql.unsafe('DROP TRIGGER test_slow_round ON voucher_grants; DROP FUNCTION test_slow_round();');
     const second = await spawnWorker();
     // What the resume_stalled_jobs cron task does once the job has been quiet for two minutes.
-    expect(await resumeStalledVoucherJobs(t.db.sql, 0)).toBe(1);
+    expect(await resumeStalledVoucherJobs(t.db.sql, 0)).toBeGreaterThanOrEqual(1);
     const done = await until(async () => {
       const row = await jobRow(jobId);
       return row.status === 'done' && row;

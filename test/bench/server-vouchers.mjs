@@ -1,0 +1,117 @@
+// A voucher job over a tag of 100,000 members (issue 5: under 10 s), through the real API and the
+// real graphile-worker runner on an embedded PostgreSQL (durable settings, as `npm start` runs it):
+//   1. coupon passes, nobody subscribed;
+//   2. another coupon with one `coupon.issued` subscription, counted until every delivery exists
+//      and its first attempt is queued (the worker sends nothing meanwhile, so the figure is the
+//      cost of the job plus the enqueueing; server-webhooks.mjs measures the sending);
+//   3. the rerun of job 1, which skips everyone.
+// Run after building: `npx tsc -b server && node test/bench/server-vouchers.mjs` (or `npm run bench`).
+// BENCH_MEMBERS (default 100000) changes the tag size.
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const dist = (file) => path.join(root, 'server/dist', file);
+if (!existsSync(dist('worker.js'))) {
+  console.error('server/dist is missing: run `npx tsc -b server` first.');
+  process.exit(1);
+}
+const { createServer } = await import(dist('server.js'));
+const { loadConfig } = await import(dist('config.js'));
+const { startEmbeddedPostgres } = await import(dist('db/embedded.js'));
+const { migrate } = await import(dist('db/migrate.js'));
+const { createPool } = await import(dist('db/pool.js'));
+const { loadFixtureFile } = await import(dist('services/fixtures.js'));
+const { startWorker } = await import(dist('worker.js'));
+
+const members = Number(process.env.BENCH_MEMBERS ?? 100_000);
+const limitSeconds = 10;
+
+const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-'));
+await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres` and must reach its data directory
+const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data') });
+const sql = createPool(pg.url, { max: 20 });
+let api;
+let failed = false;
+try {
+  await migrate(sql, pg.url);
+  await loadFixtureFile(sql, path.join(root, 'fixtures/demo.json'));
+  await sql`INSERT INTO coupons (id, organization_id, brand_id, title, valid_days, active)
+            VALUES ('coupon-bench', 'org-acme', 'brand-acme', 'Bench coupon', 30, true)`;
+  const [tag] = await sql`INSERT INTO tags (organization_id, brand_id, tag, external_reference)
+                          VALUES ('org-acme', 'brand-acme', 'Everyone', 'everyone') RETURNING id`;
+  const seeded = performance.now();
+  await sql`
+    WITH m AS (
+      INSERT INTO members (organization_id, email)
+      SELECT 'org-acme', 'bench-' || i || '@example.test' FROM generate_series(1, ${members}::int) i RETURNING id
+    ), bm AS (INSERT INTO brand_members (brand_id, member_id) SELECT 'brand-acme', id FROM m)
+    INSERT INTO tag_members (tag_id, member_id) SELECT ${tag.id}, id FROM m`;
+  await sql`VACUUM ANALYZE`;
+  console.log(`seeded ${members} members on one tag in ${((performance.now() - seeded) / 1000).toFixed(1)} s`);
+
+  const config = { ...loadConfig({}), port: 0, host: '127.0.0.1', rateLimitToken: 1e9, rateLimitIp: 1e9, webhookAllowInsecure: true };
+  api = await createServer({ sql, config, log: (line) => console.error(line) });
+  await api.start();
+  const token = await (await fetch(`${api.info.uri}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' }),
+  })).json();
+  const headers = { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json' };
+
+  // Sending is measured elsewhere: this worker issues vouchers and fans out, nothing more.
+  const runner = await startWorker({ connectionString: pg.url, sql, config, only: ['issue_voucher_round', 'fan_out_events'], pollInterval: 100 });
+
+  async function job(couponId, { untilDeliveries = 0 } = {}) {
+    const started = performance.now();
+    const res = await fetch(`${api.info.uri}/tags/everyone/vouchers`, { method: 'POST', headers, body: JSON.stringify({ brand_id: 'brand-acme', coupon_id: couponId }) });
+    if (res.status !== 202) throw new Error(`POST vouchers: ${res.status} ${await res.text()}`);
+    const { job_id } = await res.json();
+    let body;
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 20));
+      body = await (await fetch(`${api.info.uri}/tags/everyone/vouchers/${job_id}?brand_id=brand-acme`, { headers })).json();
+      if (body.status === 'failed') throw new Error(`job failed: ${JSON.stringify(body)}`);
+      if (body.status !== 'done') continue;
+      if (!untilDeliveries) break;
+      const [{ n }] = await sql`SELECT count(*)::int AS n FROM webhook_deliveries`;
+      const [{ q }] = await sql`SELECT count(*)::int AS q FROM graphile_worker.jobs WHERE task_identifier = 'deliver_webhook'`;
+      if (n >= untilDeliveries && q >= untilDeliveries) break;
+    }
+    return { seconds: (performance.now() - started) / 1000, body };
+  }
+
+  const report = (label, { seconds, body }, count) => {
+    const ok = seconds < limitSeconds;
+    if (!ok) failed = true;
+    console.log(`${label}: ${seconds.toFixed(2)} s, ${Math.round(count / seconds).toLocaleString('en')} passes/s ` +
+      `(issued ${body.issued}, skipped ${body.skipped}, failed ${body.failed}) ${ok ? 'ok' : `FAIL: over ${limitSeconds} s`}`);
+  };
+
+  report(`voucher job, ${members.toLocaleString('en')} members`, await job('coupon-welcome'), members);
+
+  await fetch(`${api.info.uri}/webhook-subscriptions`, {
+    method: 'POST', headers, body: JSON.stringify({ url: 'http://127.0.0.1:9/unused', events: ['coupon.issued'] }),
+  });
+  report('same, with one coupon.issued subscription (deliveries created and queued)', await job('coupon-bench', { untilDeliveries: members }), members);
+
+  const rerun = await job('coupon-welcome');
+  console.log(`rerun of the first job (everyone skipped): ${rerun.seconds.toFixed(2)} s, skipped ${rerun.body.skipped}`);
+
+  const [{ passes, distinct }] = await sql`SELECT count(*)::int AS passes, count(DISTINCT (member_id, coupon_id))::int AS distinct FROM passes`;
+  if (passes !== 2 * members || distinct !== 2 * members) {
+    failed = true;
+    console.log(`FAIL: expected ${2 * members} passes, one per member and coupon; found ${passes} (${distinct} distinct)`);
+  }
+  await runner.stop();
+} finally {
+  await api?.stop();
+  await sql.end({ timeout: 5 });
+  await pg.stop();
+  await rm(dir, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
