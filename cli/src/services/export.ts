@@ -7,9 +7,9 @@ import type { components } from '@loyalty/sdk';
 import type { Context } from '../context.js';
 import { usageError } from '../errors.js';
 import { formatCount } from '../ui/format.js';
-import { call } from './api.js';
+import { apiFailure } from './api.js';
 
-type MembersPage = components['schemas']['ListMembersResponse'];
+type MemberListItem = components['schemas']['MemberListItem'];
 
 export const EXPORT_COLUMNS = [
   'identifier', 'email', 'full_name', 'last_name', 'unsubscribed', 'subscribed_at',
@@ -36,22 +36,33 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
   const { stringify } = format === 'csv' ? await import('csv-stringify/sync') : { stringify: undefined };
   if (stringify) await write(stringify([[...EXPORT_COLUMNS]]));
 
+  const { iterateMembers, isLoyaltyError } = await import('@loyalty/sdk');
+  const toFile = Boolean(options.output && options.output !== '-');
   let written = 0;
-  let total = 0;
-  for (let page = 1; ; page++) {
-    const answer = await call<MembersPage>(ctx, 'POST', '/members/list', { body: { brand_id: brandId, page, per_page: perPage } });
-    const { members } = answer.data;
-    total = answer.data.total;
-    if (members.length > 0) {
-      const text = stringify
-        ? stringify(members.map((member) => EXPORT_COLUMNS.map((column) => (member as Record<string, unknown>)[column] ?? '')))
-        : members.map((member) => JSON.stringify(member) + '\n').join('');
-      await write(text);
-      written += members.length;
+  let pending: MemberListItem[] = [];
+  let reportedAt = Date.now();
+  const flush = async (): Promise<void> => {
+    const text = stringify
+      ? stringify(pending.map((member) => EXPORT_COLUMNS.map((column) => (member as Record<string, unknown>)[column] ?? '')))
+      : pending.map((member) => JSON.stringify(member) + '\n').join('');
+    written += pending.length;
+    pending = [];
+    await write(text);
+  };
+  try {
+    for await (const member of iterateMembers(ctx.client(), { brandId, perPage, signal: ctx.signal })) {
+      pending.push(member);
+      if (pending.length >= perPage) await flush();
+      if (toFile && Date.now() - reportedAt >= 2000) {
+        reportedAt = Date.now();
+        ctx.output.info(`exported ${formatCount(written + pending.length)} members…`);
+      }
     }
-    if (page >= answer.data.last_page || members.length === 0) break;
-    if (options.output && options.output !== '-') ctx.output.info(`exported ${formatCount(written)} of ${formatCount(total)} members…`);
+  } catch (error) {
+    if (isLoyaltyError(error) && !ctx.signal.aborted) throw apiFailure(ctx, error);
+    throw error;
   }
+  if (pending.length > 0) await flush();
   if (target !== ctx.runtime.stdout) {
     (target as NodeJS.WritableStream).end();
     await once(target, 'finish');

@@ -3,8 +3,8 @@ import type { components } from '@loyalty/sdk';
 import type { Context } from '../context.js';
 import { CliError, PartialSuccess, usageError } from '../errors.js';
 import { formatCount } from '../ui/format.js';
-import { call } from './api.js';
-import { chunk, isUuid, readTextInput } from './inputs.js';
+import { apiFailure, call } from './api.js';
+import { isUuid, readTextInput } from './inputs.js';
 import { findMemberIds } from './members.js';
 
 type Tag = components['schemas']['Tag'];
@@ -91,14 +91,26 @@ export async function addMembersToTag(ctx: Context, tag: string, args: readonly 
   const found = references.emails.length ? await findMemberIds(ctx, brandId, references.emails) : new Map<string, string>();
   const unknownEmails = references.emails.filter((email) => !found.has(email.toLowerCase()));
   const ids = [...new Set([...references.uuids, ...found.values()])];
-  const chunks = chunk(ids, 2000);
+  const { addMembersToTag: addInChunks } = await import('@loyalty/sdk');
+  let done = 0;
   let reportedAt = Date.now();
-  for (const [i, part] of chunks.entries()) {
-    await call(ctx, 'POST', '/tags/members/bulk', { body: { brand_id: brandId, tag_id: tag, users: part } });
-    if (Date.now() - reportedAt >= 2000 && i < chunks.length - 1) {
-      reportedAt = Date.now();
-      ctx.output.info(`sent ${formatCount((i + 1) * 2000)} of ${formatCount(ids.length)} members…`);
-    }
+  const reports = await addInChunks(ctx.client(), { brandId, tagId: tag, memberIds: ids }, {
+    signal: ctx.signal,
+    onChunk: (report) => {
+      if (report.ok) done += report.size;
+      if (Date.now() - reportedAt >= 2000 && done < ids.length) {
+        reportedAt = Date.now();
+        ctx.output.info(`sent ${formatCount(done)} of ${formatCount(ids.length)} members…`);
+      }
+    },
+  });
+  const failed = reports.filter((report) => !report.ok);
+  if (failed.length === reports.length && failed[0]?.error) throw apiFailure(ctx, failed[0].error);
+  if (failed.length > 0) {
+    const missed = failed.reduce((sum, report) => sum + report.size, 0);
+    throw new CliError(`${formatCount(missed)} of ${formatCount(ids.length)} members were not added: ${failed[0]!.error!.message}`, {
+      hint: 'Run the same command again: members already on the tag are skipped.',
+    });
   }
   const summary = { tag, brand_id: brandId, sent: ids.length, unknown_emails: unknownEmails, invalid_lines: references.invalid };
   ctx.output.result(summary, () =>

@@ -2,10 +2,9 @@
 import type { components } from '@loyalty/sdk';
 import type { Context } from '../context.js';
 import { CliError, ExitCode, PartialSuccess, usageError } from '../errors.js';
-import { sleep } from '../sleep.js';
 import { formatCount } from '../ui/format.js';
 import { voucherReporter } from '../ui/reporters.js';
-import { call } from './api.js';
+import { apiFailure, call } from './api.js';
 
 type JobCreated = components['schemas']['VoucherJobCreated'];
 type JobStatus = components['schemas']['VoucherJobStatus'];
@@ -79,11 +78,14 @@ async function followJob(ctx: Context, tag: string, brandId: string, first: Job,
   const reporter = await voucherReporter({ stream: ctx.runtime.stderr, env: ctx.runtime.env, plain: !progress }, first);
   let job: Job = first;
   reporter.update(job);
+  const { waitForVoucherJob, isLoyaltyError } = await import('@loyalty/sdk');
   try {
-    for (let delay = 500; !finished(job); delay = Math.min(2000, delay * 1.5)) {
-      await sleep(delay, ctx.signal);
-      job = await fetchJob(ctx, tag, brandId, job.job_id);
-      reporter.update(job);
+    if (!finished(job)) {
+      // A week: the job itself has no deadline, so neither does following it in practice.
+      for await (const snapshot of waitForVoucherJob(ctx.client(), { tagId: tag, jobId: job.job_id, brandId, intervalMs: 1000, deadlineMs: 7 * 24 * 3600_000, signal: ctx.signal })) {
+        job = snapshot;
+        reporter.update(job);
+      }
     }
   } catch (error) {
     if (ctx.signal.aborted) {
@@ -93,7 +95,8 @@ async function followJob(ctx: Context, tag: string, brandId: string, first: Job,
         hint: `Follow it again with: loyalty vouchers status ${job.job_id} --tag ${tag} --wait`,
       });
     }
-    throw error;
+    await reporter.finish(job);
+    throw isLoyaltyError(error) ? apiFailure(ctx, error) : error;
   }
   await reporter.finish(job);
   ctx.output.result(job, () => jobSummary(job));
