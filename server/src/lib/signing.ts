@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 
 /** A new subscription secret: `whsec_` + base64 of 32 random bytes (Standard Webhooks form). */
 export const newWebhookSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
@@ -22,10 +22,9 @@ export function signDelivery(body: string | Buffer, messageId: string, timestamp
   const loyalty: string[] = [];
   const standard: string[] = [];
   for (const secret of secrets) {
-    loyalty.push(createHmac('sha256', secret).update(body).digest('hex'));
-    standard.push(
-      `v1,${createHmac('sha256', standardWebhooksKey(secret)).update(`${messageId}.${timestamp}.`).update(body).digest('base64')}`,
-    );
+    const keys = keysOf(secret);
+    loyalty.push(createHmac('sha256', keys.loyalty).update(body).digest('hex'));
+    standard.push(`v1,${createHmac('sha256', keys.standard).update(`${messageId}.${timestamp}.`).update(body).digest('base64')}`);
   }
   return {
     'Loyalty-Signature': loyalty.join(' '),
@@ -35,15 +34,23 @@ export function signDelivery(body: string | Buffer, messageId: string, timestamp
   };
 }
 
-const keyCache = new Map<string, Buffer>();
+const keyCache = new Map<string, { loyalty: KeyObject; standard: KeyObject }>();
 
-/** The Standard Webhooks key: the bytes the base64 after `whsec_` stands for. */
-function standardWebhooksKey(secret: string): Buffer {
-  let key = keyCache.get(secret);
-  if (!key) {
-    key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
+/**
+ * Both HMAC keys of a secret, prepared once: `Loyalty-Signature` is keyed with the UTF-8 bytes of
+ * the whole string, Standard Webhooks with the bytes the base64 after `whsec_` stands for.
+ * (A KeyObject made once per secret: handing createHmac raw key bytes on every call costs more
+ * than the HMAC of a small body.)
+ */
+function keysOf(secret: string) {
+  let keys = keyCache.get(secret);
+  if (!keys) {
+    keys = {
+      loyalty: createSecretKey(Buffer.from(secret, 'utf8')),
+      standard: createSecretKey(Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64')),
+    };
     if (keyCache.size > 10_000) keyCache.clear();
-    keyCache.set(secret, key);
+    keyCache.set(secret, keys);
   }
-  return key;
+  return keys;
 }

@@ -1,0 +1,111 @@
+// Webhook delivery throughput (issue 5: at least 500 deliveries per second sustained) to a local
+// receiver, with the real graphile-worker runner and the real delivery task (signing, SSRF-checked
+// undici client, attempt log) on an embedded PostgreSQL with durable settings. The receiver runs
+// in its own process and answers 200 at once. Deliveries are queued first (fan-out, not timed),
+// then the worker drains them.
+// Run after building: `npx tsc -b server && node test/bench/server-webhooks.mjs` (or `npm run bench`).
+// BENCH_DELIVERIES (default 20000), BENCH_CONCURRENCY (default: the worker's default).
+import { fork } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+if (process.argv[2] === 'receiver') {
+  // The receiver process: counts requests, answers 200 "ok".
+  const { createServer } = await import('node:http');
+  let count = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      count++;
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+  process.on('message', (m) => m === 'count' && process.send({ count }));
+} else {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const dist = (file) => path.join(root, 'server/dist', file);
+  if (!existsSync(dist('worker.js'))) {
+    console.error('server/dist is missing: run `npx tsc -b server` first.');
+    process.exit(1);
+  }
+  const { loadConfig } = await import(dist('config.js'));
+  const { startEmbeddedPostgres } = await import(dist('db/embedded.js'));
+  const { migrate } = await import(dist('db/migrate.js'));
+  const { createPool } = await import(dist('db/pool.js'));
+  const { loadFixtureFile } = await import(dist('services/fixtures.js'));
+  const { fanOutEvents } = await import(dist('services/deliveries.js'));
+  const { startWorker, DEFAULT_CONCURRENCY } = await import(dist('worker.js'));
+
+  const total = Number(process.env.BENCH_DELIVERIES ?? 20_000);
+  const concurrency = Number(process.env.BENCH_CONCURRENCY ?? DEFAULT_CONCURRENCY);
+  const target = 500;
+
+  const receiver = fork(fileURLToPath(import.meta.url), ['receiver'], { stdio: 'inherit' });
+  const ask = (message) => new Promise((resolve) => {
+    receiver.once('message', resolve);
+    if (message) receiver.send(message);
+  });
+  const { port } = await ask();
+
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-'));
+  await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres` and must reach its data directory
+  const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data') });
+  const sql = createPool(pg.url, { max: 20 });
+  let failed = false;
+  try {
+    await migrate(sql, pg.url);
+    await loadFixtureFile(sql, path.join(root, 'fixtures/demo.json'));
+    await sql`INSERT INTO webhook_subscriptions (organization_id, url, events, secret, created_at)
+              VALUES ('org-acme', ${`http://127.0.0.1:${port}/hook`}, '{member.created}',
+                      'whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=', now() - interval '1 minute')`;
+    const ids = (await sql`
+      INSERT INTO events (organization_id, type, data)
+      SELECT 'org-acme', 'member.created', jsonb_build_object('member_id', gen_random_uuid(), 'brand_id', 'brand-acme')
+      FROM generate_series(1, ${total}::int) RETURNING id`).map((r) => r.id);
+    for (let i = 0; i < ids.length; i += 5000) await fanOutEvents(sql, ids.slice(i, i + 5000));
+    await sql`VACUUM ANALYZE`;
+    console.log(`queued ${total.toLocaleString('en')} deliveries to a local receiver; worker concurrency ${concurrency}`);
+
+    const config = { ...loadConfig({}), webhookAllowInsecure: true };
+    const started = performance.now();
+    const runner = await startWorker({ connectionString: pg.url, sql, config, concurrency });
+    const marks = [];
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 250));
+      const [{ done }] = await sql`SELECT count(*)::int AS done FROM webhook_deliveries WHERE status <> 'pending'`;
+      marks.push({ t: (performance.now() - started) / 1000, done });
+      if (done >= total) break;
+      if (marks.length > 4 * 600) throw new Error('deliveries did not finish in 10 minutes');
+    }
+    const seconds = (performance.now() - started) / 1000;
+    await runner.stop();
+
+    // Sustained: from 10 % to 90 % of the deliveries (start-up and the tail left out).
+    const at = (share) => marks.find((m) => m.done >= share * total);
+    const from = at(0.1);
+    const to = at(0.9);
+    const sustained = (to.done - from.done) / (to.t - from.t);
+    const [{ delivered, p50, p99 }] = await sql`
+      SELECT count(*) FILTER (WHERE d.status = 'delivered')::int AS delivered,
+             percentile_cont(0.5) WITHIN GROUP (ORDER BY a.duration_ms) AS p50,
+             percentile_cont(0.99) WITHIN GROUP (ORDER BY a.duration_ms) AS p99
+      FROM webhook_deliveries d JOIN webhook_attempts a ON a.delivery_id = d.id`;
+    const { count } = await ask('count');
+    const ok = sustained >= target && delivered === total && count === total;
+    if (!ok) failed = true;
+    console.log(`delivered ${delivered.toLocaleString('en')} in ${seconds.toFixed(1)} s: ${Math.round(total / seconds)} deliveries/s overall, ` +
+      `${Math.round(sustained)}/s sustained (10-90 %); attempt p50 ${p50} ms, p99 ${p99} ms; receiver counted ${count} ` +
+      `${ok ? 'ok' : `FAIL: target ${target}/s, every delivery delivered exactly once`}`);
+  } finally {
+    receiver.kill();
+    await sql.end({ timeout: 5 });
+    await pg.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+  process.exit(failed ? 1 : 0);
+}
