@@ -4,7 +4,7 @@
 //
 //   npx tsc -b && node test/bench/cli-import.mjs        (ROWS=100000 BATCH=2000 CONCURRENCY=2)
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,8 @@ const bin = join(root, 'cli/bin/loyalty.js');
 const rows = Number(process.env.ROWS ?? 100_000);
 const budgetMs = 30_000;
 const work = mkdtempSync(join(tmpdir(), 'loyalty-bench-import-'));
+// Run as root, the embedded PostgreSQL drops to the postgres user, which must reach its data dir.
+chmodSync(work, 0o755);
 const env = { ...process.env, XDG_CONFIG_HOME: join(work, 'config'), NO_COLOR: '1' };
 delete env.LOYALTY_TOKEN;
 delete env.LOYALTY_PROFILE;
