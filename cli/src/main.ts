@@ -7,6 +7,7 @@ import { examples } from './help.js';
 import { explainError } from './explain.js';
 import { Output } from './output.js';
 import { attachRuntime, type Runtime } from './runtime.js';
+import { liveView } from './ui/live.js';
 import { configCommand } from './commands/config/index.js';
 import { loginCommand } from './commands/login.js';
 import { membersCommand } from './commands/members/index.js';
@@ -114,7 +115,7 @@ export async function main(): Promise<void> {
   const onInterrupt = (): void => {
     interrupts += 1;
     if (interrupts > 1) process.exit(ExitCode.interrupted);
-    process.stderr.write('\nStopping… (press Ctrl-C again to quit at once)\n');
+    if (!liveView.active) process.stderr.write('\nStopping… (press Ctrl-C again to quit at once)\n');
     controller.abort(new CliError('Interrupted.', { exitCode: ExitCode.interrupted }));
   };
   process.on('SIGINT', onInterrupt);

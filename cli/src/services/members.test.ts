@@ -87,6 +87,44 @@ describe('loyalty members subscribe / unsubscribe', () => {
   });
 });
 
+describe('loyalty members update', () => {
+  it('sends only the fields given, and null for --clear', async () => {
+    let body: unknown;
+    server.use(http.put(`${API}/members/:uuid`, async ({ request, params }) => {
+      body = await request.json();
+      return HttpResponse.json({
+        success: true, member_id: params.uuid, identifier: params.uuid, brand_id: 'brand-acme', unsubscribed: false, subscribed_at: '2026-01-02 03:04:05',
+        profile: { email: 'm1@example.com', first_name: 'Ada', last_name: 'L1', full_name: 'Ada L1', phone_number: null, birth_day: null, street: null, house_number: null, postcode: null, city: 'London', country: null },
+        coupons: [], storecards: [],
+      });
+    }));
+    const result = await runCli(['members', 'update', 'm1@example.com', '--first-name', 'Ada', '--city', 'London', '--clear', 'phone-number'], { env: loggedInEnv(await tempConfigHome()) });
+    expect(result.code).toBe(0);
+    expect(body).toEqual({ brand_id: 'brand-acme', first_name: 'Ada', city: 'London', phone_number: null });
+    expect(result.stderr).toContain('✔ Updated first_name, city, phone_number of m1@example.com.');
+  });
+
+  it('refuses to send an empty update', async () => {
+    const result = await runCli(['members', 'update', 'm1@example.com'], { env: loggedInEnv(await tempConfigHome()) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Nothing to change.');
+  });
+});
+
+describe('loyalty passes issue', () => {
+  it('issues to a member found by e-mail and prints code and wallet link', async () => {
+    let body: unknown;
+    server.use(http.post(`${API}/members/:uuid/passes`, async ({ request }) => {
+      body = await request.json();
+      return HttpResponse.json({ success: true, pass_code: 'CPN-9', wallet_url: 'https://wallet.example/CPN-9', created: true }, { status: 201 });
+    }));
+    const result = await runCli(['passes', 'issue', 'm2@example.com', '--coupon', 'coupon-welcome', '--expires', 'never'], { env: loggedInEnv(await tempConfigHome()) });
+    expect(result.code).toBe(0);
+    expect(body).toEqual({ brand_id: 'brand-acme', coupon_id: 'coupon-welcome', expiration_date: 'no-date' });
+    expect(result.stdout).toBe('CPN-9  https://wallet.example/CPN-9\n');
+  });
+});
+
 describe('loyalty members delete', () => {
   it('refuses without --yes when there is no terminal, and deletes with it', async () => {
     let deleted: string | undefined;

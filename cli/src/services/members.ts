@@ -113,6 +113,8 @@ export async function setSubscription(ctx: Context, subscribe: boolean, emails: 
   }
   ctx.output.result(
     { requested: emails.length, changed },
-    () => `${subscribe ? 'Subscribed' : 'Unsubscribed'} ${changed} of ${emails.length} (the others were ${subscribe ? 'subscribed' : 'unsubscribed'} already or are not members).`,
+    () =>
+      `${subscribe ? 'Subscribed' : 'Unsubscribed'} ${changed} of ${emails.length}` +
+      (changed < emails.length ? ` (the others were ${subscribe ? 'subscribed' : 'unsubscribed'} already or are not members).` : '.'),
   );
 }

@@ -2,6 +2,7 @@
 // this is not CI), otherwise one plain line at a steady pace and a last line at the end, so
 // logs of scripts and CI stay readable. ink and React are loaded only here, on demand.
 import type { ReactElement } from 'react';
+import { liveView } from './live.js';
 
 export interface ProgressReporter<State> {
   update(state: State): void;
@@ -61,6 +62,7 @@ export async function inkReporter<State>(
 ): Promise<ProgressReporter<State>> {
   const { render } = await import('ink');
   let latest = initial;
+  liveView.active = true;
   const instance = render(view(latest, Date.now()), {
     stdout: stream as NodeJS.WriteStream,
     patchConsole: false,
@@ -80,6 +82,7 @@ export async function inkReporter<State>(
       instance.rerender(view(latest, Date.now()));
       instance.unmount();
       await instance.waitUntilExit().catch(() => undefined);
+      liveView.active = false;
     },
   };
 }
