@@ -6,7 +6,7 @@ import createClient, { type Client } from 'openapi-fetch';
 import type { ClientCredentials } from './auth.js';
 import type { paths } from './generated/openapi.js';
 import type { PacingOptions } from './rate-limit.js';
-import type { RetryOptions } from './retry.js';
+import { ReplayableRequest, type RetryOptions } from './retry.js';
 import { createTransport, type FetchLike } from './transport.js';
 
 export type LoyaltyClient = Client<paths>;
@@ -40,6 +40,7 @@ export function createLoyaltyClient(options: LoyaltyClientOptions): LoyaltyClien
   return createClient<paths>({
     baseUrl,
     fetch: createTransport({ ...options, baseUrl }),
+    Request: ReplayableRequest,
     headers: { accept: 'application/json' },
   });
 }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LoyaltyError } from './errors.js';
-import { backoffDelay, fetchWithTimeout, parseRetryAfter, retryDefaults, sendWithRetry, type Attempt } from './retry.js';
+import { backoffDelay, fetchWithTimeout, parseRetryAfter, ReplayableRequest, retryDefaults, sendWithRetry, type Attempt } from './retry.js';
 
 const policy = { ...retryDefaults, maxAttempts: 4, baseDelayMs: 100, maxDelayMs: 1000, deadlineMs: 10_000 };
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -9,14 +9,15 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 /** An attempt function answering from a script, recording what each attempt sent. */
 function scripted(outcomes: Array<Response | Error | (() => Promise<Response>)>) {
   const sent: { body: string; signal: AbortSignal }[] = [];
-  const attempt: Attempt = async (ctx) => {
-    const request = ctx.request();
-    sent.push({ body: await request.text(), signal: request.signal });
-    const next = outcomes.shift();
-    if (!next) throw new Error('script exhausted');
-    if (next instanceof Error) throw next;
-    return typeof next === 'function' ? next() : next;
-  };
+  const attempt: Attempt = (ctx) =>
+    ctx.send(async (input, init) => {
+      const request = new Request(input, init);
+      sent.push({ body: await request.text(), signal: request.signal });
+      const next = outcomes.shift();
+      if (!next) throw new Error('script exhausted');
+      if (next instanceof Error) throw next;
+      return typeof next === 'function' ? next() : next;
+    });
   return { attempt, sent };
 }
 
@@ -67,6 +68,16 @@ describe('sendWithRetry', () => {
     await vi.runAllTimersAsync();
     await done;
     expect(sent.map((s) => s.body)).toEqual(Array(3).fill('{"email":"a@example.com"}'));
+  });
+
+  it('resends the body a ReplayableRequest was made with, without reading its stream', async () => {
+    const { attempt, sent } = scripted([json(503, {}), json(200, {})]);
+    const template = new ReplayableRequest('http://api.test/members', { method: 'POST', body: '{"a":1}' });
+    const done = sendWithRetry(template, attempt, policy, 0, () => 0);
+    await vi.runAllTimersAsync();
+    await done;
+    expect(sent.map((s) => s.body)).toEqual(['{"a":1}', '{"a":1}']);
+    expect(template.bodyUsed).toBe(false);
   });
 
   it('never retries other 4xx', async () => {
@@ -214,7 +225,7 @@ describe('fetchWithTimeout', () => {
     new Promise<Response>((_resolve, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason)));
 
   it('aborts the attempt with a timeout LoyaltyError', async () => {
-    const done = fetchWithTimeout(hanging, (signal) => new Request('http://api.test/tags', { signal }), new AbortController().signal, 1000);
+    const done = fetchWithTimeout((signal) => hanging(new Request('http://api.test/tags', { signal })), new AbortController().signal, 1000);
     const check = expect(done).rejects.toMatchObject({ code: 'timeout', status: 0 });
     await vi.advanceTimersByTimeAsync(1000);
     await check;
@@ -223,14 +234,14 @@ describe('fetchWithTimeout', () => {
 
   it('lets the caller signal through and clears its timer', async () => {
     const controller = new AbortController();
-    const done = fetchWithTimeout(hanging, (signal) => new Request('http://api.test/tags', { signal }), controller.signal, 1000);
+    const done = fetchWithTimeout((signal) => hanging(new Request('http://api.test/tags', { signal })), controller.signal, 1000);
     controller.abort(new Error('mine'));
     await expect(done).rejects.toThrow('mine');
     expect(vi.getTimerCount()).toBe(0);
   });
 
   it('retries a timed-out attempt and reports timeout when all time out', async () => {
-    const attempt: Attempt = (ctx) => fetchWithTimeout(hanging, ctx.request, ctx.signal, ctx.timeoutMs);
+    const attempt: Attempt = (ctx) => fetchWithTimeout((signal) => ctx.send((input, init) => hanging(new Request(input, init)), signal), ctx.signal, ctx.timeoutMs);
     const done = sendWithRetry(post(), attempt, { ...policy, maxAttempts: 2 }, 1000, () => 0);
     const check = expect(done).rejects.toMatchObject({ code: 'timeout' });
     await vi.runAllTimersAsync();

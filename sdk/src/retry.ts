@@ -28,6 +28,9 @@ export const retryDefaults: Required<RetryOptions> = {
   deadlineMs: 60_000,
 };
 
+/** The part of `fetch` an attempt needs: the request, plus its body and signal for this attempt. */
+export type FetchWithInit = (input: Request, init: RequestInit) => Promise<Response>;
+
 export interface AttemptContext {
   /** 1 for the first attempt. */
   attempt: number;
@@ -35,18 +38,38 @@ export interface AttemptContext {
   timeoutMs: number;
   /** The caller's signal. */
   signal: AbortSignal;
+  /** The request's headers, shared by all attempts: set credentials here before sending. */
+  headers: Headers;
   /**
-   * A fresh copy of the request, with `signal` (default: the caller's). Every copy is rebuilt
-   * from the template and its body bytes, so a body is never "already used" and keeps a known
-   * length (no streamed upload).
+   * Sends this attempt with `signal` (default: the caller's). Every attempt is a new request made
+   * from the template and the body it was created with (or its bytes, read once), so a body is
+   * never "already used" and keeps a known length.
    */
-  request(signal?: AbortSignal): Request;
+  send(fetchFn: FetchWithInit, signal?: AbortSignal): Promise<Response>;
   /** Reports time spent waiting before sending (rate-limit pacing); it does not count against the deadline. */
   waited(ms: number): void;
 }
 
-/** One attempt: sends `ctx.request()` and resolves with the response or throws. */
+/** One attempt: `ctx.send(...)` once (or again after a 401), resolving with the response or throwing. */
 export type Attempt = (ctx: AttemptContext) => Promise<Response>;
+
+/**
+ * A Request that remembers the body it was made with, so attempts resend that body instead of
+ * reading (and buffering) the request's stream. The client hands it to openapi-fetch.
+ */
+export class ReplayableRequest extends Request {
+  readonly replayBody: BodyInit | null | undefined;
+  constructor(input: RequestInfo | URL, init?: RequestInit) {
+    super(input, init);
+    this.replayBody = init?.body;
+  }
+}
+
+async function replayableBody(template: Request): Promise<BodyInit | undefined> {
+  if (template instanceof ReplayableRequest && template.replayBody != null && !(template.replayBody instanceof ReadableStream))
+    return template.replayBody;
+  return template.body ? await template.arrayBuffer() : undefined;
+}
 
 const retryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
 
@@ -125,8 +148,7 @@ export async function sendWithRetry(
   const { signal } = template;
   const maxAttempts = options ? options.maxAttempts : 1;
   const deadlineMs = options ? options.deadlineMs : Infinity;
-  // Read the body once; every attempt gets its own Request over these bytes.
-  const body = template.body ? await template.arrayBuffer() : undefined;
+  const body = await replayableBody(template);
   const start = Date.now();
   let waited = 0;
   const elapsed = () => Date.now() - start - waited;
@@ -134,7 +156,8 @@ export async function sendWithRetry(
     attempt: 0,
     timeoutMs,
     signal,
-    request: (s = signal) => new Request(template, body ? { body, signal: s } : { signal: s }),
+    headers: template.headers,
+    send: (fetchFn, s = signal) => fetchFn(template, body === undefined ? { signal: s } : { body, signal: s }),
     waited: (ms) => (waited += ms),
   };
   for (let n = 1; ; n++) {
@@ -160,24 +183,28 @@ export async function sendWithRetry(
 }
 
 /**
- * `fetchFn(build(signal))`, aborted with a `timeout` LoyaltyError when no response headers arrive
- * within `timeoutMs` (0 or Infinity: no timeout). `signal` (the caller's) aborts it too.
+ * `send(signal)`, aborted with a `timeout` LoyaltyError when no response headers arrive within
+ * `timeoutMs` (0 or Infinity: no timeout). `signal` (the caller's) aborts it too.
  */
 export async function fetchWithTimeout(
-  fetchFn: (request: Request) => Promise<Response>,
-  build: (signal: AbortSignal) => Request,
+  send: (signal: AbortSignal) => Promise<Response>,
   signal: AbortSignal,
   timeoutMs: number,
 ): Promise<Response> {
-  if (!(timeoutMs > 0 && timeoutMs < Infinity)) return fetchFn(build(signal));
+  if (!(timeoutMs > 0 && timeoutMs < Infinity)) return send(signal);
+  // One controller for both causes (a forwarding listener costs a fraction of AbortSignal.any).
   const controller = new AbortController();
+  const forward = () => controller.abort(signal.reason);
+  if (signal.aborted) forward();
+  else signal.addEventListener('abort', forward, { once: true });
   const timer = setTimeout(
     () => controller.abort(new LoyaltyError({ status: 0, code: 'timeout', message: `No response within ${timeoutMs} ms` })),
     timeoutMs,
   );
   try {
-    return await fetchFn(build(AbortSignal.any([signal, controller.signal])));
+    return await send(controller.signal);
   } finally {
     clearTimeout(timer);
+    signal.removeEventListener('abort', forward);
   }
 }

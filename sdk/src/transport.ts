@@ -6,7 +6,7 @@
 import { clientCredentialsToken, fixedToken, type ClientCredentials, type TokenSource } from './auth.js';
 import { ensureIdempotencyKey } from './idempotency.js';
 import { limiterFor, type PacingOptions, type Ticket } from './rate-limit.js';
-import { fetchWithTimeout, retryDefaults, sendWithRetry, type Attempt, type AttemptContext, type RetryOptions } from './retry.js';
+import { fetchWithTimeout, retryDefaults, sendWithRetry, type Attempt, type AttemptContext, type FetchWithInit, type RetryOptions } from './retry.js';
 
 export type FetchLike = (request: Request) => Promise<Response>;
 
@@ -24,15 +24,17 @@ export interface TransportOptions {
 
 export function createTransport(options: TransportOptions): FetchLike {
   const { baseUrl, userAgent } = options;
-  // Looked up per call, so a fetch patched later (msw in tests) is used.
-  const baseFetch: FetchLike = options.fetch ?? ((request) => globalThis.fetch(request));
+  // The global fetch is looked up per call, so one patched later (msw in tests) is used. A custom
+  // fetch gets a Request; the global one gets (template, init) and builds the only copy itself.
+  const custom = options.fetch;
+  const baseFetch: FetchWithInit = custom ? (input, init) => custom(new Request(input, init)) : (input, init) => globalThis.fetch(input, init);
   const retry = options.retry === false ? false : { ...retryDefaults, ...options.retry };
   const timeoutMs = options.timeoutMs ?? 30_000;
   const pacing = options.pacing === false ? undefined : options.pacing === true ? {} : (options.pacing ?? {});
 
   let tokens: TokenSource;
   if (options.clientCredentials) {
-    const plain: Attempt = (ctx) => fetchWithTimeout(baseFetch, ctx.request, ctx.signal, ctx.timeoutMs);
+    const plain: Attempt = (ctx) => fetchWithTimeout((signal) => ctx.send(baseFetch, signal), ctx.signal, ctx.timeoutMs);
     tokens = clientCredentialsToken(baseUrl, options.clientCredentials, (request) =>
       sendWithRetry(request, plain, retry, timeoutMs),
     );
@@ -50,14 +52,10 @@ export function createTransport(options: TransportOptions): FetchLike {
       ticket = await limiter.acquire(ctx.signal);
       ctx.waited(Date.now() - waitStart);
     }
-    const build = (signal: AbortSignal) => {
-      const request = ctx.request(signal);
-      request.headers.set('authorization', `Bearer ${token}`);
-      return request;
-    };
+    ctx.headers.set('authorization', `Bearer ${token}`);
     let response: Response | undefined;
     try {
-      return (response = await fetchWithTimeout(baseFetch, build, ctx.signal, ctx.timeoutMs));
+      return (response = await fetchWithTimeout((signal) => ctx.send(baseFetch, signal), ctx.signal, ctx.timeoutMs));
     } finally {
       if (limiter) limiter.settle(ticket!, response);
     }
