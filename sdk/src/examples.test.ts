@@ -1,8 +1,10 @@
-// The webhook receiver examples of docs/sdk.md (sdk/examples/*.mjs), run for real. They import
-// `@loyalty/sdk/webhooks`, i.e. the built sdk/dist (`npm test` builds first).
+// The examples of docs/sdk.md (sdk/examples/*.mjs), run for real. They import `@loyalty/sdk`,
+// i.e. the built sdk/dist (`npm test` builds first).
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { setupServer } from 'msw/node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mockLoyaltyApi } from './testing.js';
 import { signPayload } from './webhooks.js';
 
 const secret = 'whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=';
@@ -31,6 +33,23 @@ async function exercise(url: string, received: { type: string }[]) {
   expect([stale.status, await stale.text()]).toEqual([400, 'stale_timestamp']);
   expect(received).toHaveLength(1);
 }
+
+describe('quickstart example, against the msw mock API', () => {
+  const server = setupServer();
+  beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+  afterAll(() => server.close());
+
+  it('creates a member and a tag, waits for the voucher job, pages members', async () => {
+    const api = mockLoyaltyApi({ baseUrl: 'http://quickstart.test', members: 3, voucherJobPolls: 3 });
+    server.use(...api.handlers);
+    const { quickstart } = await importExample('quickstart');
+    const lines: string[] = [];
+    const result = await quickstart({ baseUrl: 'http://quickstart.test', log: (line: string) => lines.push(line) });
+    expect(result).toMatchObject({ members: 4, job: { status: 'done', processed: 4 } });
+    expect(lines).toContain('invalid e-mail: validation_failed {"email":["The email field must be a valid email address."]}');
+    expect(lines.filter((l) => l.startsWith('voucher job'))).toEqual(['voucher job queued 0/0', 'voucher job running 2/4', 'voucher job done 4/4']);
+  });
+});
 
 describe('webhook receiver examples', () => {
   it('node:http', async () => {

@@ -174,6 +174,11 @@ export function mockLoyaltyApi(options: MockLoyaltyApiOptions = {}): MockLoyalty
     }),
     route('post', '/members', async (request) => {
       const body = await json<Schemas['CreateMemberRequest']>(request);
+      if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(body.email ?? ''))
+        return HttpResponse.json<Schemas['ValidationError']>(
+          { message: 'The email field must be a valid email address.', error: 'validation_failed', errors: { email: ['The email field must be a valid email address.'] } },
+          { status: 422 },
+        );
       const found = members.find((m) => m.email.toLowerCase() === body.email.toLowerCase());
       const fullName = [body.first_name, body.last_name].filter(Boolean).join(' ') || null;
       const member = found ?? newMember(body.email, { full_name: fullName, last_name: body.last_name ?? null, unsubscribed: body.unsubscribed ? 1 : 0 });
