@@ -2,7 +2,7 @@
 // from a hidden prompt when a person is at the terminal.
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { CliError, usageError } from './errors.js';
+import { CliError, InterruptedError, usageError } from './errors.js';
 import type { Runtime } from './runtime.js';
 
 export async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
@@ -38,25 +38,46 @@ export async function prompt(runtime: Runtime, question: string, options: { secr
   if (!runtime.stdin.isTTY || !runtime.stderr.isTTY) {
     throw usageError(`${question.replace(/:\s*$/, '')} is needed, but there is no terminal to ask on.`, `Pass ${options.flag}.`);
   }
+  const answer = (options.secret ? await readHidden(runtime, question) : await readLine(runtime, question)).trim();
+  if (!answer) throw usageError(`${question.replace(/:\s*$/, '')} cannot be empty.`);
+  return answer;
+}
+
+async function readLine(runtime: Runtime, question: string): Promise<string> {
   const { createInterface } = await import('node:readline/promises');
   const rl = createInterface({ input: runtime.stdin, output: runtime.stderr, terminal: true });
-  if (options.secret) {
-    // Echo nothing while the secret is typed.
-    const internal = rl as unknown as { _writeToOutput?: (text: string) => void };
-    let asked = false;
-    internal._writeToOutput = (text: string) => {
-      if (!asked) {
-        runtime.stderr.write(text);
-        asked = true;
-      }
-    };
-  }
   try {
-    const answer = (await rl.question(question, { signal: runtime.signal })).trim();
-    if (options.secret) runtime.stderr.write('\n');
-    if (!answer) throw usageError(`${question.replace(/:\s*$/, '')} cannot be empty.`);
-    return answer;
+    return await rl.question(question, { signal: runtime.signal });
   } finally {
     rl.close();
   }
+}
+
+/** Reads a line in raw mode without echoing it; Ctrl-C (no SIGINT in raw mode) interrupts. */
+function readHidden(runtime: Runtime, question: string): Promise<string> {
+  const input = runtime.stdin as NodeJS.ReadStream;
+  runtime.stderr.write(question);
+  input.setRawMode?.(true);
+  input.setEncoding('utf8');
+  input.resume();
+  return new Promise((resolve, reject) => {
+    let value = '';
+    const finish = (error?: Error): void => {
+      input.off('data', onData);
+      input.setRawMode?.(false);
+      input.pause();
+      runtime.stderr.write('\n');
+      if (error) reject(error);
+      else resolve(value);
+    };
+    const onData = (chunk: string): void => {
+      for (const char of chunk) {
+        if (char === '\r' || char === '\n' || char === '\u0004') return finish();
+        if (char === '\u0003') return finish(new InterruptedError());
+        if (char === '\u007f' || char === '\b') value = value.slice(0, -1);
+        else if (char >= ' ') value += char;
+      }
+    };
+    input.on('data', onData);
+  });
 }
