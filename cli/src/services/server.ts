@@ -74,5 +74,8 @@ export async function runServer(ctx: Context, options: ServerOptions): Promise<v
   });
   ctx.signal.removeEventListener('abort', stop);
   if (code !== null && code !== 0) throw new CliError(`The server exited with code ${code}.`, { hint: 'See its messages above.' });
-  if (signal !== null || ctx.signal.aborted) throw new CliError('Server stopped.', { exitCode: ExitCode.interrupted });
+  if (signal !== null || ctx.signal.aborted) {
+    ctx.output.info('Server stopped.');
+    throw new CliError('', { exitCode: ExitCode.interrupted });
+  }
 }
