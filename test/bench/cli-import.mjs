@@ -54,8 +54,9 @@ function loyalty(args, input) {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-const server = await startServer();
+let server = { stop: async () => {} };
 try {
+  server = await startServer();
   const run = Date.now().toString(36);
   const lines = ['email,first_name,last_name,unsubscribed,subscribed_at'];
   for (let i = 0; i < rows; i++) lines.push(`bench-${run}-${i}@example.com,First${i},Last${i},${i % 10 === 0 ? 'yes' : 'no'},2024-05-01 10:00:00`);

@@ -1,7 +1,7 @@
-import { mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempConfigHome } from '../testing/run-cli.js';
 import { CheckpointWriter, defaultCheckpointPath, readCheckpoint, type Checkpoint } from './checkpoint.js';
 
 const state = (): Checkpoint => ({
@@ -12,7 +12,7 @@ const state = (): Checkpoint => ({
 
 describe('CheckpointWriter', () => {
   it('writes every acknowledged batch to disk, private to the user, without leaving temp files', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'loyalty-checkpoint-'));
+    const dir = await tempConfigHome();
     const path = join(dir, 'imports', 'x.json');
     const writer = new CheckpointWriter(path, state());
     await Promise.all([
@@ -29,7 +29,7 @@ describe('CheckpointWriter', () => {
   });
 
   it('reports a damaged checkpoint with a way out', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'loyalty-checkpoint-'));
+    const dir = await tempConfigHome();
     const path = join(dir, 'x.json');
     await writeFile(path, '{"version":1,"acknowl');
     await expect(readCheckpoint(path)).rejects.toThrow(/damaged/);
@@ -44,7 +44,7 @@ describe('CheckpointWriter', () => {
   });
 
   it('keeps the file readable as JSON after every write', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'loyalty-checkpoint-'));
+    const dir = await tempConfigHome();
     const path = join(dir, 'x.json');
     const writer = new CheckpointWriter(path, state());
     for (let i = 0; i < 5; i++) {

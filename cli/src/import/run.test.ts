@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { CliError, ExitCode } from '../errors.js';
+import { tempConfigHome } from '../testing/run-cli.js';
 import { runImport, type ImportRequest, type SendSignups, type SignupAnswer } from './run.js';
 
 /** A stand-in for POST /members/signups with idempotency keys, like the real API. */
@@ -53,7 +53,7 @@ function csvOf(count: number, extra: string[] = []): string {
 }
 
 async function setup() {
-  const dir = await mkdtemp(join(tmpdir(), 'loyalty-import-'));
+  const dir = await tempConfigHome();
   const base = (content: string, send: SendSignups, extra: Partial<ImportRequest> = {}): ImportRequest => ({
     input: { name: join(dir, 'members.csv'), chunks: text(content), format: 'csv' },
     brandId: 'brand-acme',

@@ -1,9 +1,10 @@
 // Runs the whole program in-process for tests: captured stdout/stderr, a temporary config
 // directory, an optional stdin and Ctrl-C signal. HTTP is intercepted by msw in the tests.
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
+import { onTestFinished } from 'vitest';
 import { run } from '../main.js';
 
 export interface CliRun {
@@ -20,8 +21,11 @@ export interface RunOptions {
   tty?: boolean;
 }
 
+/** A fresh temporary directory, removed when the current test ends. */
 export async function tempConfigHome(): Promise<string> {
-  return mkdtemp(join(tmpdir(), 'loyalty-cli-test-'));
+  const dir = await mkdtemp(join(tmpdir(), 'loyalty-cli-test-'));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  return dir;
 }
 
 function capture(tty: boolean): { stream: PassThrough & { isTTY?: boolean }; text: () => string } {
