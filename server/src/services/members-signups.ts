@@ -15,18 +15,23 @@ export type SignupInput = {
 
 export type SignupsResult = { new: Record<string, string>; found: Record<string, string> };
 
-type Row = { email: string; id: string; is_new: boolean; linked: boolean };
+type User = { email: string; first_name: string | null; last_name: string | null; unsubscribed: boolean; subscribed_at: string | null };
 
 /**
- * Imports sign-ups set-based: one statement inserts the new members, links every member to the
- * brand (new links take `unsubscribed` and `subscribed_at` from the import; existing members and
- * links are never overwritten) and answers e-mail → id for all of them. A second pass covers the
- * rare e-mail that a concurrent request inserted after this statement's snapshot. Duplicate
- * e-mails (case-insensitive) count once, under their first spelling.
+ * Imports sign-ups set-based, in one statement for new e-mails and a second one only when some
+ * were known: the first inserts the members and links them to the brand (their `unsubscribed`
+ * and `subscribed_at` from the import); the second links the known members that were not linked
+ * yet and finds the ids of all of them (nothing of a known member or link is overwritten).
+ * Duplicate e-mails (case-insensitive) count once, under their first spelling.
+ *
+ * ON CONFLICT waits for a concurrent import of the same e-mail, so after the first statement
+ * every e-mail is a member this statement inserted or one that the next statement can see.
  */
 export async function importSignups(tx: Db, scope: Scope, input: { brand_id: string; users: SignupInput[] }, now = new Date()): Promise<SignupsResult> {
   const errors: Record<string, string[]> = {};
-  const users = input.users.map((u, i) => {
+  const seen = new Set<string>();
+  const users: User[] = [];
+  input.users.forEach((u, i) => {
     Object.assign(errors, checkProfile({ first_name: u.first_name, last_name: u.last_name }, `users.${i}.`));
     let subscribedAt: string | null = null;
     if (u.subscribed_at != null) {
@@ -35,59 +40,70 @@ export async function importSignups(tx: Db, scope: Scope, input: { brand_id: str
       else if (at.getTime() >= now.getTime()) errors[`users.${i}.subscribed_at`] = [`The users.${i}.subscribed_at field must be a date before now.`];
       else subscribedAt = at.toISOString();
     }
-    return { ord: i, email: u.email, first_name: u.first_name ?? null, last_name: u.last_name ?? null, unsubscribed: u.unsubscribed ?? false, subscribed_at: subscribedAt };
+    const key = u.email.toLowerCase();
+    if (seen.has(key)) return;
+    seen.add(key);
+    users.push({ email: u.email, first_name: u.first_name ?? null, last_name: u.last_name ?? null, unsubscribed: u.unsubscribed ?? false, subscribed_at: subscribedAt });
   });
   if (Object.keys(errors).length) throw invalid(errors);
   const brand = await requireBrand(tx, scope, input.brand_id);
 
-  const rows = await upsertSignups(tx, brand.id, brand.organizationId, users);
-  const answered = new Set(rows.map((r) => r.email.toLowerCase()));
-  const retry = users.filter((u) => !answered.has(u.email.toLowerCase()));
-  if (retry.length) rows.push(...(await upsertSignups(tx, brand.id, brand.organizationId, retry)));
+  const created = new Map((await insertNew(tx, brand.id, brand.organizationId, users)).map((r) => [r.email, r.id]));
+  const known = users.filter((u) => !created.has(u.email));
+  const found = new Map<string, { id: string; linked: boolean }>();
+  if (known.length) for (const r of await linkKnown(tx, brand.id, brand.organizationId, known)) found.set(r.email, r);
 
-  await recordEvents(tx, rows.filter((r) => r.linked).map((r) => ({
-    organizationId: brand.organizationId, type: 'member.created' as const, data: { member_id: r.id, brand_id: brand.id },
+  const joined = [...created.values(), ...[...found.values()].filter((f) => f.linked).map((f) => f.id)];
+  await recordEvents(tx, joined.map((id) => ({
+    organizationId: brand.organizationId, type: 'member.created' as const, data: { member_id: id, brand_id: brand.id },
   })));
-  // fromEntries defines own properties, so an e-mail like "__proto__" stays a plain key.
-  const entries = { new: [] as [string, string][], found: [] as [string, string][] };
-  for (const r of rows) entries[r.is_new ? 'new' : 'found'].push([r.email, r.id]);
-  return { new: Object.fromEntries(entries.new), found: Object.fromEntries(entries.found) };
+  // Input order; fromEntries defines own properties, so an e-mail like "__proto__" stays a plain key.
+  return {
+    new: Object.fromEntries(users.filter((u) => created.has(u.email)).map((u) => [u.email, created.get(u.email)!])),
+    found: Object.fromEntries(users.filter((u) => found.has(u.email)).map((u) => [u.email, found.get(u.email)!.id])),
+  };
 }
 
-async function upsertSignups(
-  tx: Db, brandId: string, organizationId: string,
-  users: { ord: number; email: string; first_name: string | null; last_name: string | null; unsubscribed: boolean; subscribed_at: string | null }[],
-): Promise<Row[]> {
-  return tx<Row[]>`
-    WITH input AS (
-      SELECT DISTINCT ON (lower(u.email)) u.ord, u.email, lower(u.email) AS key, u.first_name, u.last_name, u.unsubscribed, u.subscribed_at
-      FROM jsonb_to_recordset(${tx.json(users as never)})
-        AS u(ord int, email text, first_name text, last_name text, unsubscribed boolean, subscribed_at timestamptz)
-      ORDER BY lower(u.email), u.ord
-    ), inserted AS (
+/** PostgreSQL's type oid of boolean: postgres.js would otherwise type a JS boolean array as one boolean. */
+const BOOL = 16;
+
+/** The input as one set: parallel arrays through unnest (far cheaper to read than JSON). */
+const inputOf = (tx: Db, users: User[]) => tx`
+  unnest(${users.map((u) => u.email)}::text[], ${users.map((u) => u.first_name)}::text[], ${users.map((u) => u.last_name)}::text[],
+         ${tx.array(users.map((u) => u.unsubscribed), BOOL)}::boolean[], ${users.map((u) => u.subscribed_at)}::timestamptz[])
+    WITH ORDINALITY AS i(email, first_name, last_name, unsubscribed, subscribed_at, ord)`;
+
+/** Inserts the e-mails that are new to the organization and links them; answers what it inserted. */
+function insertNew(tx: Db, brandId: string, organizationId: string, users: User[]) {
+  // A member inserted here cannot have a link yet, so the link is a plain insert.
+  return tx<{ email: string; id: string }[]>`
+    WITH input AS (SELECT * FROM ${inputOf(tx, users)}),
+    inserted AS (
       INSERT INTO members (organization_id, email, first_name, last_name)
-      SELECT ${organizationId}, i.email, i.first_name, i.last_name FROM input i ORDER BY i.ord
+      SELECT ${organizationId}, email, first_name, last_name FROM input
       ON CONFLICT (organization_id, lower(email)) DO NOTHING
-      RETURNING id, lower(email) AS key
-    ), existing AS (
-      -- Rows inserted above are invisible here (one snapshot), so only the e-mails the insert
-      -- skipped are looked up.
-      SELECT m.id, i.key FROM input i
-      JOIN members m ON m.organization_id = ${organizationId} AND lower(m.email) = i.key
-      WHERE NOT EXISTS (SELECT 1 FROM inserted n WHERE n.key = i.key)
-    ), found AS (
-      SELECT id, key, true AS is_new FROM inserted
-      UNION ALL
-      SELECT id, key, false AS is_new FROM existing
+      RETURNING id, email
     ), linked AS (
       INSERT INTO brand_members (brand_id, member_id, unsubscribed, subscribed_at)
-      SELECT ${brandId}, f.id, i.unsubscribed, coalesce(i.subscribed_at, now())
-      FROM found f JOIN input i ON i.key = f.key
+      SELECT ${brandId}, n.id, i.unsubscribed, coalesce(i.subscribed_at, now())
+      FROM inserted n JOIN input i ON i.email = n.email
       ORDER BY i.ord
+    )
+    SELECT email, id FROM inserted`;
+}
+
+/** Finds the known members and links those not linked to the brand yet (`linked`). */
+function linkKnown(tx: Db, brandId: string, organizationId: string, users: User[]) {
+  return tx<{ email: string; id: string; linked: boolean }[]>`
+    WITH found AS (
+      SELECT m.id, i.* FROM ${inputOf(tx, users)}
+      JOIN members m ON m.organization_id = ${organizationId} AND lower(m.email) = lower(i.email)
+    ), linked AS (
+      INSERT INTO brand_members (brand_id, member_id, unsubscribed, subscribed_at)
+      SELECT ${brandId}, f.id, f.unsubscribed, coalesce(f.subscribed_at, now()) FROM found f
+      ORDER BY f.ord
       ON CONFLICT DO NOTHING
       RETURNING member_id
     )
-    SELECT i.email, f.id, f.is_new, (l.member_id IS NOT NULL) AS linked
-    FROM input i JOIN found f ON f.key = i.key LEFT JOIN linked l ON l.member_id = f.id
-    ORDER BY i.ord`;
+    SELECT f.email, f.id, (l.member_id IS NOT NULL) AS linked FROM found f LEFT JOIN linked l ON l.member_id = f.id`;
 }
