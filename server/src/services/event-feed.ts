@@ -57,18 +57,19 @@ async function readEvents(sql: Sql, organizationId: string, after: { txid: strin
       SELECT id, type, created_at, organization_id, data, txid::text AS txid, seq::text AS seq FROM events
       WHERE organization_id = ${organizationId} AND ${visible} ${typeFilter}
         AND (txid, seq) > (${after.txid}::xid8, ${after.seq}::bigint)
-      ORDER BY txid, seq LIMIT ${limit}`;
+      ORDER BY events.txid, events.seq LIMIT ${limit}`;
     return { rows, horizon: '0' };
   }
   // No cursor: the latest `limit` events, so a new listener starts at "now".
   const rows = await sql<(EventRow & { horizon: string })[]>`
     SELECT * FROM (
       SELECT id, type, created_at, organization_id, data, txid::text AS txid, seq::text AS seq,
+             events.txid AS order_txid, events.seq AS order_seq,
              (pg_snapshot_xmin(pg_current_snapshot())::text::numeric - 1)::text AS horizon
       FROM events
       WHERE organization_id = ${organizationId} AND ${visible} ${typeFilter}
-      ORDER BY txid DESC, seq DESC LIMIT ${limit}
-    ) latest ORDER BY txid, seq`;
+      ORDER BY events.txid DESC, events.seq DESC LIMIT ${limit}
+    ) latest ORDER BY order_txid, order_seq`;
   if (rows.length) return { rows, horizon: '0' };
   // Nothing yet: the cursor is the horizon itself; every later event lies beyond it.
   const [h] = await sql<{ horizon: string }[]>`SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::numeric - 1)::text AS horizon`;
