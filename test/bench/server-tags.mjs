@@ -2,7 +2,8 @@
 // SELECT, in the same process and run, at concurrency 50 (issue 3: target ratio >= 0.60); and a
 // replayed idempotent POST, which must cost one read (no write to idempotency_keys).
 // Run after building: `npx tsc -b server && node test/bench/server-tags.mjs` (or `npm run bench`).
-// BENCH_SECONDS (default 10) per measurement; the load generator runs in its own process.
+// BENCH_SECONDS (default 10) per measurement; BENCH_TAGS (default 20) tags in the listed brand.
+// The load generator runs in its own process.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -28,6 +29,7 @@ const { loadFixtureFile } = await import(dist('services/fixtures.js'));
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = 50;
 const target = 0.6;
+const tagCount = Number(process.env.BENCH_TAGS ?? 20);
 
 /** autocannon in a child process, so the load generator does not share the server's event loop. */
 async function cannon(url, { method = 'GET', headers = {}, body, duration = seconds } = {}) {
@@ -50,7 +52,7 @@ try {
   await migrate(sql, pg.url);
   await loadFixtureFile(sql, path.join(root, 'fixtures/demo.json'));
   await sql`INSERT INTO tags (organization_id, brand_id, tag, external_reference)
-            SELECT 'org-acme', 'brand-acme', 'Tag ' || i, 'bench-' || i FROM generate_series(1, 20) AS i`;
+            SELECT 'org-acme', 'brand-acme', 'Tag ' || i, 'bench-' || i FROM generate_series(1, ${tagCount}::int) AS i`;
 
   const config = { ...loadConfig({}), port: 0, host: '127.0.0.1', rateLimitToken: 1_000_000_000, rateLimitIp: 1_000_000_000 };
   const api = await createServer({ sql, config, log: (line) => console.error(line) });
@@ -71,7 +73,7 @@ try {
   const { access_token } = await tokenRes.json();
   const auth = { authorization: `Bearer ${access_token}` };
   const tags = await (await fetch(`${api.info.uri}/tags`, { headers: auth })).json();
-  if (tags.data?.length !== 20) throw new Error(`GET /tags: expected 20 tags, got ${JSON.stringify(tags).slice(0, 200)}`);
+  if (tags.data?.length !== tagCount) throw new Error(`GET /tags: expected ${tagCount} tags, got ${JSON.stringify(tags).slice(0, 200)}`);
 
   // Warm-up (JIT, connection pool, plans), then alternate so both see the same machine state.
   await cannon(`${bare.info.uri}/bench/pk`, { duration: 2 });
@@ -103,7 +105,7 @@ try {
   const line = (name, r) => `${name.padEnd(44)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms`;
   console.log(`server-tags: ${connections} connections, ${seconds} s per run, mean of ${runs.bare.length} alternating runs (node ${process.version}, ${os.cpus().length} cores)`);
   console.log(line('bare hapi route, one primary-key SELECT', b));
-  console.log(line('GET /tags (auth + rate limit + 20 tags)', t));
+  console.log(line(`GET /tags (auth + rate limit, ${tagCount} tags)`, t));
   console.log(`ratio GET /tags / bare: ${ratio.toFixed(2)} (target >= ${target.toFixed(2)})`);
   console.log(line('POST /tags replayed (Idempotency-Key)', replay));
   console.log(`replays: ${replay.total} answered, tags created: ${created}, idempotency_keys untouched by the replays: ${untouched}`);

@@ -60,6 +60,20 @@ describe('GET /tags', () => {
     const globex = json((await ts.inject({ method: 'GET', url: '/tags', headers: await ts.auth('globex-admin') })).payload);
     expect(globex.data.map((t: { uuid: string }) => t.uuid)).toEqual([globexVip.uuid]);
   });
+
+  it('lists each tag exactly as POST and PUT answer it, with any characters in tag and reference', async () => {
+    const headers = await ts.auth('acme-admin');
+    const res = await ts.inject({ method: 'POST', url: '/tags', headers, payload: { brand_id: 'brand-acme', external_reference: 'odd "ref" \\ </script>', tag: 'Line\nbreak\ttab "quotes" \\ ü € 😀 \u0001' } });
+    const created = json(res.payload).data;
+    const listed = () => ts.inject({ method: 'GET', url: '/tags', headers }).then((r) => r.payload);
+    expect((await listed()).includes(JSON.stringify(created))).toBe(true);
+    await new Promise((r) => setTimeout(r, 5));
+    const updated = json((await ts.inject({ method: 'PUT', url: '/tags', headers, payload: { tag_id: created.uuid, tag: 'Renamed ✓' } })).payload).data;
+    expect(updated.updated_at).not.toBe(created.updated_at);
+    const after = await listed();
+    expect(after.includes(JSON.stringify(updated))).toBe(true);
+    expect(after.includes(JSON.stringify(created))).toBe(false);
+  });
 });
 
 describe('POST /tags', () => {

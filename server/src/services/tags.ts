@@ -24,23 +24,15 @@ const isUniqueViolation = (error: unknown) => (error as { code?: string }).code 
 /** JSON text of a value of type T, serialized by PostgreSQL. */
 export type JsonText<T> = string & { readonly __json?: T };
 
-const isoUtc = (column: string) => `to_char(t.${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column}`;
-
 /**
- * The tags as a JSON array of Tag objects (RFC 3339 UTC timestamps with milliseconds), oldest
- * first. PostgreSQL builds the JSON: GET /tags is the hot read, and Node then neither parses
- * rows and timestamps nor serializes them again.
+ * The tags as a JSON array of Tag objects, oldest first. GET /tags is the hot read: each row
+ * keeps its API representation (`api_json`, written by a trigger, migration 0004), so this is
+ * one string_agg, and Node neither parses rows and timestamps nor serializes them again.
  */
 export async function listTagsJson(db: Db, t: Tenancy): Promise<JsonText<ApiTag[]>> {
   const [row] = await db<{ data: string }[]>`
-    SELECT '[' || coalesce(string_agg(json, ',' ORDER BY created_at, id), '') || ']' AS data
-    FROM (
-      SELECT t.created_at, t.id, row_to_json(api)::text AS json
-      FROM tags t CROSS JOIN LATERAL (
-        SELECT t.tag, t.external_reference, t.id AS uuid, ${db.unsafe(isoUtc('created_at'))}, ${db.unsafe(isoUtc('updated_at'))}, t.brand_id
-      ) AS api
-      WHERE t.organization_id = ANY(${t.organizationIds})
-    ) AS rows`;
+    SELECT '[' || coalesce(string_agg(api_json, ',' ORDER BY created_at, id), '') || ']' AS data
+    FROM tags WHERE organization_id = ANY(${t.organizationIds})`;
   return row!.data;
 }
 
