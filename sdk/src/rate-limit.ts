@@ -98,7 +98,8 @@ export class RateLimiter {
   /** Returns the slot; feeds the limiter from the response (undefined: no response, e.g. a network error). */
   settle(ticket: Ticket, response: Response | undefined): void {
     this.#inFlight--;
-    if (response) this.#observe(ticket, response);
+    // A 401 is counted against the caller's IP, not this token: its headers are another budget.
+    if (response && response.status !== 401) this.#observe(ticket, response);
     this.#pump();
   }
 
