@@ -216,6 +216,17 @@ describe('RateLimiter', () => {
     expect((await third).status).toBe(200);
   });
 
+  it("ignores a 401's rate-limit headers (the IP's budget, not the token's)", async () => {
+    const limiter = new RateLimiter({ burst: 1 });
+    const ok = (remaining: string) => new Response('{}', { headers: { 'x-ratelimit-limit': '600', 'x-ratelimit-remaining': remaining } });
+    await paced(limiter, async () => ok('500'));
+    await paced(limiter, async () => new Response('{}', { status: 401, headers: { 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '0' } }));
+    let sent = 0;
+    await Promise.all(Array.from({ length: 5 }, () => paced(limiter, async () => (sent++, ok('400')))));
+    expect(sent).toBe(5);
+    expect(limiter.limit).toBe(600);
+  });
+
   it('frees the slot of a request that failed without a response', async () => {
     const limiter = new RateLimiter({ burst: 1 });
     await expect(paced(limiter, () => Promise.reject(new TypeError('fetch failed')))).rejects.toThrow('fetch failed');
