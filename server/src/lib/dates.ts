@@ -16,11 +16,19 @@ export const formatDate = (date: Date): string => date.toISOString().slice(0, 10
 /** Today's date in UTC, `YYYY-MM-DD`. */
 export const todayUtc = (now: Date = new Date()): string => formatDate(now);
 
+const daysInMonth = (year: number, month: number): number => new Date(Date.UTC(year, month, 0)).getUTCDate();
+
+/** True when year-month-day is a real calendar day (no `2026-02-30`). */
+const isRealDay = (year: string, month: string, day: string): boolean => {
+  const m = Number(month);
+  const d = Number(day);
+  return m >= 1 && m <= 12 && d >= 1 && d <= daysInMonth(Number(year), m);
+};
+
 /** True for a real calendar date written `YYYY-MM-DD` (rejects `2026-02-30`). */
 export function isCalendarDate(value: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
-  const date = new Date(`${value}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && formatDate(date) === value;
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  return m !== null && isRealDay(m[1]!, m[2]!, m[3]!);
 }
 
 /** `YYYY-MM-DD` plus `days` calendar days. */
@@ -30,14 +38,16 @@ export function addDays(ymd: string, days: number): string {
   return formatDate(date);
 }
 
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/i;
+
 /**
  * Reads an RFC 3339 date-time, or `YYYY-MM-DD HH:MM:SS` / `YYYY-MM-DDTHH:MM:SS` without an
  * offset (taken as UTC, the form this API writes). Null when it is neither.
  */
 export function parseDateTime(value: string): Date | null {
-  const m = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/i.exec(value.trim());
-  if (!m || !isCalendarDate(m[1]!)) return null;
-  const date = new Date(`${m[1]}T${m[2]}${m[3] ?? ''}${m[4]?.toUpperCase() ?? 'Z'}`);
+  const m = DATE_TIME.exec(value.trim());
+  if (!m || !isRealDay(m[1]!, m[2]!, m[3]!)) return null;
+  const date = new Date(`${m[1]}-${m[2]}-${m[3]}T${m[4]}${m[5] ?? ''}${m[6]?.toUpperCase() ?? 'Z'}`);
   return Number.isNaN(date.getTime()) ? null : date;
 }
 

@@ -40,7 +40,7 @@ export function checkProfile(input: ProfileInput, prefix = ''): Record<string, s
   const errors: Record<string, string[]> = {};
   for (const field of ['first_name', 'last_name'] as const) {
     const value = input[field];
-    if (typeof value === 'string' && [...value].length > 191) errors[`${prefix}${field}`] = [`The ${prefix}${field} field must not be greater than 191 characters.`];
+    if (typeof value === 'string' && value.length > 191 && [...value].length > 191) errors[`${prefix}${field}`] = [`The ${prefix}${field} field must not be greater than 191 characters.`];
   }
   if (typeof input.birth_day === 'string' && !isCalendarDate(input.birth_day)) {
     errors[`${prefix}birth_day`] = [`The ${prefix}birth_day field must be a valid date in the format Y-m-d.`];
