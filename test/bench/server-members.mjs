@@ -8,7 +8,7 @@
 // BENCH_SECONDS (default 10) per autocannon run. Load generators run in their own processes so
 // that the server's event loop and RSS are its own.
 import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -66,12 +66,38 @@ function readList(url, token) {
   });
 }
 
+/**
+ * CPU time (ms) used so far by this process and by the embedded PostgreSQL (postmaster and
+ * its children): on a machine that other work shares, CPU time tells the cost of a request
+ * better than wall time does.
+ */
+function cpuNow(dataDir) {
+  const own = process.cpuUsage();
+  const postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  let ticks = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const fields = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ');
+      if (Number(entry) === postmaster || Number(fields[1]) === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return { node: (own.user + own.system) / 1000, pg: ticks * 10 };
+}
+const cpuSince = (before, dataDir) => {
+  const now = cpuNow(dataDir);
+  return { node: now.node - before.node, pg: now.pg - before.pg };
+};
+
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 const mb = (bytes) => bytes / 1024 / 1024;
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-'));
 await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres` and must reach its data directory
-const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data') });
+const dataDir = path.join(dir, 'data');
+const pg = await startEmbeddedPostgres({ dataDir });
 const sql = createPool(pg.url, { max: 20 });
 const servers = [];
 let failed = false;
@@ -104,7 +130,9 @@ try {
     })),
   }));
   const times = [];
+  let signupCpu;
   for (const [r, body] of bodies.entries()) {
+    if (r === WARMUP_IMPORTS) signupCpu = cpuNow(dataDir);
     const started = performance.now();
     const res = await fetch(`${api.info.uri}/members/signups`, { method: 'POST', headers: auth, body });
     const json = await res.json();
@@ -112,6 +140,7 @@ try {
     if (res.status !== 200 || Object.keys(json.data.new).length !== PER_IMPORT) throw new Error(`import ${r}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
     if (r >= WARMUP_IMPORTS) times.push(ms);
   }
+  signupCpu = cpuSince(signupCpu, dataDir);
   times.sort((a, b) => a - b);
   const signup = { p50: percentile(times, 50), p95: percentile(times, 95), max: times.at(-1) };
 
@@ -123,7 +152,9 @@ try {
     const before = process.memoryUsage().rss;
     let peak = before;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+    const cpu = cpuNow(dataDir);
     const result = await readList(`${api.info.uri}/members/list`, token);
+    result.cpu = cpuSince(cpu, dataDir);
     clearInterval(sampler);
     peak = Math.max(peak, process.memoryUsage().rss);
     if (result.status !== 200 || result.members !== IMPORTS * PER_IMPORT || result.total !== IMPORTS * PER_IMPORT) {
@@ -158,8 +189,10 @@ try {
   console.log(`server-members (node ${process.version}, ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'cpu'})`);
   console.log(`1. POST /members/signups, ${PER_IMPORT} new members per request, ${times.length} requests after ${WARMUP_IMPORTS} warm-up:`);
   console.log(`  p50 ${signup.p50.toFixed(1)} ms   p95 ${signup.p95.toFixed(1)} ms   max ${signup.max.toFixed(1)} ms   (target p50 < ${targets.signupP50} ms; p50/target ${(signup.p50 / targets.signupP50).toFixed(2)})`);
+  console.log(`  CPU per request: server process ${(signupCpu.node / times.length).toFixed(0)} ms (with the bench client's fetch), PostgreSQL ${(signupCpu.pg / times.length).toFixed(0)} ms; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`);
   console.log(`2. POST /members/list, all ${IMPORTS * PER_IMPORT} members streamed (${(lists[0].bytes / 1e6).toFixed(1)} MB), ${lists.length} runs:`);
   console.log(`  time to last byte: ${lists.map((l) => `${l.ms.toFixed(0)} ms`).join(', ')} (median ${listMs[1].toFixed(0)} ms; target < ${targets.listMs} ms; ratio ${(listMs[1] / targets.listMs).toFixed(2)})`);
+  console.log(`  CPU per list: server process ${lists.map((l) => `${l.cpu.node.toFixed(0)} ms`).join(', ')}; PostgreSQL ${lists.map((l) => `${l.cpu.pg.toFixed(0)} ms`).join(', ')}`);
   console.log(`  server RSS growth while streaming: ${lists.map((l) => `${mb(l.rssGrowth).toFixed(1)} MB`).join(', ')} (max ${listRss[2].toFixed(1)} MB; target < ${targets.listRssMb} MB)`);
   console.log(`3. GET /members/{uuid} at ${connections} connections, ${seconds} s per run, mean of ${runs.bare.length} alternating runs:`);
   console.log(line('bare hapi route, one primary-key SELECT', b));
