@@ -33,7 +33,10 @@ export const queryFromBody = {
         const body = request.payload;
         if (body && typeof body === 'object' && !Array.isArray(body) && !Buffer.isBuffer(body)) {
           const query = request.query as Record<string, unknown>;
-          for (const [key, value] of Object.entries(body)) if (query[key] === undefined && value !== null) query[key] = String(value);
+          // Scalars as the query string would carry them; anything else is left for validation to refuse.
+          for (const [key, value] of Object.entries(body)) {
+            if (query[key] === undefined && value !== null) query[key] = typeof value === 'object' ? value : String(value);
+          }
         }
         return h.continue;
       }) satisfies Lifecycle.Method,
