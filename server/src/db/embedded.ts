@@ -51,7 +51,17 @@ export async function startEmbeddedPostgres(options: {
   });
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
     await mkdir(path.dirname(dataDir), { recursive: true });
-    await pg.initialise();
+    await pg.initialise().catch((error: unknown) => {
+      const message = (error as Error).message;
+      if (userInfo().uid === 0 && /permission denied/i.test(message)) {
+        throw new Error(
+          `Cannot create the embedded PostgreSQL in ${dataDir}: as root, PostgreSQL runs as the "postgres" user, ` +
+            `which cannot enter that directory or one of its parents (a private temp dir, mode 0700?). ` +
+            `Choose a LOYALTY_DATA_DIR under a directory it can enter, or chmod o+x the parents.`,
+        );
+      }
+      throw error;
+    });
   }
   await pg.start();
   const database = options.database ?? 'loyalty';
