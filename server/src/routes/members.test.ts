@@ -156,10 +156,13 @@ describe('DELETE /members/{uuid}', () => {
     const [tag] = await t.db.sql<{ id: string }[]>`
       INSERT INTO tags (organization_id, brand_id, tag, external_reference) VALUES ('org-acme', 'brand-acme', 'Del', 'del-tag') RETURNING id`;
     await t.db.sql`INSERT INTO tag_members (tag_id, member_id) VALUES (${tag!.id}, ${id})`;
+    await t.db.sql`INSERT INTO voucher_grants (tag_id, voucher_kind, voucher_id, member_id, job_id, status)
+                   VALUES (${tag!.id}, 'coupon', 'coupon-welcome', ${id}, gen_random_uuid(), 'issued')`;
     const res = await call('DELETE', `/members/${id}?brand_id=brand-acme`);
     expect(res).toMatchObject({ status: 200, body: { success: true, message: 'Member deleted' } });
     expect(await t.db.sql`SELECT 1 FROM passes WHERE pass_code = ${pass.body.pass_code}`).toHaveLength(0);
     expect(await t.db.sql`SELECT 1 FROM tag_members WHERE member_id = ${id}`).toHaveLength(0);
+    expect(await t.db.sql`SELECT 1 FROM voucher_grants WHERE member_id = ${id}`).toHaveLength(0);
     expect(await t.db.sql`SELECT 1 FROM members WHERE id = ${id}`).toHaveLength(0);
     expect((await call('GET', `/members/${id}?brand_id=brand-acme`)).status).toBe(404);
     expect((await call('DELETE', `/members/${id}?brand_id=brand-acme`)).status).toBe(404);

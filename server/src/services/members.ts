@@ -152,13 +152,16 @@ export async function updateMember(
 /**
  * Removes the member from the brand with everything that ties it to the brand: the brand link
  * (subscription state, favourite location), the member's passes of the brand (with their tag
- * links and storecard transactions) and its memberships of the brand's tags. The member row goes
- * too when no brand is left. Irreversible.
+ * links and storecard transactions), its memberships of the brand's tags and the voucher grants
+ * of those tags. The member row goes too when no brand is left. Irreversible.
  */
 export async function deleteMemberFromBrand(tx: Db, scope: Scope, memberId: string, brandId: string): Promise<void> {
   const brand = await requireBrand(tx, scope, brandId);
   await requireBrandMember(tx, brand, memberId, { lock: true });
   await tx`DELETE FROM tag_members tm USING tags t WHERE tm.tag_id = t.id AND t.brand_id = ${brand.id} AND tm.member_id = ${memberId}`;
+  // Voucher grants record what the brand's tags gave the member; with the passes gone, a member
+  // who joins again must be able to receive those vouchers again.
+  await tx`DELETE FROM voucher_grants g USING tags t WHERE g.tag_id = t.id AND t.brand_id = ${brand.id} AND g.member_id = ${memberId}`;
   await tx`DELETE FROM passes WHERE member_id = ${memberId} AND brand_id = ${brand.id}`;
   await tx`DELETE FROM brand_members WHERE brand_id = ${brand.id} AND member_id = ${memberId}`;
   await tx`DELETE FROM members m WHERE m.id = ${memberId} AND NOT EXISTS (SELECT 1 FROM brand_members WHERE member_id = m.id)`;
