@@ -7,7 +7,7 @@
 //   3. the rerun of job 1, which skips everyone.
 // Run after building: `npx tsc -b server && node test/bench/server-vouchers.mjs` (or `npm run bench`).
 // BENCH_MEMBERS (default 100000) changes the tag size.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -66,14 +66,31 @@ try {
   // Sending is measured elsewhere: this worker issues vouchers and fans out, nothing more.
   const runner = await startWorker({ connectionString: pg.url, sql, config, only: ['issue_voucher_round', 'fan_out_events'], pollInterval: 100 });
 
+  // CPU seconds spent by PostgreSQL (every process of the cluster) and by this process: unlike
+  // wall time, hardly changed by other work on the machine.
+  const [{ postmaster }] = await sql`SELECT pid AS postmaster FROM pg_stat_activity WHERE backend_type = 'checkpointer'`;
+  const ppid = Number(readFileSync(`/proc/${postmaster}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+  const clusterCpu = () => {
+    let ms = 0;
+    for (const pid of readFileSync(`/proc/${ppid}/task/${ppid}/children`, 'utf8').trim().split(/\s+/).concat(String(ppid))) {
+      try {
+        const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+        ms += (Number(f[11]) + Number(f[12])) * 10;
+      } catch { /* exited */ }
+    }
+    return ms;
+  };
+  const cpuNow = () => ({ pg: clusterCpu(), node: process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000 });
+
   async function job(couponId, { untilDeliveries = 0 } = {}) {
+    const cpu0 = cpuNow();
     const started = performance.now();
     const res = await fetch(`${api.info.uri}/tags/everyone/vouchers`, { method: 'POST', headers, body: JSON.stringify({ brand_id: 'brand-acme', coupon_id: couponId }) });
     if (res.status !== 202) throw new Error(`POST vouchers: ${res.status} ${await res.text()}`);
     const { job_id } = await res.json();
     let body;
     for (;;) {
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 100));
       body = await (await fetch(`${api.info.uri}/tags/everyone/vouchers/${job_id}?brand_id=brand-acme`, { headers })).json();
       if (body.status === 'failed') throw new Error(`job failed: ${JSON.stringify(body)}`);
       if (body.status !== 'done') continue;
@@ -82,14 +99,16 @@ try {
       const [{ q }] = await sql`SELECT count(*)::int AS q FROM graphile_worker.jobs WHERE task_identifier = 'deliver_webhook'`;
       if (n >= untilDeliveries && q >= untilDeliveries) break;
     }
-    return { seconds: (performance.now() - started) / 1000, body };
+    const cpu1 = cpuNow();
+    return { seconds: (performance.now() - started) / 1000, body, cpu: { pg: (cpu1.pg - cpu0.pg) / 1000, node: (cpu1.node - cpu0.node) / 1000 } };
   }
 
-  const report = (label, { seconds, body }, count) => {
+  const report = (label, { seconds, body, cpu }, count) => {
     const ok = seconds < limitSeconds;
     if (!ok) failed = true;
     console.log(`${label}: ${seconds.toFixed(2)} s, ${Math.round(count / seconds).toLocaleString('en')} passes/s ` +
-      `(issued ${body.issued}, skipped ${body.skipped}, failed ${body.failed}) ${ok ? 'ok' : `FAIL: over ${limitSeconds} s`}`);
+      `(issued ${body.issued}, skipped ${body.skipped}, failed ${body.failed}); CPU ${cpu.pg.toFixed(1)} s PostgreSQL + ` +
+      `${cpu.node.toFixed(1)} s Node ${ok ? 'ok' : `FAIL: over ${limitSeconds} s`}`);
   };
 
   report(`voucher job, ${members.toLocaleString('en')} members`, await job('coupon-welcome'), members);
@@ -108,6 +127,8 @@ try {
     console.log(`FAIL: expected ${2 * members} passes, one per member and coupon; found ${passes} (${distinct} distinct)`);
   }
   await runner.stop();
+  // Other processes on the machine change these figures: say how busy it was.
+  console.log(`load average during the run: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} (${os.cpus().length} CPUs)`);
 } finally {
   await api?.stop();
   await sql.end({ timeout: 5 });

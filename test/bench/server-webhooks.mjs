@@ -101,6 +101,8 @@ if (process.argv[2] === 'receiver') {
     console.log(`delivered ${delivered.toLocaleString('en')} in ${seconds.toFixed(1)} s: ${Math.round(total / seconds)} deliveries/s overall, ` +
       `${Math.round(sustained)}/s sustained (10-90 %); attempt p50 ${p50} ms, p99 ${p99} ms; receiver counted ${count} ` +
       `${ok ? 'ok' : `FAIL: target ${target}/s, every delivery delivered exactly once`}`);
+    // Other processes on the machine change these figures: say how busy it was.
+    console.log(`load average during the run: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} (${os.cpus().length} CPUs)`);
   } finally {
     receiver.kill();
     await sql.end({ timeout: 5 });

@@ -41,6 +41,11 @@ export async function issueVoucherRound(sql: Sql, jobId: string, { lane = 0, rou
   const started = await startJob(sql, jobId);
   if (started.state !== 'running') return started;
   return sql.begin(async (tx) => {
+    // Plan with the real arrays (a cached generic plan guesses 10 members per array), and probe
+    // the indexes: voucher_grants starts empty, so the planner would scan it once per member,
+    // reading the pages this very statement is filling (quadratic at 5,000 members a round).
+    await tx`SET LOCAL plan_cache_mode = force_custom_plan`;
+    await tx`SET LOCAL enable_seqscan = off`;
     // The lane row serializes rounds of this lane (a duplicate job waits, then sees the new cursor).
     await tx`INSERT INTO voucher_job_lanes (job_id, lane) VALUES (${jobId}, ${lane}) ON CONFLICT DO NOTHING`;
     const [cursor] = await tx<{ last_member_id: string | null; done: boolean }[]>`
@@ -165,18 +170,19 @@ async function issueToMembers(tx: Tx, job: JobRow, voucher: Voucher, memberIds: 
     eligible AS (
       SELECT m.id FROM unnest(${memberIds}::uuid[]) AS m(id)
       JOIN brand_members bm ON bm.brand_id = ${brand} AND bm.member_id = m.id
-    ), prior AS (
-      SELECT g.member_id, g.status FROM voucher_grants g
-      WHERE g.tag_id = ${tag} AND g.voucher_kind = ${kind} AND g.voucher_id = ${voucherId} AND g.member_id = ANY(${memberIds}::uuid[])
     ), retried AS (
       UPDATE voucher_grants g SET job_id = ${jobId}, status = 'issued', pass_id = ${linkOrNew(tx, job, 'g.member_id')}, error = NULL, updated_at = now()
       FROM eligible e
-      WHERE g.tag_id = ${tag} AND g.voucher_kind = ${kind} AND g.voucher_id = ${voucherId} AND g.member_id = e.id AND g.status = 'failed'
+      WHERE g.tag_id = ${tag} AND g.voucher_kind = ${kind} AND g.voucher_id = ${voucherId}
+        AND g.member_id = ANY(${memberIds}::uuid[]) AND g.member_id = e.id AND g.status = 'failed'
       RETURNING g.member_id, g.pass_id
     ), inserted AS (
       INSERT INTO voucher_grants (tag_id, voucher_kind, voucher_id, member_id, job_id, status, pass_id)
       SELECT ${tag}, ${kind}, ${voucherId}, e.id, ${jobId}, 'issued', ${linkOrNew(tx, job, 'e.id')}
-      FROM eligible e WHERE NOT EXISTS (SELECT 1 FROM prior p WHERE p.member_id = e.id)
+      FROM eligible e
+      WHERE NOT EXISTS (
+        SELECT 1 FROM voucher_grants g
+        WHERE g.tag_id = ${tag} AND g.voucher_kind = ${kind} AND g.voucher_id = ${voucherId} AND g.member_id = e.id)
       RETURNING member_id, pass_id
     ), claimed AS (
       SELECT * FROM retried UNION ALL SELECT * FROM inserted
