@@ -75,6 +75,30 @@ describe('POST /members/signups', () => {
     expect((await signups([{ email: 'a@example.org' }], 'brand-acme', readonly)).status).toBe(403);
   });
 
+  it('keeps one member per e-mail when imports and creates of the same e-mails race', async () => {
+    const users = Array.from({ length: 300 }, (_, i) => ({ email: `race-${i}@example.org` }));
+    const results = await Promise.all([
+      signups(users), signups(users.slice().reverse()), signups(users.slice(100)),
+      call('POST', '/members', { brand_id: 'brand-list', email: 'RACE-5@example.org' }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, expect.any(Number)]);
+    const ids = new Map<string, string>();
+    for (const res of results.slice(0, 3)) {
+      for (const [email, id] of Object.entries({ ...res.body.data.new, ...res.body.data.found })) {
+        expect(ids.get(email) ?? id).toBe(id);
+        ids.set(email, id as string);
+      }
+    }
+    expect(ids.size).toBe(300);
+    const news = results.slice(0, 3).reduce((n, r) => n + Object.keys(r.body.data.new).length, 0);
+    expect(news).toBeLessThanOrEqual(300);
+    const [count] = await t.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM members WHERE lower(email) LIKE 'race-%@example.org'`;
+    expect(count!.n).toBe(300);
+    const [links] = await t.db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM brand_members bm JOIN members m ON m.id = bm.member_id WHERE bm.brand_id = 'brand-list' AND lower(m.email) LIKE 'race-%'`;
+    expect(links!.n).toBe(300);
+  });
+
   it('imports 2000 users in one request', async () => {
     const users = Array.from({ length: 2000 }, (_, i) => ({ email: `bulk-${i}@example.org`, first_name: `U${i}` }));
     const res = await signups(users, 'brand-acme');

@@ -65,6 +65,20 @@ describe('POST /members/subscribe and /members/unsubscribe (bulk)', () => {
     expect(again.body.data).toEqual({ amount: 1, message: 'Unsubscribed 1 members' });
   });
 
+  it('lets bulk calls over the same members in opposite orders all succeed', async () => {
+    const emails = Array.from({ length: 150 }, (_, i) => `order-${i}@example.org`);
+    await call('POST', '/members/signups', { brand_id: 'brand-acme', users: emails.map((email) => ({ email })) });
+    for (let round = 0; round < 3; round++) {
+      const results = await Promise.all([
+        call('POST', '/members/unsubscribe', { brand_id: 'brand-acme', email: emails }),
+        call('POST', '/members/unsubscribe', { brand_id: 'brand-acme', email: emails.slice().reverse() }),
+        call('POST', '/members/subscribe', { brand_id: 'brand-acme', email: emails.slice().reverse() }),
+        call('POST', '/members/subscribe', { brand_id: 'brand-acme', email: emails }),
+      ]);
+      expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    }
+  });
+
   it('bulk subscribe answers 404 when no e-mail matches; bulk unsubscribe answers 200 with amount 0', async () => {
     expect((await call('POST', '/members/subscribe', { brand_id: 'brand-acme', email: ['nobody@example.org'] })).status).toBe(404);
     expect((await call('POST', '/members/unsubscribe', { brand_id: 'brand-acme', email: ['nobody@example.org'] })).body.data).toEqual({ amount: 0, message: 'Unsubscribed 0 members' });

@@ -42,6 +42,13 @@ describe('POST /members', () => {
     expect(await events('member.created', first.body.member_id)).toHaveLength(1);
   });
 
+  it('creates one member when the same e-mail is posted five times at once (one 201, four 200)', async () => {
+    const results = await Promise.all(Array.from({ length: 5 }, (_, i) => create({ email: i % 2 ? 'RACE@example.org' : 'race@example.org' })));
+    expect(results.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 201]);
+    expect(new Set(results.map((r) => r.body.member_id)).size).toBe(1);
+    expect(await events('member.created', results[0]!.body.member_id)).toHaveLength(1);
+  });
+
   it('links a known member to a brand it was not linked to, and records member.created for the link', async () => {
     const id = await memberId('linked-later@example.org');
     await t.db.sql`INSERT INTO brands (id, organization_id, name) VALUES ('brand-acme-2', 'org-acme', 'Acme Outlet') ON CONFLICT DO NOTHING`;
@@ -262,6 +269,20 @@ describe('PUT /bulk/members', () => {
     expect((await call('GET', `/members/${a}?brand_id=brand-acme`)).body.profile).toMatchObject({ city: 'Ayr', phone_number: null, country: 'GB' });
     expect((await call('GET', `/members/${b}?brand_id=brand-acme`)).body.profile).toMatchObject({ city: 'Bute', first_name: 'Bee', birth_day: '2000-02-29' });
     expect((await call('GET', `/members/${globexMember}?brand_id=brand-globex`, undefined, globex)).body.profile.city).toBeNull();
+  });
+
+  it('lets bulk updates over the same members in opposite orders all succeed', async () => {
+    const ids = await Promise.all(Array.from({ length: 60 }, (_, i) => memberId(`bulk-order-${i}@example.org`)));
+    const items = ids.map((identifier, i) => ({ identifier, city: `C${i}` }));
+    for (let round = 0; round < 3; round++) {
+      const results = await Promise.all([
+        call('PUT', '/bulk/members', { brand_id: 'brand-acme', members: items }),
+        call('PUT', '/bulk/members', { brand_id: 'brand-acme', members: items.slice().reverse() }),
+        call('POST', '/members/location', { location_id: '1', users: ids }),
+        call('POST', '/members/location', { location_id: '1', users: ids.slice().reverse() }),
+      ]);
+      expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    }
   });
 
   it('validates every item before changing anything (422 naming members.N.field)', async () => {

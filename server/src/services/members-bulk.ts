@@ -36,6 +36,8 @@ export async function bulkUpdateMembers(
     const value = f === 'birth_day' ? tx`(u.fields->>${f})::date` : tx`u.fields->>${f}`;
     return tx`${tx(f)} = CASE WHEN u.fields ? ${f} THEN ${value} ELSE m.${tx(f)} END`;
   });
+  // Rows locked in id order first, so two bulk updates over the same members wait instead of deadlocking.
+  if (items.length) await tx`SELECT id FROM members WHERE id = ANY(${items.map((i) => i.identifier)}::uuid[]) ORDER BY id FOR UPDATE`;
   const updated = items.length
     ? await tx<{ id: string }[]>`
         UPDATE members m SET ${set.reduce((acc, part) => tx`${acc}, ${part}`)}, updated_at = now()

@@ -80,6 +80,11 @@ export async function setFavouriteLocation(tx: Db, scope: Scope, input: { locati
     SELECT 1 FROM locations WHERE id = ${input.location_id} AND organization_id = ANY(${scope.organizationIds}) LIMIT 1`;
   if (!location) throw notFound('Location');
   const ids = [...new Set(input.users.filter(isUuid).map((u) => u.toLowerCase()))];
+  // Links locked in one order first, so two calls over the same members wait instead of deadlocking.
+  await tx`
+    SELECT 1 FROM brand_members bm JOIN brands b ON b.id = bm.brand_id
+    WHERE b.organization_id = ANY(${scope.organizationIds}) AND bm.member_id = ANY(${ids}::uuid[])
+    ORDER BY bm.brand_id, bm.member_id FOR UPDATE OF bm`;
   const rows = await tx<{ member_id: string }[]>`
     UPDATE brand_members bm SET favourite_location_id = l.id
     FROM brands b JOIN locations l ON l.organization_id = b.organization_id AND l.id = ${input.location_id}

@@ -25,7 +25,10 @@ type User = { email: string; first_name: string | null; last_name: string | null
  * Duplicate e-mails (case-insensitive) count once, under their first spelling.
  *
  * ON CONFLICT waits for a concurrent import of the same e-mail, so after the first statement
- * every e-mail is a member this statement inserted or one that the next statement can see.
+ * every e-mail is a member this statement inserted or one that the next statement can see. Rows
+ * that concurrent imports may both claim go in one global order (members by e-mail, links of
+ * known members by id), so two imports wait for each other instead of deadlocking; new members
+ * join the brand in input order.
  */
 export async function importSignups(tx: Db, scope: Scope, input: { brand_id: string; users: SignupInput[] }, now = new Date()): Promise<SignupsResult> {
   const errors: Record<string, string[]> = {};
@@ -93,7 +96,7 @@ function insertNew(tx: Db, brandId: string, organizationId: string, users: User[
     WITH input AS (SELECT * FROM ${inputOf(tx, users)}),
     inserted AS (
       INSERT INTO members (organization_id, email, first_name, last_name)
-      SELECT ${organizationId}, email, first_name, last_name FROM input
+      SELECT ${organizationId}, email, first_name, last_name FROM input ORDER BY lower(email)
       ON CONFLICT (organization_id, lower(email)) DO NOTHING
       RETURNING id, email
     ), linked AS (
@@ -114,7 +117,7 @@ function linkKnown(tx: Db, brandId: string, organizationId: string, users: User[
     ), linked AS (
       INSERT INTO brand_members (brand_id, member_id, unsubscribed, subscribed_at)
       SELECT ${brandId}, f.id, f.unsubscribed, coalesce(f.subscribed_at, now()) FROM found f
-      ORDER BY f.ord
+      ORDER BY f.id
       ON CONFLICT DO NOTHING
       RETURNING member_id
     )

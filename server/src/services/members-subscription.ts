@@ -38,9 +38,12 @@ export async function setSubscriptionBulk(
   const emails = [...new Set(input.email.map((e) => e.toLowerCase()))];
   const [counts] = await tx<{ matched: number; changed: number }[]>`
     WITH matched AS (
+      -- Locked in member order, so two bulk calls over the same members wait instead of deadlocking.
       SELECT bm.member_id
       FROM members m JOIN brand_members bm ON bm.member_id = m.id AND bm.brand_id = ${brand.id}
       WHERE m.organization_id = ${brand.organizationId} AND lower(m.email) = ANY(${emails}::text[])
+      ORDER BY bm.member_id
+      FOR UPDATE OF bm
     ), changed AS (
       UPDATE brand_members bm SET unsubscribed = ${!subscribe}
       FROM matched WHERE bm.brand_id = ${brand.id} AND bm.member_id = matched.member_id AND bm.unsubscribed = ${subscribe}
