@@ -57,10 +57,10 @@ const fail = (reason: WebhookVerificationReason, message: string): never => {
   throw new WebhookVerificationError(reason, message);
 };
 
-function toBytes(body: RawBody): Buffer {
-  if (typeof body === 'string') return Buffer.from(body, 'utf8');
-  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  if (body instanceof ArrayBuffer) return Buffer.from(body);
+/** The body as HMAC input: a string (hashed as UTF-8) or bytes, never copied. */
+function rawOf(body: RawBody): string | Uint8Array {
+  if (typeof body === 'string' || body instanceof Uint8Array) return body;
+  if (body instanceof ArrayBuffer) return new Uint8Array(body);
   return fail(
     'body_not_raw',
     `Expected the raw request body (string, Buffer or Uint8Array), got ${body === null ? 'null' : typeof body}. ` +
@@ -68,6 +68,9 @@ function toBytes(body: RawBody): Buffer {
       "Read the body raw (Express: express.raw({ type: 'application/json' }); hapi: payload: { parse: false, output: 'data' }).",
   );
 }
+
+const textOf = (raw: string | Uint8Array) =>
+  typeof raw === 'string' ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
 
 interface SecretKeys {
   /** Loyalty-Signature key: the UTF-8 bytes of the whole secret. */
@@ -146,12 +149,14 @@ const mismatch = () =>
  * does not verify. It carries no timestamp: prefer `constructEvent`, which also rejects replays.
  */
 export function verifySignature(rawBody: RawBody, signature: string | HeaderSource | null | undefined, secret: Secrets): void {
-  const body = toBytes(rawBody);
+  const body = rawOf(rawBody);
   const secrets = checkSecrets(secret);
   const value = (typeof signature === 'object' && signature !== null ? header(signature, 'loyalty-signature') : signature)?.trim();
   if (!value) return fail('missing_header', 'The Loyalty-Signature header is missing.');
-  const entries = value.split(/\s+/);
-  if (entries.some((e) => !/^[0-9a-f]{64}$/i.test(e)))
+  const entries = value.includes(' ') ? value.split(/\s+/) : [value];
+  // Hex decoding stops at the first non-hex character, so a malformed entry comes out short.
+  const given = entries.map((e) => Buffer.from(e, 'hex'));
+  if (given.some((g, i) => g.length !== 32 || entries[i]!.length !== 64))
     fail(
       'malformed_header',
       value.startsWith('v1,')
@@ -159,7 +164,7 @@ export function verifySignature(rawBody: RawBody, signature: string | HeaderSour
         : 'Loyalty-Signature must be hex HMAC-SHA256 values (64 hex digits), space-separated.',
     );
   const expected = secrets.map((k) => createHmac('sha256', k.loyalty).update(body).digest());
-  if (!anyEqual(expected, entries.map((e) => Buffer.from(e, 'hex')))) mismatch();
+  if (!anyEqual(expected, given)) mismatch();
 }
 
 export interface VerifyOptions {
@@ -171,7 +176,7 @@ export interface VerifyOptions {
 
 /** Checks the Standard Webhooks headers and timestamp. Throws a `WebhookVerificationError` when they do not verify. */
 export function verifyStandardWebhook(rawBody: RawBody, headers: HeaderSource, secret: Secrets, options: VerifyOptions = {}): void {
-  const body = toBytes(rawBody);
+  const body = rawOf(rawBody);
   const keys = checkSecrets(secret).map(standardKey);
   const id = requireHeader(headers, 'webhook-id');
   const timestamp = requireHeader(headers, 'webhook-timestamp');
@@ -190,7 +195,7 @@ export function verifyStandardWebhook(rawBody: RawBody, headers: HeaderSource, s
     .filter((entry) => entry.startsWith('v1,'))
     .map((entry) => Buffer.from(entry.slice(3), 'base64'));
   if (given.length === 0) fail('malformed_header', 'webhook-signature has no "v1,<base64>" entry.');
-  const prefix = Buffer.from(`${id}.${timestamp}.`, 'utf8');
+  const prefix = `${id}.${timestamp}.`;
   const expected = keys.map((key) => createHmac('sha256', key).update(prefix).update(body).digest());
   if (!anyEqual(expected, given)) mismatch();
 }
@@ -215,7 +220,7 @@ export function constructEvent(rawBody: RawBody, headers: HeaderSource, secret: 
   verifyStandardWebhook(rawBody, headers, secret, options);
   let event: unknown;
   try {
-    event = JSON.parse(toBytes(rawBody).toString('utf8'));
+    event = JSON.parse(textOf(rawOf(rawBody)));
   } catch {
     return fail('invalid_payload', 'The body is not JSON.');
   }
@@ -245,18 +250,18 @@ export interface SignPayloadInput {
  *     await fetch('http://localhost:8080/webhooks', { method: 'POST', body, headers: signPayload({ body, secret }) });
  */
 export function signPayload(input: SignPayloadInput): Record<string, string> {
-  const body = toBytes(input.body);
+  const body = rawOf(input.body);
   const secrets = checkSecrets(input.secret);
   let envelope: { id?: unknown; type?: unknown } = {};
   try {
-    envelope = JSON.parse(body.toString('utf8')) ?? {};
+    envelope = JSON.parse(textOf(body)) ?? {};
   } catch {
     // Not JSON: sign it anyway (tests of receivers' error paths).
   }
   const id = input.id ?? (typeof envelope.id === 'string' ? envelope.id : randomUUID());
   const ts = input.timestamp ?? new Date();
   const timestamp = String(typeof ts === 'number' ? Math.floor(ts) : Math.floor(ts.getTime() / 1000));
-  const prefix = Buffer.from(`${id}.${timestamp}.`, 'utf8');
+  const prefix = `${id}.${timestamp}.`;
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'loyalty-signature': secrets.map((k) => createHmac('sha256', k.loyalty).update(body).digest('hex')).join(' '),
