@@ -3,26 +3,40 @@ import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
 import { listMemberPasses, setFavouriteLocation } from '../services/members-passes.js';
 import { issuePassToMember, type IssuePassInput } from '../services/passes-issue.js';
-import { payloadOf, queryOf, scopeOf } from './members.js';
+import { payloadOf, queryOf, scopeOf, type Schemas } from './members.js';
 import type { RouteDef } from './types.js';
 
 const json = { payload: { allow: ['application/json'] } };
 
 type PageQuery = { brand_id: string; page?: number; per_page?: number };
 
-const passList = (kind: 'coupon' | 'storecard'): RouteDef => ({
-  method: 'GET',
-  path: `/members/{uuid}/${kind}s`,
-  handler: (request: Request) => {
-    const uuid = request.params.uuid as string;
-    const path = `${appOf(request).baseUrl()}/members/${encodeURIComponent(uuid)}/${kind}s`;
-    return listMemberPasses(appOf(request).sql, scopeOf(request), uuid, kind, queryOf<PageQuery>(request), path);
+const pageArgs = (request: Request, kind: 'coupon' | 'storecard') => {
+  const uuid = request.params.uuid as string;
+  const path = `${appOf(request).baseUrl()}/members/${encodeURIComponent(uuid)}/${kind}s`;
+  return [appOf(request).sql, scopeOf(request), uuid, queryOf<PageQuery>(request), path] as const;
+};
+
+const passLists: RouteDef[] = [
+  {
+    method: 'GET',
+    path: '/members/{uuid}/coupons',
+    handler: async (request) => {
+      const [sql, scope, uuid, query, path] = pageArgs(request, 'coupon');
+      return (await listMemberPasses(sql, scope, uuid, 'coupon', query, path)) satisfies Schemas['CouponPassPage'];
+    },
   },
-});
+  {
+    method: 'GET',
+    path: '/members/{uuid}/storecards',
+    handler: async (request) => {
+      const [sql, scope, uuid, query, path] = pageArgs(request, 'storecard');
+      return (await listMemberPasses(sql, scope, uuid, 'storecard', query, path)) satisfies Schemas['StorecardPassPage'];
+    },
+  },
+];
 
 export const memberPassRoutes: RouteDef[] = [
-  passList('coupon'),
-  passList('storecard'),
+  ...passLists,
   {
     method: 'POST',
     path: '/members/{uuid}/passes',
@@ -32,7 +46,7 @@ export const memberPassRoutes: RouteDef[] = [
         const issued = await issuePassToMember(tx, scopeOf(request), request.params.uuid as string, payloadOf<IssuePassInput>(request), appOf(request).baseUrl());
         return {
           status: issued.created ? 201 : 200,
-          body: { success: true, pass_code: issued.passCode, wallet_url: issued.walletUrl, created: issued.created },
+          body: { success: true, pass_code: issued.passCode, wallet_url: issued.walletUrl, created: issued.created } satisfies Schemas['IssuePassResponse'],
         };
       }),
   },
@@ -42,7 +56,7 @@ export const memberPassRoutes: RouteDef[] = [
     options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: { success: true, users: await setFavouriteLocation(tx, scopeOf(request), payloadOf<{ location_id: string; users: string[] }>(request)) },
+        body: { success: true, users: await setFavouriteLocation(tx, scopeOf(request), payloadOf<{ location_id: string; users: string[] }>(request)) } satisfies Schemas['FavoriteLocationResponse'],
       })),
   },
 ];

@@ -1,6 +1,6 @@
 import { respondInTransaction } from '../lib/respond.js';
 import { setSubscription, setSubscriptionBulk } from '../services/members-subscription.js';
-import { payloadOf, scopeOf } from './members.js';
+import { payloadOf, scopeOf, type Schemas } from './members.js';
 import type { RouteDef } from './types.js';
 
 const json = { payload: { allow: ['application/json'] } };
@@ -12,7 +12,7 @@ const single = (subscribe: boolean): RouteDef => ({
   options: json,
   handler: (request, h) =>
     respondInTransaction(request, h, async (tx) => ({
-      body: { message: 'Request successful', data: await setSubscription(tx, scopeOf(request), payloadOf<{ brand_id: string; email: string }>(request), subscribe) },
+      body: { message: 'Request successful', data: await setSubscription(tx, scopeOf(request), payloadOf<{ brand_id: string; email: string }>(request), subscribe) } satisfies Schemas['MessageText'],
     })),
 });
 
@@ -22,7 +22,7 @@ const bulk = (subscribe: boolean): RouteDef => ({
   options: json,
   handler: (request, h) =>
     respondInTransaction(request, h, async (tx) => ({
-      body: { message: 'Request successful', data: await setSubscriptionBulk(tx, scopeOf(request), payloadOf<{ brand_id: string; email: string[] }>(request), subscribe) },
+      body: { message: 'Request successful', data: await setSubscriptionBulk(tx, scopeOf(request), payloadOf<{ brand_id: string; email: string[] }>(request), subscribe) } satisfies Schemas['BulkSubscriptionResponse'],
     })),
 });
 

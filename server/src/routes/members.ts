@@ -1,4 +1,5 @@
 import type { Lifecycle, Request } from '@hapi/hapi';
+import type { components } from '@loyalty/sdk/generated';
 import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
 import { principalOf } from '../plugins/auth.js';
@@ -9,6 +10,9 @@ import { requireBrand, type Scope } from '../services/members-scope.js';
 import { importSignups, type SignupInput } from '../services/members-signups.js';
 import { createMember, deleteMemberFromBrand, getMember, updateMember, type CreateMemberInput, type ProfileInput } from '../services/members.js';
 import type { RouteDef } from './types.js';
+
+/** Response shapes of openapi.yaml: `satisfies` keeps every body in step with the document. */
+export type Schemas = components['schemas'];
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const json = { payload: { allow: ['application/json'] } };
@@ -74,8 +78,8 @@ export const memberRoutes: RouteDef[] = [
   {
     method: 'GET',
     path: '/members',
-    handler: (request) =>
-      searchMember(appOf(request).sql, scopeOf(request), queryOf<{ brand_id: string; email?: string; user_identifier?: string }>(request)),
+    handler: async (request) =>
+      (await searchMember(appOf(request).sql, scopeOf(request), queryOf<{ brand_id: string; email?: string; user_identifier?: string }>(request))) satisfies Schemas['MemberSearchResponse'],
   },
   {
     method: 'POST',
@@ -84,14 +88,14 @@ export const memberRoutes: RouteDef[] = [
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
         const { created, memberId } = await createMember(tx, scopeOf(request), payloadOf<CreateMemberInput>(request));
-        return { status: created ? 201 : 200, body: { success: true, created, member_id: memberId, identifier: memberId } };
+        return { status: created ? 201 : 200, body: { success: true, created, member_id: memberId, identifier: memberId } satisfies Schemas['CreateMemberResponse'] };
       }),
   },
   {
     method: 'GET',
     path: '/members/{uuid}',
-    handler: (request) =>
-      getMember(appOf(request).sql, scopeOf(request), request.params.uuid as string, queryOf<{ brand_id: string }>(request).brand_id, baseUrlOf(request)),
+    handler: async (request) =>
+      (await getMember(appOf(request).sql, scopeOf(request), request.params.uuid as string, queryOf<{ brand_id: string }>(request).brand_id, baseUrlOf(request))) satisfies Schemas['MemberResponse'],
   },
   {
     method: 'PUT',
@@ -99,7 +103,7 @@ export const memberRoutes: RouteDef[] = [
     options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: await updateMember(tx, scopeOf(request), request.params.uuid as string, payloadOf<ProfileInput & { brand_id: string }>(request), baseUrlOf(request)),
+        body: (await updateMember(tx, scopeOf(request), request.params.uuid as string, payloadOf<ProfileInput & { brand_id: string }>(request), baseUrlOf(request))) satisfies Schemas['MemberResponse'],
       })),
   },
   {
@@ -109,7 +113,7 @@ export const memberRoutes: RouteDef[] = [
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
         await deleteMemberFromBrand(tx, scopeOf(request), request.params.uuid as string, queryOf<{ brand_id: string }>(request).brand_id);
-        return { body: { success: true, message: 'Member deleted' } };
+        return { body: { success: true, message: 'Member deleted' } satisfies Schemas['SuccessMessage'] };
       }),
   },
   {
@@ -118,7 +122,7 @@ export const memberRoutes: RouteDef[] = [
     options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: ok(await bulkUpdateMembers(tx, scopeOf(request), payloadOf<{ brand_id: string; members: BulkMemberUpdate[] }>(request))),
+        body: ok(await bulkUpdateMembers(tx, scopeOf(request), payloadOf<{ brand_id: string; members: BulkMemberUpdate[] }>(request))) satisfies Schemas['BulkUpdateMembersResponse'],
       })),
   },
   {
@@ -126,7 +130,7 @@ export const memberRoutes: RouteDef[] = [
     path: '/members/uuid',
     options: json,
     handler: async (request) =>
-      ok(await findMemberUuids(appOf(request).sql, scopeOf(request), payloadOf<{ brand_id: string; emails: string[] }>(request))),
+      ok(await findMemberUuids(appOf(request).sql, scopeOf(request), payloadOf<{ brand_id: string; emails: string[] }>(request))) satisfies Schemas['FindMemberUuidsResponse'],
   },
   {
     method: 'POST',
@@ -134,7 +138,7 @@ export const memberRoutes: RouteDef[] = [
     options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: ok(await importSignups(tx, scopeOf(request), payloadOf<{ brand_id: string; users: SignupInput[] }>(request))),
+        body: ok(await importSignups(tx, scopeOf(request), payloadOf<{ brand_id: string; users: SignupInput[] }>(request))) satisfies Schemas['ImportSignupsResponse'],
       })),
   },
 ];

@@ -1,7 +1,7 @@
 import { respondInTransaction } from '../lib/respond.js';
 import { redeemCouponPass } from '../services/passes-scan.js';
 import { scanStorecard, type StorecardScanInput } from '../services/storecard-scan.js';
-import { payloadOf, scopeOf } from './members.js';
+import { payloadOf, scopeOf, type Schemas } from './members.js';
 import type { RouteDef } from './types.js';
 
 const json = { payload: { allow: ['application/json'] } };
@@ -14,7 +14,7 @@ export const passRoutes: RouteDef[] = [
     options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: await redeemCouponPass(tx, scopeOf(request), payloadOf<{ pass_code: string; brand_id?: string }>(request)),
+        body: (await redeemCouponPass(tx, scopeOf(request), payloadOf<{ pass_code: string; brand_id?: string }>(request))) satisfies Schemas['RedeemPassResponse'],
       })),
   },
   {
@@ -22,6 +22,9 @@ export const passRoutes: RouteDef[] = [
     path: '/passes/scan/storecard',
     options: json,
     handler: (request, h) =>
-      respondInTransaction(request, h, (tx) => scanStorecard(tx, scopeOf(request), payloadOf<StorecardScanInput>(request))),
+      respondInTransaction(request, h, async (tx) => {
+        const { status, body } = await scanStorecard(tx, scopeOf(request), payloadOf<StorecardScanInput>(request));
+        return { status, body: body satisfies Schemas['StorecardTransactionResponse'] };
+      }),
   },
 ];

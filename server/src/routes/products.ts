@@ -1,7 +1,7 @@
 import { appOf } from '../context.js';
 import { principalOf } from '../plugins/auth.js';
 import { findProducts } from '../services/products.js';
-import { payloadOf } from './members.js';
+import { payloadOf, type Schemas } from './members.js';
 import type { RouteDef } from './types.js';
 
 const json = { payload: { allow: ['application/json'] } };
@@ -15,6 +15,6 @@ export const productRoutes: RouteDef[] = [
     handler: async (request) => ({
       success: true,
       ...(await findProducts(appOf(request).sql, principalOf(request).organizationIds, payloadOf<{ product_ids: number[] }>(request).product_ids)),
-    }),
+    }) satisfies Schemas['ProductBatchResponse'],
   },
 ];

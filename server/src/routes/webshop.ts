@@ -3,7 +3,7 @@ import { respondInTransaction } from '../lib/respond.js';
 import { principalOf } from '../plugins/auth.js';
 import { webshopValidationError } from '../services/webshop-errors.js';
 import { createWebshopOrder, type WebshopOrderInput } from '../services/webshop-orders.js';
-import { payloadOf } from './members.js';
+import { payloadOf, type Schemas } from './members.js';
 import type { RouteDef } from './types.js';
 
 const json = { payload: { allow: ['application/json'] } };
@@ -22,7 +22,7 @@ export const webshopRoutes: RouteDef[] = [
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
         status: 201,
-        body: await createWebshopOrder(tx, principalOf(request), payloadOf<WebshopOrderInput>(request), appOf(request).baseUrl()),
+        body: (await createWebshopOrder(tx, principalOf(request), payloadOf<WebshopOrderInput>(request), appOf(request).baseUrl())) satisfies Schemas['WebshopOrderResponse'],
       })),
   },
 ];

@@ -10,12 +10,12 @@ export const PASSES_PER_PAGE_MAX = 100;
 export type CouponPassItem = {
   created_at: string; updated_at: string; expiration_date: string | null; start_date: string | null;
   qr_code: string; loyalty_code: string; coupon_title: string; coupon_thumbnail_url: string | null;
-  coupon_external_reference: string | null; status: string;
+  coupon_external_reference: string | null; status: 'active' | 'redeemed' | 'expired';
 };
 export type StorecardPassItem = {
   created_at: string; updated_at: string; expiration_date: string | null; start_date: string | null;
   qr_code: string; loyalty_code: string; points: number; balance: number; storecard_title: string;
-  storecard_thumbnail_url: string | null; status: string;
+  storecard_thumbnail_url: string | null; status: 'active' | 'expired';
 };
 
 type PageInput = { brand_id: string; page?: number | string; per_page?: number | string };
@@ -32,6 +32,8 @@ function readPage(input: PageInput): { page: number; perPage: number } {
 }
 
 /** GET /members/{uuid}/coupons and /storecards: the member's passes of the brand, newest first. */
+export async function listMemberPasses(db: Db, scope: Scope, memberId: string, kind: 'coupon', input: PageInput, path: string): Promise<Paginator<CouponPassItem>>;
+export async function listMemberPasses(db: Db, scope: Scope, memberId: string, kind: 'storecard', input: PageInput, path: string): Promise<Paginator<StorecardPassItem>>;
 export async function listMemberPasses(
   db: Db, scope: Scope, memberId: string, kind: 'coupon' | 'storecard', input: PageInput, path: string,
 ): Promise<Paginator<CouponPassItem | StorecardPassItem>> {

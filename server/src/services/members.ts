@@ -14,7 +14,10 @@ export type ProfileInput = Partial<Record<ProfileField, string | null>>;
 
 export type CreateMemberInput = ProfileInput & { brand_id: string; email: string; unsubscribed?: boolean };
 
-export type PassSummary = { pass_code: string; status: string; expiration_date: string | null; wallet_url: string };
+/** What `loyalty_pass_status()` answers (a storecard pass is never `redeemed`). */
+export type PassStatus = 'active' | 'redeemed' | 'expired';
+
+export type PassSummary = { pass_code: string; status: PassStatus; expiration_date: string | null; wallet_url: string };
 
 export type MemberProfileResponse = {
   success: true;
@@ -86,7 +89,7 @@ type ProfileRow = {
   id: string; email: string; first_name: string | null; last_name: string | null; phone_number: string | null;
   birth_day: string | null; street: string | null; house_number: string | null; postcode: string | null;
   city: string | null; country: string | null; unsubscribed: boolean; subscribed_at: string;
-  passes: { kind: 'coupon' | 'storecard'; pass_code: string; status: string; expiration_date: string | null }[];
+  passes: { kind: 'coupon' | 'storecard'; pass_code: string; status: PassStatus; expiration_date: string | null }[];
 };
 
 /** The member profile response, in one query (member get is the hot path of integrations). */

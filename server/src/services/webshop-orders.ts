@@ -6,8 +6,7 @@ import { DomainError, notFound } from './errors.js';
 import { webshopError, webshopValidationError } from './webshop-errors.js';
 
 export type ShippingAddress = {
-  first_name: string; last_name: string; address1: string; address2?: string | null; city: string;
-  country: string; zip: string; [key: string]: unknown;
+  first_name: string; last_name: string; address1: string; address2?: string; city: string; country: string; zip: string;
 };
 
 export type WebshopOrderInput = {
@@ -27,7 +26,6 @@ export type PromotionCode = {
 
 export type WebshopOrderResponse = { success: true; message: string; shipping_address: ShippingAddress | null; result: PromotionCode[] };
 
-
 type ProductRow = {
   id: number; title: string; fulfillment: 'pickup' | 'delivery'; in_promotion: boolean;
   variants: { id: number; title: string }[]; values: { id: number; value: string }[];
@@ -36,12 +34,13 @@ type ProductRow = {
 /**
  * POST /webshop-promotions/orders with a device token. Checks, in order: the organization exists
  * (404) and is the device's (403); the promotion is the organization's (404) and active now
- * (403) — these three answer the generic error body; the fields that depend on the products
- * (pickup needs `location_id`, delivery forbids it and needs `shipping_address`: 422 in the
- * validation shape); every product exists in the organization and is part of the promotion, and
- * its location, variant and value belong to it (422 in the product shape). The customer is
- * matched on e-mail (case-insensitive) or created (`member.created` with `brand_id: null`), and
- * one activated code is issued per unit, valid until the promotion ends.
+ * (403), these with the generic error body; every product exists in the organization and is part
+ * of the promotion (422, product shape); the fields that depend on the products (pickup needs
+ * `location_id`, delivery forbids it and needs `shipping_address`: 422, validation shape); the
+ * location, variant and value of each line belong to the organization and the product (422,
+ * product shape). The customer is matched on e-mail (case-insensitive) or created
+ * (`member.created` with `brand_id: null`), and one activated code is issued per unit, valid
+ * until the promotion ends.
  */
 export async function createWebshopOrder(
   tx: Db, principal: { deviceId: string | null }, input: WebshopOrderInput, baseUrl: string,
