@@ -182,7 +182,8 @@ async function issueToMembers(tx: Tx, job: JobRow, voucher: Voucher, memberIds: 
       FROM eligible e
       WHERE NOT EXISTS (
         SELECT 1 FROM voucher_grants g
-        WHERE g.tag_id = ${tag} AND g.voucher_kind = ${kind} AND g.voucher_id = ${voucherId} AND g.member_id = e.id)
+        WHERE g.tag_id = ${tag} AND g.voucher_kind = ${kind} AND g.voucher_id = ${voucherId}
+          AND g.member_id = ANY(${memberIds}::uuid[]) AND g.member_id = e.id)
       RETURNING member_id, pass_id
     ), claimed AS (
       SELECT * FROM retried UNION ALL SELECT * FROM inserted
