@@ -149,14 +149,14 @@ try {
   for (let run = 0; run < 3; run++) {
     globalThis.gc?.();
     await new Promise((r) => setTimeout(r, 200));
-    const before = process.memoryUsage().rss;
+    const before = process.memoryUsage.rss();
     let peak = before;
-    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 5);
     const cpu = cpuNow(dataDir);
     const result = await readList(`${api.info.uri}/members/list`, token);
     result.cpu = cpuSince(cpu, dataDir);
     clearInterval(sampler);
-    peak = Math.max(peak, process.memoryUsage().rss);
+    peak = Math.max(peak, process.memoryUsage.rss());
     if (result.status !== 200 || result.members !== IMPORTS * PER_IMPORT || result.total !== IMPORTS * PER_IMPORT) {
       throw new Error(`list: ${JSON.stringify(result)}`);
     }
