@@ -30,7 +30,14 @@ const ok = <T extends object>(data: T) => ({ message: 'Request successful', data
  * Before validation, body values fill in whatever the query string does not give.
  */
 export const queryFromBody = {
-  ...json,
+  payload: {
+    allow: ['application/json'],
+    // The body is optional here (openapi.yaml describes none): one that is not JSON is ignored, not a 415.
+    failAction: ((_request, h, error) => {
+      if ((error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode === 415) return h.continue;
+      throw error;
+    }) satisfies Lifecycle.FailAction,
+  },
   ext: {
     onPostAuth: {
       method: ((request: Request, h) => {
