@@ -25,7 +25,8 @@ const HEADER = `/**
 
 async function generate() {
   // Read the file ourselves so the output never depends on the current directory.
-  const ast = await openapiTS(await readFile(source, 'utf8'), { silent: true });
+  // defaultNonNullable off: a request field with a default (unsubscribed: false) stays optional for callers.
+  const ast = await openapiTS(await readFile(source, 'utf8'), { silent: true, defaultNonNullable: false });
   return HEADER + astToString(ast);
 }
 

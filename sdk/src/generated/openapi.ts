@@ -1538,7 +1538,7 @@ export interface components {
             city?: string;
             country?: string;
             /** @default false */
-            unsubscribed: boolean;
+            unsubscribed?: boolean;
         };
         CreateMemberResponse: {
             /** @constant */
@@ -1674,7 +1674,7 @@ export interface components {
                 first_name?: string;
                 last_name?: string;
                 /** @default false */
-                unsubscribed: boolean;
+                unsubscribed?: boolean;
                 subscribed_at?: components["schemas"]["SignupTimestamp"];
             }[];
         };
