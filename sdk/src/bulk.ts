@@ -21,6 +21,7 @@ export interface BulkOptions {
    * With a prefix, chunk N is sent with `Idempotency-Key: <prefix>-<N>`, so running the same
    * input again (after a crash) replays the chunks that were done instead of repeating them.
    * Use a new prefix for new input: the same key with a different chunk is a 422 `idempotency_key_reuse`.
+   * Keys are scoped to the token: the replay works while the client uses the same token.
    */
   idempotencyKeyPrefix?: string;
   signal?: AbortSignal;

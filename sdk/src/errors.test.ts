@@ -38,8 +38,12 @@ describe('toLoyaltyError', () => {
     expect(toLoyaltyError(result(503, 'upstream down'))!).toMatchObject({ code: 'server_error', message: 'upstream down' });
   });
 
-  it('keeps OAuth error codes', () => {
+  it('keeps OAuth error codes and their descriptions', () => {
     expect(toLoyaltyError(result(401, { error: 'invalid_client' }))!).toMatchObject({ code: 'invalid_client', message: 'HTTP 401' });
+    expect(toLoyaltyError(result(401, { error: 'invalid_client', error_description: 'Client authentication failed.' }))!).toMatchObject({
+      code: 'invalid_client',
+      message: 'Client authentication failed.',
+    });
   });
 
   it('names unknown statuses', () => {

@@ -92,6 +92,8 @@ export function describeError(status: number, body: unknown): Pick<LoyaltyErrorI
   }
   const message =
     (typeof b.message === 'string' && b.message) ||
+    // OAuth errors (RFC 6749 §5.2) describe themselves in error_description.
+    (typeof b.error_description === 'string' && b.error_description) ||
     firstListed ||
     (typeof body === 'string' && body) ||
     `HTTP ${status}`;
