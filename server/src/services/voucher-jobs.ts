@@ -61,7 +61,7 @@ export async function createVoucherJob(db: Db, scope: Scope, tagIdOrReference: s
     await db`INSERT INTO voucher_job_lanes (job_id, lane) SELECT ${job!.id}, generate_series(0, ${VOUCHER_LANES - 1}::int)`;
     await db`
       SELECT graphile_worker.add_job('issue_voucher_round', json_build_object('job_id', ${job!.id}::uuid, 'lane', lane),
-               job_key => 'voucher_job:' || ${job!.id}::text || ':' || lane)
+               job_key => 'voucher_job:' || ${job!.id}::text || ':' || lane, priority => ${ROUND_PRIORITY})
       FROM generate_series(0, ${VOUCHER_LANES - 1}::int) AS lane`;
   }
   return { ...presentVoucherJob(job!), already_running: !job!.inserted };
@@ -85,6 +85,12 @@ export async function getVoucherJob(db: Db, scope: Scope, tagIdOrReference: stri
  * round at a time per lane), so one large job keeps two database connections busy.
  */
 export const VOUCHER_LANES = 2;
+
+/**
+ * graphile-worker runs lower numbers first: rounds (and their fan-outs) go ahead of a backlog of
+ * webhook attempts, which would otherwise also be scanned past on every fetch of the next round.
+ */
+export const ROUND_PRIORITY = -1;
 
 /** One graphile-worker job key per lane: a re-enqueued round replaces a waiting one. */
 export const roundJobKey = (jobId: string, lane: number) => `voucher_job:${jobId}:${lane}`;

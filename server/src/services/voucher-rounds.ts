@@ -2,7 +2,7 @@ import type { Sql, Tx } from '../db/pool.js';
 import { formatDate } from '../lib/dates.js';
 import { newPassCodes } from '../lib/pass-codes.js';
 import { couponExpiration } from './passes-issue.js';
-import { roundJobKey, type VoucherKind, type VoucherJobStatus } from './voucher-jobs.js';
+import { ROUND_PRIORITY, roundJobKey, type VoucherKind, type VoucherJobStatus } from './voucher-jobs.js';
 
 export const DEFAULT_ROUND_SIZE = 5000;
 
@@ -260,7 +260,7 @@ function isDataError(error: unknown): boolean {
 /** Same rule as recordEvents: one fan-out job per round, only when someone listens. */
 async function queueFanOut(tx: Tx, organizationId: string, eventIds: string[]) {
   await tx`
-    SELECT graphile_worker.add_job('fan_out_events', json_build_object('event_ids', ${eventIds}::uuid[]))
+    SELECT graphile_worker.add_job('fan_out_events', json_build_object('event_ids', ${eventIds}::uuid[]), priority => ${ROUND_PRIORITY})
     WHERE EXISTS (
       SELECT 1 FROM webhook_subscriptions
       WHERE organization_id = ${organizationId} AND active AND events && ARRAY['coupon.issued'])`;
@@ -268,7 +268,7 @@ async function queueFanOut(tx: Tx, organizationId: string, eventIds: string[]) {
 
 export async function queueRound(tx: Tx | Sql, jobId: string, lane: number) {
   await tx`SELECT graphile_worker.add_job('issue_voucher_round', json_build_object('job_id', ${jobId}::uuid, 'lane', ${lane}::int),
-             job_key => ${roundJobKey(jobId, lane)})`;
+             job_key => ${roundJobKey(jobId, lane)}, priority => ${ROUND_PRIORITY})`;
 }
 
 /**
@@ -279,7 +279,7 @@ export async function queueRound(tx: Tx | Sql, jobId: string, lane: number) {
 export async function resumeStalledVoucherJobs(sql: Sql | Tx, staleSeconds: number): Promise<number> {
   const rows = await sql`
     SELECT graphile_worker.add_job('issue_voucher_round', json_build_object('job_id', j.id, 'lane', l.lane),
-             job_key => 'voucher_job:' || j.id::text || ':' || l.lane)
+             job_key => 'voucher_job:' || j.id::text || ':' || l.lane, priority => ${ROUND_PRIORITY})
     FROM voucher_jobs j JOIN voucher_job_lanes l ON l.job_id = j.id AND NOT l.done
     WHERE j.status IN ('queued', 'running') AND l.updated_at < now() - make_interval(secs => ${staleSeconds})`;
   return rows.length;
