@@ -5,26 +5,13 @@
 // BENCH_SECONDS (default 10) per measurement; BENCH_TAGS (default 20) tags in the listed brand.
 // The load generator runs in its own process.
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import Hapi from '@hapi/hapi';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const dist = (file) => path.join(root, 'server/dist', file);
-if (!existsSync(dist('server.js'))) {
-  console.error('server/dist is missing: run `npx tsc -b server` first.');
-  process.exit(1);
-}
-const { createServer } = await import(dist('server.js'));
-const { loadConfig } = await import(dist('config.js'));
-const { startEmbeddedPostgres } = await import(dist('db/embedded.js'));
-const { migrate } = await import(dist('db/migrate.js'));
-const { createPool } = await import(dist('db/pool.js'));
-const { loadFixtureFile } = await import(dist('services/fixtures.js'));
+import { root, createServer, loadConfig, startEmbeddedPostgres, migrate, createPool, loadFixtureFile } from './lib/server-dist.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = 50;

@@ -1,0 +1,17 @@
+// The built server's modules, for benchmarks that compose their own server and database.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = fileURLToPath(new URL('../../../', import.meta.url));
+const dist = (file) => path.join(root, 'server/dist', file);
+if (!existsSync(dist('server.js'))) {
+  console.error('server/dist is missing: run `npx tsc -b server` first.');
+  process.exit(1);
+}
+export const { createServer } = await import(dist('server.js'));
+export const { loadConfig } = await import(dist('config.js'));
+export const { startEmbeddedPostgres } = await import(dist('db/embedded.js'));
+export const { migrate } = await import(dist('db/migrate.js'));
+export const { createPool } = await import(dist('db/pool.js'));
+export const { loadFixtureFile } = await import(dist('services/fixtures.js'));
