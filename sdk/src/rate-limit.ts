@@ -78,7 +78,8 @@ export class RateLimiter {
   /** Resolves when a request may be sent; rejects with the signal's reason when aborted first. */
   acquire(signal?: AbortSignal): Promise<Ticket> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.#queue.length === 0 && this.#canSend(Date.now())) return Promise.resolve(this.#take());
+    const ticket = this.tryAcquire();
+    if (ticket) return Promise.resolve(ticket);
     return new Promise<Ticket>((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, signal, onAbort: undefined };
       if (signal) {
@@ -93,6 +94,11 @@ export class RateLimiter {
       this.#queue.push(waiter);
       this.#pump();
     });
+  }
+
+  /** A slot at once when one is free and nobody waits, else undefined (then `acquire`). */
+  tryAcquire(): Ticket | undefined {
+    return this.#queue.length === 0 && this.#canSend(Date.now()) ? this.#take() : undefined;
   }
 
   /** Returns the slot; feeds the limiter from the response (undefined: no response, e.g. a network error). */

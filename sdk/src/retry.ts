@@ -59,11 +59,19 @@ export type Attempt = (ctx: AttemptContext) => Promise<Response>;
  */
 export class ReplayableRequest extends Request {
   readonly replayBody: BodyInit | null | undefined;
+  /** False when made from a URL without a signal: its own signal can then never abort. */
+  readonly abortable: boolean;
   constructor(input: RequestInfo | URL, init?: RequestInit) {
     super(input, init);
     this.replayBody = init?.body;
+    this.abortable = init?.signal != null || input instanceof Request;
   }
 }
+
+/** Stands in for the signal of a request that cannot be aborted, so no one listens to it. */
+const neverAborted = new AbortController().signal;
+/** `signal`, or undefined for the shared never-aborted one (no listeners pile up on it). */
+export const abortable = (signal: AbortSignal): AbortSignal | undefined => (signal === neverAborted ? undefined : signal);
 
 async function replayableBody(template: Request): Promise<BodyInit | undefined> {
   if (template instanceof ReplayableRequest && template.replayBody != null && !(template.replayBody instanceof ReadableStream))
@@ -146,6 +154,7 @@ export async function sendWithRetry(
   random = Math.random,
 ): Promise<Response> {
   const { signal } = template;
+  const callerSignal = template instanceof ReplayableRequest && !template.abortable ? neverAborted : signal;
   const maxAttempts = options ? options.maxAttempts : 1;
   const deadlineMs = options ? options.deadlineMs : Infinity;
   const body = await replayableBody(template);
@@ -155,7 +164,7 @@ export async function sendWithRetry(
   const ctx: AttemptContext = {
     attempt: 0,
     timeoutMs,
-    signal,
+    signal: callerSignal,
     headers: template.headers,
     send: (fetchFn, s = signal) => fetchFn(template, body === undefined ? { signal: s } : { body, signal: s }),
     waited: (ms) => (waited += ms),
@@ -196,7 +205,7 @@ export async function fetchWithTimeout(
   const controller = new AbortController();
   const forward = () => controller.abort(signal.reason);
   if (signal.aborted) forward();
-  else signal.addEventListener('abort', forward, { once: true });
+  else if (signal !== neverAborted) signal.addEventListener('abort', forward, { once: true });
   const timer = setTimeout(
     () => controller.abort(new LoyaltyError({ status: 0, code: 'timeout', message: `No response within ${timeoutMs} ms` })),
     timeoutMs,

@@ -6,7 +6,7 @@
 import { clientCredentialsToken, fixedToken, type ClientCredentials, type TokenSource } from './auth.js';
 import { ensureIdempotencyKey } from './idempotency.js';
 import { limiterFor, type PacingOptions, type Ticket } from './rate-limit.js';
-import { fetchWithTimeout, retryDefaults, sendWithRetry, type Attempt, type AttemptContext, type FetchWithInit, type RetryOptions } from './retry.js';
+import { abortable, fetchWithTimeout, retryDefaults, sendWithRetry, type Attempt, type AttemptContext, type FetchWithInit, type RetryOptions } from './retry.js';
 
 export type FetchLike = (request: Request) => Promise<Response>;
 
@@ -47,9 +47,9 @@ export function createTransport(options: TransportOptions): FetchLike {
   async function sendAs(token: string, ctx: AttemptContext): Promise<Response> {
     const limiter = pacing && limiterFor(baseUrl, token, pacing);
     let ticket: Ticket | undefined;
-    if (limiter) {
+    if (limiter && !(ticket = ctx.signal.aborted ? undefined : limiter.tryAcquire())) {
       const waitStart = Date.now();
-      ticket = await limiter.acquire(ctx.signal);
+      ticket = await limiter.acquire(abortable(ctx.signal));
       ctx.waited(Date.now() - waitStart);
     }
     ctx.headers.set('authorization', `Bearer ${token}`);
@@ -61,12 +61,14 @@ export function createTransport(options: TransportOptions): FetchLike {
     }
   }
 
-  const attempt: Attempt = async (ctx) => {
-    const token = await tokens.get(ctx.signal);
+  const fixed = options.clientCredentials ? undefined : options.token;
+  // A fixed token is never refreshed: a 401 is the answer.
+  const attempt: Attempt = fixed !== undefined ? (ctx) => sendAs(fixed, ctx) : async (ctx) => {
+    const token = await tokens.get(abortable(ctx.signal));
     if (typeof token !== 'string') return token;
     const response = await sendAs(token, ctx);
     if (response.status !== 401 || !tokens.invalidate(token)) return response;
-    const fresh = await tokens.get(ctx.signal);
+    const fresh = await tokens.get(abortable(ctx.signal));
     if (typeof fresh !== 'string') return fresh;
     response.body?.cancel().catch(() => {});
     return sendAs(fresh, ctx);
