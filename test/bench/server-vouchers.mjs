@@ -103,12 +103,14 @@ try {
     return { seconds: (performance.now() - started) / 1000, body, cpu: { pg: (cpu1.pg - cpu0.pg) / 1000, node: (cpu1.node - cpu0.node) / 1000 } };
   }
 
-  const report = (label, { seconds, body, cpu }, count) => {
+  // The issue's target is the job's time; the subscribed run is a figure to report beside it.
+  const report = (label, { seconds, body, cpu }, count, { target = true } = {}) => {
     const ok = seconds < limitSeconds;
-    if (!ok) failed = true;
+    if (target && !ok) failed = true;
+    const verdict = !target ? '(reported, no target)' : ok ? 'ok' : `FAIL: over ${limitSeconds} s`;
     console.log(`${label}: ${seconds.toFixed(2)} s, ${Math.round(count / seconds).toLocaleString('en')} passes/s ` +
       `(issued ${body.issued}, skipped ${body.skipped}, failed ${body.failed}); CPU ${cpu.pg.toFixed(1)} s PostgreSQL + ` +
-      `${cpu.node.toFixed(1)} s Node ${ok ? 'ok' : `FAIL: over ${limitSeconds} s`}`);
+      `${cpu.node.toFixed(1)} s Node ${verdict}`);
   };
 
   report(`voucher job, ${members.toLocaleString('en')} members`, await job('coupon-welcome'), members);
@@ -119,7 +121,7 @@ try {
   await fetch(`${api.info.uri}/webhook-subscriptions`, {
     method: 'POST', headers, body: JSON.stringify({ url: 'http://127.0.0.1:9/unused', events: ['coupon.issued'] }),
   });
-  report('same, with one coupon.issued subscription (deliveries created and queued)', await job('coupon-bench', { untilDeliveries: members }), members);
+  report('same, with one coupon.issued subscription (deliveries created and queued)', await job('coupon-bench', { untilDeliveries: members }), members, { target: false });
 
 
   const [{ passes, distinct }] = await sql`SELECT count(*)::int AS passes, count(DISTINCT (member_id, coupon_id))::int AS distinct FROM passes`;
