@@ -8,7 +8,7 @@ import { isLoyaltyError, toLoyaltyError } from '@loyalty/sdk';
 import type { Context } from '../context.js';
 import { readProfile, updateProfile } from '../config.js';
 import { CliError, ExitCode, usageError } from '../errors.js';
-import { sleep } from '../sleep.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { apiFailure, request } from './api.js';
 import { parseEvents } from './webhooks.js';
 
@@ -168,7 +168,7 @@ export async function listen(ctx: Context, options: ListenOptions): Promise<void
         const delay = reconnectDelay(failures);
         output.error(output.err.red(`Connection to the event feed lost: ${error instanceof Error ? error.message : String(error)}`));
         output.info(output.err.yellow(`  Reconnecting in ${(delay / 1000).toFixed(0)} s (attempt ${failures})…`));
-        await sleep(delay, ctx.signal).catch(() => undefined);
+        await sleep(delay, undefined, { signal: ctx.signal }).catch(() => undefined);
       }
     }
   } finally {
