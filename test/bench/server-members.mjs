@@ -15,7 +15,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import Hapi from '@hapi/hapi';
 
-import { root, createServer, loadConfig, startEmbeddedPostgres, migrate, createPool, loadFixtureFile } from './lib/server-dist.mjs';
+import { root, createServer, loadConfig, startEmbeddedPostgres, migrate, createPool, loadFixtureFile, adminToken } from './lib/server-dist.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = 50;
@@ -102,12 +102,7 @@ try {
   await bare.start();
   servers.push(bare);
 
-  const tokenRes = await fetch(`${api.info.uri}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' }),
-  });
-  const { access_token: token } = await tokenRes.json();
+  const token = await adminToken(api.info.uri);
   const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 
   // 1. Sign-up imports of 2000 new members each (bodies built before the clock starts).

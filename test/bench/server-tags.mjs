@@ -11,7 +11,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import Hapi from '@hapi/hapi';
 
-import { root, createServer, loadConfig, startEmbeddedPostgres, migrate, createPool, loadFixtureFile } from './lib/server-dist.mjs';
+import { root, createServer, loadConfig, startEmbeddedPostgres, migrate, createPool, loadFixtureFile, adminToken } from './lib/server-dist.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = 50;
@@ -52,12 +52,7 @@ try {
   await bare.start();
   servers.push(bare);
 
-  const tokenRes = await fetch(`${api.info.uri}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' }),
-  });
-  const { access_token } = await tokenRes.json();
+  const access_token = await adminToken(api.info.uri);
   const auth = { authorization: `Bearer ${access_token}` };
   const tags = await (await fetch(`${api.info.uri}/tags`, { headers: auth })).json();
   if (tags.data?.length !== tagCount) throw new Error(`GET /tags: expected ${tagCount} tags, got ${JSON.stringify(tags).slice(0, 200)}`);

@@ -7,25 +7,12 @@
 //   (and between the two, the rerun of job 1, which skips everyone).
 // Run after building: `npx tsc -b server && node test/bench/server-vouchers.mjs` (or `npm run bench`).
 // BENCH_MEMBERS (default 100000) changes the tag size.
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const dist = (file) => path.join(root, 'server/dist', file);
-if (!existsSync(dist('worker.js'))) {
-  console.error('server/dist is missing: run `npx tsc -b server` first.');
-  process.exit(1);
-}
-const { createServer } = await import(dist('server.js'));
-const { loadConfig } = await import(dist('config.js'));
-const { startEmbeddedPostgres } = await import(dist('db/embedded.js'));
-const { migrate } = await import(dist('db/migrate.js'));
-const { createPool } = await import(dist('db/pool.js'));
-const { loadFixtureFile } = await import(dist('services/fixtures.js'));
-const { startWorker } = await import(dist('worker.js'));
+import { root, createServer, loadConfig, startEmbeddedPostgres, migrate, createPool, loadFixtureFile, startWorker } from './lib/server-dist.mjs';
 
 const members = Number(process.env.BENCH_MEMBERS ?? 100_000);
 const limitSeconds = 10;

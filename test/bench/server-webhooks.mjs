@@ -6,7 +6,6 @@
 // Run after building: `npx tsc -b server && node test/bench/server-webhooks.mjs` (or `npm run bench`).
 // BENCH_DELIVERIES (default 20000), BENCH_CONCURRENCY (default: the worker's default).
 import { fork } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,19 +26,9 @@ if (process.argv[2] === 'receiver') {
   server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
   process.on('message', (m) => m === 'count' && process.send({ count }));
 } else {
-  const root = fileURLToPath(new URL('../../', import.meta.url));
-  const dist = (file) => path.join(root, 'server/dist', file);
-  if (!existsSync(dist('worker.js'))) {
-    console.error('server/dist is missing: run `npx tsc -b server` first.');
-    process.exit(1);
-  }
-  const { loadConfig } = await import(dist('config.js'));
-  const { startEmbeddedPostgres } = await import(dist('db/embedded.js'));
-  const { migrate } = await import(dist('db/migrate.js'));
-  const { createPool } = await import(dist('db/pool.js'));
-  const { loadFixtureFile } = await import(dist('services/fixtures.js'));
-  const { fanOutEvents } = await import(dist('services/deliveries.js'));
-  const { startWorker, DEFAULT_CONCURRENCY } = await import(dist('worker.js'));
+  const { root, loadConfig, startEmbeddedPostgres, migrate, createPool, loadFixtureFile, startWorker, DEFAULT_CONCURRENCY, serverModule } =
+    await import('./lib/server-dist.mjs');
+  const { fanOutEvents } = await serverModule('services/deliveries.js');
 
   const total = Number(process.env.BENCH_DELIVERIES ?? 20_000);
   const concurrency = Number(process.env.BENCH_CONCURRENCY ?? DEFAULT_CONCURRENCY);

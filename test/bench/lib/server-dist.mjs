@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 
 export const root = fileURLToPath(new URL('../../../', import.meta.url));
 const dist = (file) => path.join(root, 'server/dist', file);
-if (!existsSync(dist('server.js'))) {
+if (!existsSync(dist('server.js')) || !existsSync(dist('worker.js'))) {
   console.error('server/dist is missing: run `npx tsc -b server` first.');
   process.exit(1);
 }
@@ -15,3 +15,17 @@ export const { startEmbeddedPostgres } = await import(dist('db/embedded.js'));
 export const { migrate } = await import(dist('db/migrate.js'));
 export const { createPool } = await import(dist('db/pool.js'));
 export const { loadFixtureFile } = await import(dist('services/fixtures.js'));
+export const { startWorker, DEFAULT_CONCURRENCY } = await import(dist('worker.js'));
+/** Any other module of the built server, e.g. `serverModule('services/deliveries.js')`. */
+export const serverModule = (file) => import(dist(file));
+
+/** A bearer token of the demo fixtures' admin client, from a running server. */
+export async function adminToken(baseUrl) {
+  const res = await fetch(`${baseUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' }),
+  });
+  if (!res.ok) throw new Error(`token: ${res.status} ${await res.text()}`);
+  return (await res.json()).access_token;
+}
