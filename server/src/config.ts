@@ -4,6 +4,8 @@ import Joi from 'joi';
 export type Config = {
   port: number;
   host: string;
+  /** Base of the URLs the server writes into responses (wallet links, page URLs); default: its own address. */
+  publicUrl: string | undefined;
   databaseUrl: string | undefined;
   dataDir: string;
   pgPort: number | undefined;
@@ -20,6 +22,7 @@ export type Config = {
 const schema = Joi.object({
   PORT: Joi.number().integer().min(0).max(65535).default(3000),
   HOST: Joi.string().default('127.0.0.1'),
+  LOYALTY_PUBLIC_URL: Joi.string().uri({ scheme: ['http', 'https'] }).empty(''),
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).empty(''),
   LOYALTY_DATA_DIR: Joi.string().default('.loyalty/data'),
   LOYALTY_PG_PORT: Joi.number().integer().min(1).max(65535).empty(''),
@@ -44,6 +47,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: value.PORT,
     host: value.HOST,
+    publicUrl: value.LOYALTY_PUBLIC_URL?.replace(/\/+$/, ''),
     databaseUrl: value.DATABASE_URL,
     dataDir: value.LOYALTY_DATA_DIR,
     pgPort: value.LOYALTY_PG_PORT,

@@ -38,7 +38,7 @@ export async function createServer({ sql, config, routes = allRoutes, log = cons
     sql,
     config,
     openapi,
-    baseUrl: () => process.env.LOYALTY_PUBLIC_URL ?? server.info.uri ?? `http://${config.host}:${config.port}`,
+    baseUrl: () => config.publicUrl ?? server.info.uri ?? `http://${config.host}:${config.port}`,
   };
   server.app = app;
 

@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+
+describe('loadConfig', () => {
+  it('gives CONTRACT.md defaults for an empty environment', () => {
+    expect(loadConfig({})).toMatchObject({
+      port: 3000, host: '127.0.0.1', databaseUrl: undefined, dataDir: '.loyalty/data', fixtures: 'fixtures/demo.json', worker: true,
+      webhookAllowInsecure: false, webhookRetryDelays: [30, 60, 600, 3600, 10800, 21600, 86400], webhookTimeoutMs: 5000,
+      rateLimitToken: 600, rateLimitIp: 60, rateLimitWindowSeconds: 60, publicUrl: undefined,
+    });
+  });
+
+  it('reads the public URL without a trailing slash', () => {
+    expect(loadConfig({ LOYALTY_PUBLIC_URL: 'https://sandbox.example.com/' }).publicUrl).toBe('https://sandbox.example.com');
+  });
+
+  it('stops at start-up with a message naming each wrong variable', () => {
+    const attempt = () => loadConfig({ PORT: 'eighty', LOYALTY_PUBLIC_URL: 'ftp://x', LOYALTY_WEBHOOK_RETRY_DELAYS: '1,2' });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(/PORT.*LOYALTY_PUBLIC_URL.*LOYALTY_WEBHOOK_RETRY_DELAYS/s);
+  });
+});
