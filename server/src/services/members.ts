@@ -65,14 +65,23 @@ export async function createMember(tx: Db, scope: Scope, input: CreateMemberInpu
     email: input.email,
     ...Object.fromEntries(PROFILE_FIELDS.map((f) => [f, input[f] ?? null])),
   };
-  const [inserted] = await tx<{ id: string }[]>`
-    INSERT INTO members ${tx(row)}
-    ON CONFLICT (organization_id, lower(email)) DO NOTHING
-    RETURNING id`;
-  const memberId = inserted?.id ?? (await tx<{ id: string }[]>`
-    SELECT id FROM members WHERE organization_id = ${brand.organizationId} AND lower(email) = lower(${input.email})`)[0]!.id;
-  await linkToBrand(tx, brand, memberId, { unsubscribed: input.unsubscribed ?? false });
-  return { created: Boolean(inserted), memberId };
+  // The known member is locked FOR KEY SHARE before it is linked (the lock a foreign key would
+  // take; see migration 0031). A member deleted between the insert and the lock is gone: insert again.
+  for (let attempt = 1; ; attempt++) {
+    const [inserted] = await tx<{ id: string }[]>`
+      INSERT INTO members ${tx(row)}
+      ON CONFLICT (organization_id, lower(email)) DO NOTHING
+      RETURNING id`;
+    const memberId = inserted?.id ?? (await tx<{ id: string }[]>`
+      SELECT id FROM members WHERE organization_id = ${brand.organizationId} AND lower(email) = lower(${input.email})
+      FOR KEY SHARE`)[0]?.id;
+    if (memberId === undefined) {
+      if (attempt < 3) continue;
+      throw new Error(`member ${input.email} kept being deleted while it was created`);
+    }
+    await linkToBrand(tx, brand, memberId, { unsubscribed: input.unsubscribed ?? false });
+    return { created: Boolean(inserted), memberId };
+  }
 }
 
 /** Links a member to a brand unless linked already; a new link records `member.created`. */
@@ -160,6 +169,10 @@ export async function updateMember(
  */
 export async function deleteMemberFromBrand(tx: Db, scope: Scope, memberId: string, brandId: string): Promise<void> {
   const brand = await requireBrand(tx, scope, brandId);
+  // The member row first, FOR UPDATE: it waits for any transaction linking the member to another
+  // brand (they hold FOR KEY SHARE), so the last statement below sees their links. This lock
+  // stands in for the foreign key brand_members → members (migration 0031).
+  if (isUuid(memberId)) await tx`SELECT 1 FROM members WHERE id = ${memberId} AND organization_id = ${brand.organizationId} FOR UPDATE`;
   await requireBrandMember(tx, brand, memberId, { lock: true });
   await tx`DELETE FROM tag_members tm USING tags t WHERE tm.tag_id = t.id AND t.brand_id = ${brand.id} AND tm.member_id = ${memberId}`;
   // Voucher grants record what the brand's tags gave the member; with the passes gone, a member
