@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerInjectOptions } from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { sha256 } from '../lib/hash.js';
 import type { Sql } from '../db/pool.js';
 
 let ts: TestServer;
@@ -59,6 +60,16 @@ describe('GET /tags', () => {
 
     const globex = json((await ts.inject({ method: 'GET', url: '/tags', headers: await ts.auth('globex-admin') })).payload);
     expect(globex.data.map((t: { uuid: string }) => t.uuid)).toEqual([globexVip.uuid]);
+  });
+
+  it('lists the tags of every organization of a token with several, oldest first', async () => {
+    await ts.db.sql`INSERT INTO clients (client_id, secret_hash, organization_ids, abilities)
+      VALUES ('tags-multi', ${sha256('tags-multi-secret')}, '{org-acme,org-globex}', '{tags.get}')`;
+    const res = await ts.inject({ method: 'GET', url: '/tags', headers: await ts.auth('tags-multi') });
+    expect(res.statusCode).toBe(200);
+    const uuids = json(res.payload).data.map((t: { uuid: string }) => t.uuid);
+    expect(uuids).toContain(globexVip.uuid);
+    expect(uuids.indexOf(vip.uuid)).toBeLessThan(uuids.indexOf(globexVip.uuid));
   });
 
   it('lists each tag exactly as POST and PUT answer it, with any characters in tag and reference', async () => {

@@ -32,9 +32,19 @@ export type JsonText<T> = string & { readonly __json?: T };
 export async function listTagsJson(db: Db, t: Tenancy): Promise<JsonText<ApiTag[]>> {
   const [row] = await db<{ data: string }[]>`
     SELECT '[' || coalesce(string_agg(api_json, ',' ORDER BY created_at, id), '') || ']' AS data
-    FROM tags WHERE organization_id = ANY(${t.organizationIds})`;
+    FROM tags WHERE ${organizationMatch(db, t)}`;
   return row!.data;
 }
+
+/**
+ * `organization_id = $1` for a token of one organization (nearly all), `= ANY($1)` otherwise.
+ * A prepared statement is replanned on every execution while its generic plan looks costlier
+ * than a custom one, and `= ANY($1)` with an array of unknown length always does before the
+ * table is analyzed: for GET /tags that replanning was half of PostgreSQL's time per request
+ * (220 against 100 µs of CPU, scratch measurement with 20 tags).
+ */
+const organizationMatch = (db: Db, t: Tenancy) =>
+  t.organizationIds.length === 1 ? db`organization_id = ${t.organizationIds[0]!}` : db`organization_id = ANY(${t.organizationIds})`;
 
 /**
  * A tag by its uuid or its external_reference (unique per organization), within the token's
