@@ -318,3 +318,101 @@ describe('client credentials', () => {
     expect(() => createLoyaltyClient({ baseUrl: api })).toThrow(/token/);
   });
 });
+
+describe('calls without a Request of their own (no middleware)', () => {
+  it('still gives middleware registered with use() a real Request, and stops after eject()', async () => {
+    const seen: { header: string | null; idempotencyKey: string | null }[] = [];
+    server.use(
+      http.post(`${api}/tags`, ({ request }) => {
+        seen.push({ header: request.headers.get('x-trace'), idempotencyKey: request.headers.get('idempotency-key') });
+        return HttpResponse.json({ success: true, data: tag }, { status: 201 });
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, token: token() });
+    const requests: unknown[] = [];
+    const middleware = {
+      onRequest({ request }: { request: Request }) {
+        requests.push(request);
+        request.headers.set('x-trace', 'abc');
+        return request;
+      },
+    };
+    client.use(middleware);
+    await client.POST('/tags', { body: tagBody });
+    client.eject(middleware);
+    await client.POST('/tags', { body: tagBody });
+    expect(requests).toHaveLength(1);
+    expect(requests[0]).toBeInstanceOf(Request);
+    expect(seen.map((s) => s.header)).toEqual(['abc', null]);
+    expect(seen.every((s) => s.idempotencyKey !== null)).toBe(true);
+  });
+
+  it("gives a call's own middleware a real Request, and only that call's", async () => {
+    let traced = 0;
+    server.use(
+      http.get(`${api}/tags`, ({ request }) => {
+        if (request.headers.get('x-trace') === 'abc') traced++;
+        return HttpResponse.json({ success: true, data: [] });
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, token: token() });
+    const requests: unknown[] = [];
+    const middleware = [
+      {
+        onRequest({ request }: { request: Request }) {
+          requests.push(request);
+          return new Request(request, { headers: { ...Object.fromEntries(request.headers), 'x-trace': 'abc' } });
+        },
+      },
+    ];
+    await Promise.all([client.GET('/tags', { middleware }), client.GET('/tags'), client.request('get', '/tags', { middleware })]);
+    expect(requests).toHaveLength(2);
+    for (const r of requests) expect(r).toBeInstanceOf(Request);
+    expect(traced).toBe(2);
+  });
+
+  it("aborts the request in flight when the caller's signal aborts", async () => {
+    let aborted = 0;
+    server.use(
+      http.get(`${api}/tags`, async ({ request }) => {
+        await new Promise((resolve) => request.signal.addEventListener('abort', resolve));
+        aborted++;
+        return HttpResponse.json({ success: true, data: [] });
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, token: token() });
+    const controller = new AbortController();
+    const started = Date.now();
+    const call = client.GET('/tags', { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('shutting down')), 20);
+    await expect(call).rejects.toThrow('shutting down');
+    expect(Date.now() - started).toBeLessThan(1000);
+    await vi.waitFor(() => expect(aborted).toBe(1));
+  });
+
+  it('aborts the request in flight at its timeout, and resends the same body', async () => {
+    const bodies: unknown[] = [];
+    let aborted = 0;
+    server.use(
+      http.post(`${api}/tags`, async ({ request }) => {
+        bodies.push(await request.json());
+        if (bodies.length === 1) {
+          await new Promise((resolve) => request.signal.addEventListener('abort', resolve));
+          aborted++;
+        }
+        return HttpResponse.json({ success: true, data: tag }, { status: 201 });
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, token: token(), timeoutMs: 30, retry: fast });
+    const { response } = await client.POST('/tags', { body: tagBody });
+    expect(response.status).toBe(201);
+    expect(bodies).toEqual([tagBody, tagBody]);
+    await vi.waitFor(() => expect(aborted).toBe(1));
+  });
+
+  it('throws the TypeError a Request throws for a URL it cannot parse (not a retried network error)', async () => {
+    const client = createLoyaltyClient({ baseUrl: 'not a url', token: token(), retry: fast });
+    const error = await client.GET('/tags').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TypeError);
+  });
+});

@@ -2,11 +2,11 @@
  * `createLoyaltyClient`: the typed openapi-fetch client over the generated `paths`, with every
  * call sent through the SDK transport (idempotency keys, retries, pacing, tokens).
  */
-import createClient, { type Client } from 'openapi-fetch';
+import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { ClientCredentials } from './auth.js';
 import type { paths } from './generated/openapi.js';
 import type { PacingOptions } from './rate-limit.js';
-import { ReplayableRequest, type RetryOptions } from './retry.js';
+import { callRequest, ReplayableRequest, trustedBase, type RetryOptions } from './retry.js';
 import { createTransport, type FetchLike } from './transport.js';
 
 export type LoyaltyClient = Client<paths>;
@@ -35,12 +35,56 @@ export type LoyaltyClientOptions = CommonOptions &
     | { /** Fetch and refresh tokens from `POST /oauth/token`. */ clientCredentials: ClientCredentials; token?: never }
   );
 
+const methods = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE'] as const;
+
 export function createLoyaltyClient(options: LoyaltyClientOptions): LoyaltyClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
-  return createClient<paths>({
+  // Middleware sees a real Request. Without any, a call is never made into a Request before its
+  // attempts (see CallRequest). openapi-fetch builds the request synchronously when a call starts,
+  // so a flag set around that start tells its Request class about the call's own middleware.
+  const registered: Middleware[] = [];
+  let callHasMiddleware = false;
+  const base = trustedBase(baseUrl);
+  function ClientRequest(url: string, init: RequestInit) {
+    return registered.length > 0 || callHasMiddleware ? new ReplayableRequest(url, init) : callRequest(url, init, base);
+  }
+  // openapi-fetch checks what onRequest returns with `instanceof` its Request class: any Request passes.
+  ClientRequest.prototype = Request.prototype;
+  const client = createClient<paths>({
     baseUrl,
-    fetch: createTransport({ ...options, baseUrl }),
-    Request: ReplayableRequest,
+    fetch: createTransport({ ...options, baseUrl }) as FetchLike,
+    Request: ClientRequest as unknown as typeof Request,
     headers: { accept: 'application/json' },
   });
+  const { use, eject } = client;
+  client.use = (...middleware) => {
+    for (const m of middleware) {
+      use(m);
+      if (m) registered.push(m);
+    }
+  };
+  client.eject = (...middleware) => {
+    eject(...middleware);
+    for (const m of middleware) {
+      const i = registered.indexOf(m);
+      if (i !== -1) registered.splice(i, 1);
+    }
+  };
+  type Init = { middleware?: unknown[] } | undefined;
+  const withMiddleware = <T>(start: () => T): T => {
+    callHasMiddleware = true;
+    try {
+      return start();
+    } finally {
+      callHasMiddleware = false;
+    }
+  };
+  const calls = client as unknown as Record<string, (...args: unknown[]) => unknown>;
+  for (const name of methods) {
+    const send = calls[name]!;
+    calls[name] = (url, init) => ((init as Init)?.middleware?.length ? withMiddleware(() => send(url, init)) : send(url, init));
+  }
+  const { request } = calls;
+  if (request) calls.request = (method, url, init) => ((init as Init)?.middleware?.length ? withMiddleware(() => request(method, url, init)) : request(method, url, init));
+  return client;
 }

@@ -6,7 +6,7 @@
 
 const keyedMethods = new Set(['POST', 'PUT', 'PATCH']);
 
-export function ensureIdempotencyKey(request: Request): void {
+export function ensureIdempotencyKey(request: Pick<Request, 'method' | 'url' | 'headers'>): void {
   if (!keyedMethods.has(request.method) || request.headers.has('idempotency-key')) return;
   const q = request.url.indexOf('?');
   if ((q === -1 ? request.url : request.url.slice(0, q)).endsWith('/oauth/token')) return;

@@ -191,8 +191,12 @@ export class RateLimiter {
 
 const limiters = new Map<string, RateLimiter>();
 
+/** The last lookup, which the next one nearly always repeats. */
+let last: { baseUrl: string; token: string; limiter: RateLimiter } | undefined;
+
 /** The limiter shared by every client of this process that uses the same base URL and token. */
 export function limiterFor(baseUrl: string, token: string, options?: PacingOptions): RateLimiter {
+  if (last && last.token === token && last.baseUrl === baseUrl) return last.limiter;
   const key = `${baseUrl} ${token}`;
   let limiter = limiters.get(key);
   if (!limiter) {
@@ -203,5 +207,6 @@ export function limiterFor(baseUrl: string, token: string, options?: PacingOptio
     limiter = new RateLimiter(options);
     limiters.set(key, limiter);
   }
+  last = { baseUrl, token, limiter };
   return limiter;
 }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LoyaltyError } from './errors.js';
-import { backoffDelay, fetchWithTimeout, parseRetryAfter, ReplayableRequest, retryDefaults, sendWithRetry, type Attempt } from './retry.js';
+import { backoffDelay, CallRequest, callRequest, fetchWithTimeout, parseRetryAfter, ReplayableRequest, retryDefaults, sendWithRetry, type Attempt } from './retry.js';
 
 const policy = { ...retryDefaults, maxAttempts: 4, baseDelayMs: 100, maxDelayMs: 1000, deadlineMs: 10_000 };
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -246,5 +246,29 @@ describe('fetchWithTimeout', () => {
     const check = expect(done).rejects.toMatchObject({ code: 'timeout' });
     await vi.runAllTimersAsync();
     await check;
+  });
+});
+
+describe('callRequest', () => {
+  const headers = () => new Headers({ accept: 'application/json' });
+  it('keeps a plain call (string body or none) as URL and init, without a Request', () => {
+    const call = callRequest('http://api.test/tags', { method: 'POST', headers: headers(), body: '{"a":1}', redirect: 'follow' });
+    expect(call).toBeInstanceOf(CallRequest);
+    expect(call).not.toBeInstanceOf(Request);
+    expect(call).toMatchObject({ url: 'http://api.test/tags', method: 'POST', body: '{"a":1}', signal: undefined });
+  });
+  it('makes a Request for anything a Request would check or convert', () => {
+    const stream = new ReadableStream();
+    for (const init of [
+      { method: 'POST', headers: headers(), body: stream, duplex: 'half' },
+      { method: 'POST', headers: headers(), body: new URLSearchParams('a=1') },
+      { method: 'GET', headers: headers(), cache: 'no-store' },
+      { method: 'GET', headers: headers(), redirect: 'manual' },
+      { method: 'GET', headers: { accept: 'application/json' } },
+    ] as RequestInit[])
+      expect(callRequest('http://api.test/tags', init)).toBeInstanceOf(ReplayableRequest);
+    expect(() => callRequest('http://api.test/tags', { method: 'GET', headers: headers(), body: 'x' })).toThrow(TypeError);
+    expect(() => callRequest('not a url', { method: 'GET', headers: headers() })).toThrow(TypeError);
+    expect(() => callRequest('http://api.test/tags', { method: 'TRACE', headers: headers() })).toThrow(TypeError);
   });
 });

@@ -28,8 +28,8 @@ export const retryDefaults: Required<RetryOptions> = {
   deadlineMs: 60_000,
 };
 
-/** The part of `fetch` an attempt needs: the request, plus its body and signal for this attempt. */
-export type FetchWithInit = (input: Request, init: RequestInit) => Promise<Response>;
+/** The part of `fetch` an attempt needs: the request (or its URL), plus its body and signal for this attempt. */
+export type FetchWithInit = (input: Request | string, init: RequestInit) => Promise<Response>;
 
 export interface AttemptContext {
   /** 1 for the first attempt. */
@@ -66,6 +66,64 @@ export class ReplayableRequest extends Request {
     this.replayBody = init?.body;
     this.abortable = init?.signal != null || input instanceof Request;
   }
+}
+
+/**
+ * A call as the client makes it when no middleware will see it: the URL and what `fetch` needs,
+ * without a `Request` of its own. Each attempt is then one `fetch(url, init)`, which builds the
+ * only Request (a Request template would cost a second one, and undici would tie the attempt's
+ * Request to the template's signal). `callRequest` makes one only where a Request would have
+ * accepted the same input, so errors stay those of a Request.
+ */
+export class CallRequest {
+  readonly url: string;
+  readonly method: string;
+  readonly headers: Headers;
+  readonly body: string | undefined;
+  /** The caller's signal, if any. */
+  readonly signal: AbortSignal | undefined;
+  constructor(url: string, init: RequestInit & { headers: Headers; body?: string | null }) {
+    this.url = url;
+    this.method = init.method ?? 'GET';
+    this.headers = init.headers;
+    this.body = init.body ?? undefined;
+    this.signal = init.signal ?? undefined;
+  }
+}
+
+/**
+ * True when `url` is `base` (an http(s) URL known to parse) followed by a path, query or fragment:
+ * those parts of an http(s) URL always parse, so the URL does (cheaper than parsing it per call).
+ */
+const isBelow = (url: string, base: string | undefined) =>
+  base !== undefined && url.startsWith(base) && (url.length === base.length || '/?#'.includes(url[base.length]!));
+
+/** `baseUrl` when it is an http(s) URL that parses and ends before a path (see `isBelow`), else undefined. */
+export function trustedBase(baseUrl: string): string | undefined {
+  if (!URL.canParse(baseUrl)) return undefined;
+  const { protocol, search, hash } = new URL(baseUrl);
+  return (protocol === 'http:' || protocol === 'https:') && !search && !hash ? baseUrl : undefined;
+}
+
+const callMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+const callKeys = new Set(['method', 'headers', 'body', 'signal', 'redirect']);
+
+/**
+ * A `CallRequest` for what openapi-fetch passes to its Request class, when nothing in it needs a
+ * Request's checks or conversions (a string body or none, a known method, a valid URL, the default
+ * redirect mode); otherwise a `ReplayableRequest`, which also throws the errors a Request throws.
+ */
+export function callRequest(url: string, init: RequestInit, base?: string): CallRequest | ReplayableRequest {
+  const { method = 'GET', body, signal, headers } = init;
+  let plain =
+    callMethods.has(method) &&
+    (body == null || (typeof body === 'string' && method !== 'GET' && method !== 'HEAD')) &&
+    headers instanceof Headers &&
+    (signal == null || signal instanceof AbortSignal) &&
+    (init.redirect === undefined || init.redirect === 'follow') &&
+    (isBelow(url, base) || URL.canParse(url));
+  if (plain) for (const key in init) if (!callKeys.has(key)) plain = false;
+  return plain ? new CallRequest(url, init as RequestInit & { headers: Headers; body?: string | null }) : new ReplayableRequest(url, init);
 }
 
 /** Stands in for the signal of a request that cannot be aborted, so no one listens to it. */
@@ -147,17 +205,18 @@ function toThrown(error: unknown): LoyaltyError {
  * (`network_error` or `timeout`) when no attempt produced a response.
  */
 export async function sendWithRetry(
-  template: Request,
+  template: Request | CallRequest,
   attempt: Attempt,
   options: Required<RetryOptions> | false,
   timeoutMs: number,
   random = Math.random,
 ): Promise<Response> {
-  const { signal } = template;
+  const call = template instanceof CallRequest ? template : undefined;
+  const signal = call ? (call.signal ?? neverAborted) : (template as Request).signal;
   const callerSignal = template instanceof ReplayableRequest && !template.abortable ? neverAborted : signal;
   const maxAttempts = options ? options.maxAttempts : 1;
   const deadlineMs = options ? options.deadlineMs : Infinity;
-  const body = await replayableBody(template);
+  const body = call ? call.body : await replayableBody(template as Request);
   const start = Date.now();
   let waited = 0;
   const elapsed = () => Date.now() - start - waited;
@@ -166,7 +225,10 @@ export async function sendWithRetry(
     timeoutMs,
     signal: callerSignal,
     headers: template.headers,
-    send: (fetchFn, s = signal) => fetchFn(template, body === undefined ? { signal: s } : { body, signal: s }),
+    send: call
+      ? // No signal at all for undici when none can abort (it would tie the attempt's Request to it).
+        (fetchFn, s = signal) => fetchFn(call.url, { method: call.method, headers: call.headers, body, signal: s === neverAborted ? undefined : s })
+      : (fetchFn, s = signal) => fetchFn(template as Request, body === undefined ? { signal: s } : { body, signal: s }),
     waited: (ms) => (waited += ms),
   };
   for (let n = 1; ; n++) {
@@ -214,6 +276,6 @@ export async function fetchWithTimeout(
     return await send(controller.signal);
   } finally {
     clearTimeout(timer);
-    signal.removeEventListener('abort', forward);
+    if (signal !== neverAborted) signal.removeEventListener('abort', forward);
   }
 }

@@ -6,9 +6,11 @@
 import { clientCredentialsToken, fixedToken, type ClientCredentials, type TokenSource } from './auth.js';
 import { ensureIdempotencyKey } from './idempotency.js';
 import { limiterFor, type PacingOptions, type Ticket } from './rate-limit.js';
-import { abortable, fetchWithTimeout, retryDefaults, sendWithRetry, type Attempt, type AttemptContext, type FetchWithInit, type RetryOptions } from './retry.js';
+import { abortable, CallRequest, fetchWithTimeout, retryDefaults, sendWithRetry, type Attempt, type AttemptContext, type FetchWithInit, type RetryOptions } from './retry.js';
 
 export type FetchLike = (request: Request) => Promise<Response>;
+/** What the client hands its transport: a Request, or a `CallRequest` when no middleware sees it. */
+type Sendable = Request | CallRequest;
 
 export interface TransportOptions {
   /** Without a trailing slash. */
@@ -22,7 +24,7 @@ export interface TransportOptions {
   pacing?: boolean | PacingOptions | undefined;
 }
 
-export function createTransport(options: TransportOptions): FetchLike {
+export function createTransport(options: TransportOptions): (request: Sendable) => Promise<Response> {
   const { baseUrl, userAgent } = options;
   // The global fetch is looked up per call, so one patched later (msw in tests) is used. A custom
   // fetch gets a Request; the global one gets (template, init) and builds the only copy itself.
