@@ -46,24 +46,17 @@ const memberExists = async (memberId: string) => (await db.sql`SELECT 1 FROM mem
 const member = (email: string) => db.sql.begin((tx) => createMember(tx, acme, { brand_id: 'brand-acme', email }));
 
 describe('linking a member while it is deleted from its last brand', () => {
-  it('keeps the member when the create that links it to another brand started first', async () => {
-    const { memberId } = await member('create-first@example.test');
-    const link = await openTransaction((tx) => createMember(tx, acme, { brand_id: 'brand-acme-outlet', email: 'Create-First@example.test' }));
-    expect(link.result).toEqual({ created: false, memberId });
-    const deletion = db.sql.begin((tx) => deleteMemberFromBrand(tx, acme, memberId, 'brand-acme'));
-    await someoneWaits();
-    await link.commit();
-    await deletion;
-    expect(await memberExists(memberId)).toBe(true);
-    expect(await brandsOf(memberId)).toEqual(['brand-acme-outlet']);
-    expect(await orphans()).toBe(0);
-  });
-
-  it('keeps the member when the import that links it to another brand started first', async () => {
-    const { memberId } = await member('import-first@example.test');
-    const link = await openTransaction((tx) =>
-      importSignups(tx, acme, { brand_id: 'brand-acme-outlet', users: [{ email: 'import-first@example.test' }, { email: 'fresh@example.test' }] }));
-    expect(link.result).toMatchObject({ found: { 'import-first@example.test': memberId } });
+  /** Links an existing member to the outlet brand; answers the member id it linked. */
+  const linkers: [string, (tx: Db, email: string) => Promise<string | undefined>][] = [
+    ['create', async (tx, email) => (await createMember(tx, acme, { brand_id: 'brand-acme-outlet', email: email.toUpperCase() })).memberId],
+    ['import', async (tx, email) =>
+      (await importSignups(tx, acme, { brand_id: 'brand-acme-outlet', users: [{ email }, { email: `fresh-${email}` }] })).found[email]],
+  ];
+  it.each(linkers)('keeps the member when the %s that links it to another brand started first', async (name, linkExisting) => {
+    const email = `${name}-first@example.test`;
+    const { memberId } = await member(email);
+    const link = await openTransaction((tx) => linkExisting(tx, email));
+    expect(link.result).toBe(memberId);
     const deletion = db.sql.begin((tx) => deleteMemberFromBrand(tx, acme, memberId, 'brand-acme'));
     await someoneWaits();
     await link.commit();
