@@ -31,6 +31,13 @@ describe('POST /members', () => {
     expect(recorded.map((e) => e.data)).toEqual([{ member_id: res.body.member_id, brand_id: 'brand-acme' }]);
   });
 
+  it('gives the member and its event UUIDv7 ids (time-ordered, documented under Identifiers)', async () => {
+    const res = await create({ email: 'ordered@example.org' });
+    expect(res.body.member_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const [event] = await t.db.sql<{ id: string }[]>`SELECT id FROM events WHERE data->>'member_id' = ${res.body.member_id}`;
+    expect(event!.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+  });
+
   it('is idempotent on the e-mail, case-insensitively, and overwrites nothing (200, created false)', async () => {
     const first = await create({ email: 'grace@example.org', first_name: 'Grace', city: 'New York' });
     const again = await create({ email: 'GRACE@example.ORG', first_name: 'Someone else', city: 'Paris', unsubscribed: true });
