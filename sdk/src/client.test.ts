@@ -19,6 +19,17 @@ let n = 0;
 const token = () => `tok-${++n}`;
 const fast = { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5, deadlineMs: 5_000 };
 
+/** A `GET /tags` whose caller aborts after 20 ms rejects with the abort reason at once. */
+async function expectCallerAbortStopsAtOnce() {
+  const client = createLoyaltyClient({ baseUrl: api, token: token() });
+  const controller = new AbortController();
+  const started = Date.now();
+  const call = client.GET('/tags', { signal: controller.signal });
+  setTimeout(() => controller.abort(new Error('shutting down')), 20);
+  await expect(call).rejects.toThrow('shutting down');
+  expect(Date.now() - started).toBeLessThan(1000);
+}
+
 const tagBody = { tag: 'VIP', external_reference: 'vip', brand_id: 'brand-acme' };
 const tag = { ...tagBody, uuid: '6f1c2a4e-8d3b-4c5a-9e7f-0a1b2c3d4e5f', created_at: '2026-11-21T10:15:30.000Z', updated_at: '2026-11-21T10:15:30.000Z' };
 
@@ -175,13 +186,7 @@ describe('createLoyaltyClient', () => {
 
   it('stops at once when the caller aborts during a Retry-After wait', async () => {
     server.use(http.get(`${api}/tags`, () => HttpResponse.json({ message: 'Too Many Attempts.' }, { status: 429, headers: { 'retry-after': '30' } })));
-    const client = createLoyaltyClient({ baseUrl: api, token: token() });
-    const controller = new AbortController();
-    const started = Date.now();
-    const call = client.GET('/tags', { signal: controller.signal });
-    setTimeout(() => controller.abort(new Error('shutting down')), 20);
-    await expect(call).rejects.toThrow('shutting down');
-    expect(Date.now() - started).toBeLessThan(1000);
+    await expectCallerAbortStopsAtOnce();
   });
 
   it('paces concurrent calls of every client sharing a token so none gets a 429', async () => {
@@ -380,13 +385,7 @@ describe('calls without a Request of their own (no middleware)', () => {
         return HttpResponse.json({ success: true, data: [] });
       }),
     );
-    const client = createLoyaltyClient({ baseUrl: api, token: token() });
-    const controller = new AbortController();
-    const started = Date.now();
-    const call = client.GET('/tags', { signal: controller.signal });
-    setTimeout(() => controller.abort(new Error('shutting down')), 20);
-    await expect(call).rejects.toThrow('shutting down');
-    expect(Date.now() - started).toBeLessThan(1000);
+    await expectCallerAbortStopsAtOnce();
     await vi.waitFor(() => expect(aborted).toBe(1));
   });
 

@@ -6,6 +6,7 @@ import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { ClientCredentials } from './auth.js';
 import type { paths } from './generated/openapi.js';
 import type { PacingOptions } from './rate-limit.js';
+import { isLeanInit, leanCaller, leanMethods } from './lean-call.js';
 import { callRequest, ReplayableRequest, trustedBase, type RetryOptions } from './retry.js';
 import { createTransport, type FetchLike } from './transport.js';
 
@@ -50,12 +51,16 @@ export function createLoyaltyClient(options: LoyaltyClientOptions): LoyaltyClien
   }
   // openapi-fetch checks what onRequest returns with `instanceof` its Request class: any Request passes.
   ClientRequest.prototype = Request.prototype;
+  const transport = createTransport({ ...options, baseUrl });
+  const headers = { accept: 'application/json' };
   const client = createClient<paths>({
     baseUrl,
-    fetch: createTransport({ ...options, baseUrl }) as FetchLike,
+    fetch: transport as FetchLike,
     Request: ClientRequest as unknown as typeof Request,
-    headers: { accept: 'application/json' },
+    headers,
   });
+  // Without any middleware, GET, PUT, POST, PATCH and DELETE skip openapi-fetch's per-call work.
+  const lean = leanCaller(baseUrl, base, headers, transport);
   const { use, eject } = client;
   client.use = (...middleware) => {
     for (const m of middleware) {
@@ -82,9 +87,21 @@ export function createLoyaltyClient(options: LoyaltyClientOptions): LoyaltyClien
   const calls = client as unknown as Record<string, (...args: unknown[]) => unknown>;
   for (const name of methods) {
     const send = calls[name]!;
-    calls[name] = (url, init) => ((init as Init)?.middleware?.length ? withMiddleware(() => send(url, init)) : send(url, init));
+    calls[name] = leanMethods.has(name)
+      ? (url, init) =>
+          registered.length === 0 && isLeanInit(init)
+            ? lean(name, url as string, init)
+            : (init as Init)?.middleware?.length
+              ? withMiddleware(() => send(url, init))
+              : send(url, init)
+      : (url, init) => ((init as Init)?.middleware?.length ? withMiddleware(() => send(url, init)) : send(url, init));
   }
   const { request } = calls;
-  if (request) calls.request = (method, url, init) => ((init as Init)?.middleware?.length ? withMiddleware(() => request(method, url, init)) : request(method, url, init));
+  if (request)
+    calls.request = (method, url, init) => {
+      const name = typeof method === 'string' ? method.toUpperCase() : '';
+      if (registered.length === 0 && leanMethods.has(name) && isLeanInit(init)) return lean(name, url as string, init);
+      return (init as Init)?.middleware?.length ? withMiddleware(() => request(method, url, init)) : request(method, url, init);
+    };
   return client;
 }

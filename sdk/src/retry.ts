@@ -38,8 +38,8 @@ export interface AttemptContext {
   timeoutMs: number;
   /** The caller's signal. */
   signal: AbortSignal;
-  /** The request's headers, shared by all attempts: set credentials here before sending. */
-  headers: Headers;
+  /** The request's headers, shared by all attempts: set credentials here (`setHeader`) before sending. */
+  headers: HeaderBag;
   /**
    * Sends this attempt with `signal` (default: the caller's). Every attempt is a new request made
    * from the template and the body it was created with (or its bytes, read once), so a body is
@@ -48,6 +48,19 @@ export interface AttemptContext {
   send(fetchFn: FetchWithInit, signal?: AbortSignal): Promise<Response>;
   /** Reports time spent waiting before sending (rate-limit pacing); it does not count against the deadline. */
   waited(ms: number): void;
+}
+
+/**
+ * Request headers: a `Headers`, or (for calls no middleware sees) a plain record whose names are
+ * lower case and whose values are valid, which fetch takes without a `Headers` of its own.
+ */
+export type HeaderBag = Headers | Record<string, string>;
+
+export const hasHeader = (headers: HeaderBag, name: string): boolean => (headers instanceof Headers ? headers.has(name) : name in headers);
+
+export function setHeader(headers: HeaderBag, name: string, value: string): void {
+  if (headers instanceof Headers) headers.set(name, value);
+  else headers[name] = value;
 }
 
 /** One attempt: `ctx.send(...)` once (or again after a 401), resolving with the response or throwing. */
@@ -78,11 +91,11 @@ export class ReplayableRequest extends Request {
 export class CallRequest {
   readonly url: string;
   readonly method: string;
-  readonly headers: Headers;
+  readonly headers: HeaderBag;
   readonly body: string | undefined;
   /** The caller's signal, if any. */
   readonly signal: AbortSignal | undefined;
-  constructor(url: string, init: RequestInit & { headers: Headers; body?: string | null }) {
+  constructor(url: string, init: { method?: string; headers: HeaderBag; body?: string | null | undefined; signal?: AbortSignal | null | undefined }) {
     this.url = url;
     this.method = init.method ?? 'GET';
     this.headers = init.headers;
@@ -95,7 +108,7 @@ export class CallRequest {
  * True when `url` is `base` (an http(s) URL known to parse) followed by a path, query or fragment:
  * those parts of an http(s) URL always parse, so the URL does (cheaper than parsing it per call).
  */
-const isBelow = (url: string, base: string | undefined) =>
+export const isBelow = (url: string, base: string | undefined) =>
   base !== undefined && url.startsWith(base) && (url.length === base.length || '/?#'.includes(url[base.length]!));
 
 /** `baseUrl` when it is an http(s) URL that parses and ends before a path (see `isBelow`), else undefined. */
@@ -123,7 +136,7 @@ export function callRequest(url: string, init: RequestInit, base?: string): Call
     (init.redirect === undefined || init.redirect === 'follow') &&
     (isBelow(url, base) || URL.canParse(url));
   if (plain) for (const key in init) if (!callKeys.has(key)) plain = false;
-  return plain ? new CallRequest(url, init as RequestInit & { headers: Headers; body?: string | null }) : new ReplayableRequest(url, init);
+  return plain ? new CallRequest(url, init as RequestInit & { headers: Headers; body?: string | null; signal?: AbortSignal | null }) : new ReplayableRequest(url, init);
 }
 
 /** Stands in for the signal of a request that cannot be aborted, so no one listens to it. */
@@ -242,6 +255,8 @@ export async function sendWithRetry(
       if (signal.aborted) throw signal.reason;
       error = e;
     }
+    // A final status needs no look at its body (most calls end here, without another await).
+    if (response && response.status !== 409 && !retryableStatus(response.status)) return response;
     const delay = options && n < maxAttempts ? await retryDelay(response, n, options, random) : undefined;
     if (delay === undefined || elapsed() + delay >= deadlineMs) {
       if (response) return response;

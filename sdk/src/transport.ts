@@ -6,7 +6,7 @@
 import { clientCredentialsToken, fixedToken, type ClientCredentials, type TokenSource } from './auth.js';
 import { ensureIdempotencyKey } from './idempotency.js';
 import { limiterFor, type PacingOptions, type Ticket } from './rate-limit.js';
-import { abortable, CallRequest, fetchWithTimeout, retryDefaults, sendWithRetry, type Attempt, type AttemptContext, type FetchWithInit, type RetryOptions } from './retry.js';
+import { abortable, CallRequest, fetchWithTimeout, retryDefaults, sendWithRetry, setHeader, type Attempt, type AttemptContext, type FetchWithInit, type RetryOptions } from './retry.js';
 
 export type FetchLike = (request: Request) => Promise<Response>;
 /** What the client hands its transport: a Request, or a `CallRequest` when no middleware sees it. */
@@ -54,7 +54,7 @@ export function createTransport(options: TransportOptions): (request: Sendable) 
       ticket = await limiter.acquire(abortable(ctx.signal));
       ctx.waited(Date.now() - waitStart);
     }
-    ctx.headers.set('authorization', `Bearer ${token}`);
+    setHeader(ctx.headers, 'authorization', `Bearer ${token}`);
     let response: Response | undefined;
     try {
       return (response = await fetchWithTimeout((signal) => ctx.send(baseFetch, signal), ctx.signal, ctx.timeoutMs));
@@ -78,7 +78,7 @@ export function createTransport(options: TransportOptions): (request: Sendable) 
 
   return (request) => {
     ensureIdempotencyKey(request);
-    if (userAgent) request.headers.set('user-agent', userAgent);
+    if (userAgent) setHeader(request.headers, 'user-agent', userAgent);
     return sendWithRetry(request, attempt, retry, timeoutMs);
   };
 }
