@@ -61,6 +61,8 @@ export class RateLimiter {
   #queue: Waiter[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerAt = 0;
+  /** The last `RateLimit-Policy` seen. */
+  #policy: string | null = null;
 
   constructor(options: PacingOptions = {}) {
     this.windowMs = options.windowMs ?? 60_000;
@@ -128,8 +130,13 @@ export class RateLimiter {
     const limit = toInt(headers.get('x-ratelimit-limit'));
     const remaining = toInt(headers.get('x-ratelimit-remaining'));
     if (limit !== undefined) this.limit = limit;
-    const w = /;\s*w=(\d+)/.exec(headers.get('ratelimit-policy') ?? '');
-    if (w) this.windowMs = Number(w[1]) * 1000;
+    const policy = headers.get('ratelimit-policy');
+    // A server repeats the same policy on every response: parse it when it changes.
+    if (policy !== this.#policy) {
+      this.#policy = policy;
+      const w = /;\s*w=(\d+)/.exec(policy ?? '');
+      if (w) this.windowMs = Number(w[1]) * 1000;
+    }
     const t = /;\s*t=(\d+)/.exec(headers.get('ratelimit') ?? '');
     // A whole second more covers a server that rounds the seconds down.
     if (t && ticket.seq > this.#epochSeq) this.#resetHint = Math.max(this.#resetHint, now + Number(t[1]) * 1000 + 1000);

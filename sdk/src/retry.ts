@@ -280,9 +280,10 @@ export async function fetchWithTimeout(
   if (!(timeoutMs > 0 && timeoutMs < Infinity)) return send(signal);
   // One controller for both causes (a forwarding listener costs a fraction of AbortSignal.any).
   const controller = new AbortController();
-  const forward = () => controller.abort(signal.reason);
-  if (signal.aborted) forward();
-  else if (signal !== neverAborted) signal.addEventListener('abort', forward, { once: true });
+  // Nothing to forward from the never-aborted stand-in (the usual case: no caller signal).
+  const forward = signal === neverAborted ? undefined : () => controller.abort(signal.reason);
+  if (signal.aborted) controller.abort(signal.reason);
+  else if (forward) signal.addEventListener('abort', forward, { once: true });
   const timer = setTimeout(
     () => controller.abort(new LoyaltyError({ status: 0, code: 'timeout', message: `No response within ${timeoutMs} ms` })),
     timeoutMs,
@@ -291,6 +292,6 @@ export async function fetchWithTimeout(
     return await send(controller.signal);
   } finally {
     clearTimeout(timer);
-    if (signal !== neverAborted) signal.removeEventListener('abort', forward);
+    if (forward) signal.removeEventListener('abort', forward);
   }
 }
