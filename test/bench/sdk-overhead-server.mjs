@@ -1,0 +1,96 @@
+// Per-call overhead of the SDK client against plain fetch, over the local reference server (issue 6:
+// "per-call overhead of the client against a local server: within 10% of plain fetch").
+// sdk-overhead.mjs measures the same calls against a no-op node:http server, the floor where the
+// client's JavaScript is largest beside fetch's own; this one measures them against the API they
+// are made for: `npm start`'s server (embedded PostgreSQL, auth, rate limiting, idempotency keys)
+// in its own process. Calls: GET /tags, and POST /members for a known e-mail (200, nothing
+// changes; each call carries a new Idempotency-Key, so the server stores each response, for
+// both variants alike). Run: npm run build && node test/bench/sdk-overhead-server.mjs
+import { spawn } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createLoyaltyClient } from '@loyalty/sdk';
+import { root, adminToken } from './lib/server-dist.mjs';
+
+const CALLS = Number(process.env.CALLS ?? 1500);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 4);
+const ROUNDS = Number(process.env.ROUNDS ?? 7);
+const target = 1.1;
+
+const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-'));
+await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres` and must reach its data directory
+const server = spawn(process.execPath, [path.join(root, 'server/dist/start.js')], {
+  cwd: root,
+  env: { ...process.env, PORT: '0', LOYALTY_DATA_DIR: path.join(dir, 'data'), LOYALTY_WORKER: 'off', LOYALTY_RATE_LIMIT_TOKEN: '1000000000', LOYALTY_RATE_LIMIT_IP: '1000000000' },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+let exitCode = 1;
+try {
+  const base = await new Promise((resolve, reject) => {
+    let out = '';
+    server.stdout.on('data', (d) => {
+      out += d;
+      const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
+      if (url) resolve(url);
+    });
+    server.on('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)));
+  });
+  const token = await adminToken(base);
+  const client = createLoyaltyClient({ baseUrl: base, token });
+  const member = { brand_id: 'brand-acme', email: 'overhead@example.org' };
+  const first = await client.POST('/members', { body: member });
+  if (first.response.status !== 201) throw new Error(`POST /members: ${first.response.status}`);
+
+  const headers = { authorization: `Bearer ${token}`, accept: 'application/json' };
+  const check = (status) => (r) => {
+    if (r.status !== status) throw new Error(`unexpected ${r.status}`);
+    return r.json();
+  };
+  const variants = {
+    'GET plain fetch': () => fetch(`${base}/tags`, { headers }).then(check(200)),
+    'GET client': () => client.GET('/tags').then((r) => { if (r.error) throw new Error(JSON.stringify(r.error)); }),
+    'POST plain fetch': () =>
+      fetch(`${base}/members`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+        body: JSON.stringify(member),
+      }).then(check(200)),
+    'POST client': () => client.POST('/members', { body: member }).then((r) => { if (r.error) throw new Error(JSON.stringify(r.error)); }),
+  };
+  async function run(fn) {
+    let next = 0;
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    await Promise.all(Array.from({ length: CONCURRENCY }, async () => { while (next++ < CALLS) await fn(); }));
+    const used = process.cpuUsage(cpu);
+    return { wall: ((performance.now() - start) * 1000) / CALLS, cpu: (used.user + used.system) / CALLS };
+  }
+  for (const fn of Object.values(variants)) await run(fn); // warm up: JIT, connections, plans
+  const samples = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+  for (let round = 0; round < ROUNDS; round++) for (const [name, fn] of Object.entries(variants)) samples[name].push(await run(fn));
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  console.log(`reference server (embedded PostgreSQL, own process): ${CALLS} calls x ${ROUNDS} rounds, ${CONCURRENCY} in flight, node ${process.version}`);
+  let worst = 0;
+  for (const method of ['GET', 'POST']) {
+    const plain = samples[`${method} plain fetch`];
+    const sdk = samples[`${method} client`];
+    const wall = [median(plain.map((s) => s.wall)), median(sdk.map((s) => s.wall))];
+    const cpu = [median(plain.map((s) => s.cpu)), median(sdk.map((s) => s.cpu))];
+    const ratio = wall[1] / wall[0];
+    worst = Math.max(worst, ratio);
+    console.log(
+      `${method === 'GET' ? 'GET /tags' : 'POST /members'}: wall ${wall[0].toFixed(0)} µs plain fetch, ${wall[1].toFixed(0)} µs client, ratio ${ratio.toFixed(3)}` +
+        ` (median of per-round ratios ${median(sdk.map((s, i) => s.wall / plain[i].wall)).toFixed(3)}); client-process CPU ${cpu[0].toFixed(0)} vs ${cpu[1].toFixed(0)} µs`,
+    );
+  }
+  console.log(`target wall ratio <= ${target.toFixed(2)}: ${worst <= target ? 'met' : 'NOT met'}`);
+  exitCode = worst <= target ? 0 : 1;
+} catch (error) {
+  console.error(error);
+} finally {
+  server.kill('SIGTERM');
+  await new Promise((r) => (server.exitCode !== null ? r() : server.once('exit', r)));
+  await rm(dir, { recursive: true, force: true });
+}
+process.exit(exitCode);
