@@ -7,6 +7,7 @@
 // sides parse the JSON response. Reported per call: wall time, and the client process's CPU time.
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
+import { compare, median, sampleVariants } from './lib/overhead.mjs';
 
 if (process.argv[2] === 'server') {
   const payload = JSON.stringify({ success: true, data: [{ tag: 'VIP', external_reference: 'vip', uuid: '6f1c2a4e-8d3b-4c5a-9e7f-0a1b2c3d4e5f', created_at: '2026-11-21T10:15:30.000Z', updated_at: '2026-11-21T10:15:30.000Z', brand_id: 'brand-acme' }] });
@@ -49,36 +50,9 @@ if (process.argv[2] === 'server') {
     'POST client': () => client.POST('/tags', { body }),
   };
 
-  async function run(fn) {
-    let next = 0;
-    const cpu = process.cpuUsage();
-    const start = performance.now();
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => { while (next++ < CALLS) await fn(); }));
-    const used = process.cpuUsage(cpu);
-    return { wall: ((performance.now() - start) * 1000) / CALLS, cpu: (used.user + used.system) / CALLS };
-  }
-
-  for (const fn of Object.values(variants)) await run(fn); // warm up
-  const samples = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  // Interleave the variants round by round so load on the machine hits them alike.
-  for (let round = 0; round < ROUNDS; round++) for (const [name, fn] of Object.entries(variants)) samples[name].push(await run(fn));
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const samples = await sampleVariants(variants, { calls: CALLS, concurrency: CONCURRENCY, rounds: ROUNDS });
   console.log(`${CALLS} calls x ${ROUNDS} rounds, ${CONCURRENCY} in flight, server in its own process, node ${process.version}`);
-  let worst = 0;
-  for (const method of ['GET', 'POST']) {
-    const plain = samples[`${method} plain fetch`];
-    const sdk = samples[`${method} client`];
-    const wall = [median(plain.map((s) => s.wall)), median(sdk.map((s) => s.wall))];
-    const cpu = [median(plain.map((s) => s.cpu)), median(sdk.map((s) => s.cpu))];
-    const ratio = wall[1] / wall[0];
-    // Within a round both ran moments apart, so their ratio is less exposed to load that drifts between rounds.
-    const perRound = median(sdk.map((s, i) => s.wall / plain[i].wall));
-    worst = Math.max(worst, ratio);
-    console.log(
-      `${method}: wall ${wall[0].toFixed(0)} µs plain fetch, ${wall[1].toFixed(0)} µs client, ratio ${ratio.toFixed(3)} (median of per-round ratios ${perRound.toFixed(3)}); ` +
-        `client-process CPU ${cpu[0].toFixed(0)} µs vs ${cpu[1].toFixed(0)} µs (ratio ${(cpu[1] / cpu[0]).toFixed(2)}, ${cpu[1] >= cpu[0] ? '+' : '-'}${Math.abs(cpu[1] - cpu[0]).toFixed(0)} µs)`,
-    );
-  }
+  const worst = Math.max(compare(samples, 'GET').ratio, compare(samples, 'POST').ratio);
   child.disconnect();
 
   // The same calls with fetch answered in-process (it still builds its Request, as fetch does):
