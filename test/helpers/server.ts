@@ -63,3 +63,24 @@ export async function createTestServer(overrides: Partial<Config> = {}): Promise
     },
   };
 }
+
+export type Auth = { authorization: string };
+export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** A test server with the headers of the clients most route tests act as. */
+export async function createApiTestServer(): Promise<{ t: TestServer; admin: Auth; readonly: Auth; globex: Auth }> {
+  const t = await createTestServer();
+  const [admin, readonly, globex] = await Promise.all([t.auth('acme-admin'), t.auth('acme-readonly'), t.auth('globex-admin')]);
+  return { t, admin, readonly, globex };
+}
+
+/**
+ * `call(method, url, payload?, headers?)` on the server `server()` answers, as `defaults()` unless
+ * headers are given: status and the parsed JSON body (null when empty).
+ * (Getters, because a file's server starts in its beforeAll.)
+ */
+export const injector = (server: () => TestServer, defaults: () => Auth) =>
+  async (method: string, url: string, payload?: unknown, headers: Auth = defaults()) => {
+    const res = await server().inject({ method, url, headers, ...(payload !== undefined && { payload: payload as object }) });
+    return { status: res.statusCode, body: (res.payload ? JSON.parse(res.payload) : null) as Json };
+  };

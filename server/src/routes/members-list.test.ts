@@ -1,24 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { createApiTestServer, injector, type Auth, type Json, type TestServer } from '../../../test/helpers/server.js';
 
 /** POST /members/list, POST /import/export and POST /members/signups (routes in members.ts). */
-let t: TestServer;
-let admin: { authorization: string };
-let readonly: { authorization: string };
-let globex: { authorization: string };
+let t: TestServer, admin: Auth, readonly: Auth, globex: Auth;
 beforeAll(async () => {
-  t = await createTestServer();
-  [admin, readonly, globex] = await Promise.all([t.auth('acme-admin'), t.auth('acme-readonly'), t.auth('globex-admin')]);
+  ({ t, admin, readonly, globex } = await createApiTestServer());
   // A brand of its own so the counts below are exact.
   await t.db.sql`INSERT INTO brands (id, organization_id, name) VALUES ('brand-list', 'org-acme', 'List') ON CONFLICT DO NOTHING`;
 });
 afterAll(() => t.close());
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-const call = async (method: string, url: string, payload?: unknown, headers = admin) => {
-  const res = await t.inject({ method, url, headers, ...(payload !== undefined && { payload: payload as object }) });
-  return { status: res.statusCode, body: (res.payload ? JSON.parse(res.payload) : null) as Json };
-};
+const call = injector(() => t, () => admin);
 const signups = (users: Json[], brand = 'brand-list', headers = admin) => call('POST', '/members/signups', { brand_id: brand, users }, headers);
 
 describe('POST /members/signups', () => {

@@ -1,21 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { createApiTestServer, injector, type Auth, type TestServer } from '../../../test/helpers/server.js';
 
-let t: TestServer;
-let admin: { authorization: string };
-let readonly: { authorization: string };
-let globex: { authorization: string };
+let t: TestServer, admin: Auth, readonly: Auth, globex: Auth;
 beforeAll(async () => {
-  t = await createTestServer();
-  [admin, readonly, globex] = await Promise.all([t.auth('acme-admin'), t.auth('acme-readonly'), t.auth('globex-admin')]);
+  ({ t, admin, readonly, globex } = await createApiTestServer());
 });
 afterAll(() => t.close());
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-const call = async (method: string, url: string, payload?: unknown, headers = admin) => {
-  const res = await t.inject({ method, url, headers, ...(payload !== undefined && { payload: payload as object }) });
-  return { status: res.statusCode, body: (res.payload ? JSON.parse(res.payload) : null) as Json };
-};
+const call = injector(() => t, () => admin);
 const member = async (email: string, unsubscribed = false) =>
   (await call('POST', '/members', { brand_id: 'brand-acme', email, unsubscribed })).body.member_id as string;
 const state = async (id: string) => (await call('GET', `/members/${id}?brand_id=brand-acme`)).body.unsubscribed as boolean;
