@@ -57,6 +57,18 @@ describe('Idempotency-Key on a route that answers through respondInTransaction',
     expect(JSON.parse(otherQuery.payload).error).toBe('idempotency_key_reuse');
   });
 
+  it('counts the same JSON with its keys in another order (or other spacing) as the same request: replayed, not a reuse', async () => {
+    const body = newTag();
+    const json = { 'content-type': 'application/json' };
+    const first = await post('k-canonical', {}, { payload: `{"brand_id":"brand-acme","external_reference":"${body.external_reference}","tag":"Idempotent"}`, headers: json });
+    expect(first.statusCode).toBe(201);
+    const reordered = await post('k-canonical', {}, { payload: `{ "tag": "Idempotent", "external_reference": "${body.external_reference}", "brand_id": "brand-acme" }`, headers: json });
+    expect(reordered.statusCode).toBe(201);
+    expect(reordered.headers['idempotent-replayed']).toBe('true');
+    expect(reordered.payload).toBe(first.payload);
+    expect(await tagCount(body.external_reference)).toBe(1);
+  });
+
   it('scopes the key to the token, the method and the path', async () => {
     const body = newTag();
     await post('k-scope', body);

@@ -7,6 +7,7 @@ import {
   claimIdempotencyKey, parseIdempotencyKey, purgeExpiredIdempotencyKeys, releaseIdempotencyKey, requestHash, scopeHash,
   storeIdempotentResponse,
 } from './idempotency.js';
+import { canonicalJson } from '../lib/hash.js';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -42,6 +43,29 @@ describe('hashes', () => {
     expect(req({ a: 1 })).toEqual(req({ a: 1 }));
     expect(req({ a: 1 })).not.toEqual(req({ a: 2 }));
     expect(req({ a: 1 }, '?x=1')).not.toEqual(req({ a: 1 }));
+  });
+
+  it('fingerprint a body as canonical JSON: key order does not matter at any depth, array order does', () => {
+    expect(req({ a: 1, b: { c: [1, { d: 1, e: 2 }], f: null } })).toEqual(req({ b: { f: null, c: [1, { e: 2, d: 1 }] }, a: 1 }));
+    expect(req({ users: ['x', 'y'] })).not.toEqual(req({ users: ['y', 'x'] }));
+    // Values keep their JSON types and meaning: no key or value is lost or merged.
+    expect(req({ a: '1' })).not.toEqual(req({ a: 1 }));
+    expect(req({ a: { b: 1 } })).not.toEqual(req({ a: { B: 1 } }));
+    expect(req({ 'a,b': 1 })).not.toEqual(req({ a: 1, b: 1 }));
+    expect(req(null)).toEqual(req(undefined));
+  });
+});
+
+describe('canonicalJson', () => {
+  it('is RFC 8785 (JCS) for what JSON.parse returns: keys sorted by UTF-16 code units, no spacing', () => {
+    expect(canonicalJson(JSON.parse('{"b": [3, 1, {"z": true, "y": null}], "a": "x", "10": 1, "9": 2, "é": 0, "Z": -0.5}'))).toBe(
+      '{"10":1,"9":2,"Z":-0.5,"a":"x","b":[3,1,{"y":null,"z":true}],"é":0}',
+    );
+    // RFC 8785 §3.2.3's sorting example: code units, so U+1F600 (surrogates D83D DE00) sorts before U+FB33.
+    expect(canonicalJson({ '\ufb33': 1, '\u{1f600}': 2, '\r': 3, '1': 4 })).toBe('{"\\r":3,"1":4,"\u{1f600}":2,"\ufb33":1}');
+    expect(canonicalJson('a"b')).toBe('"a\\"b"');
+    expect(canonicalJson([undefined, () => 1])).toBe('[null,null]');
+    expect(canonicalJson({ a: undefined, b: 1, d: new Date(0) })).toBe('{"b":1,"d":"1970-01-01T00:00:00.000Z"}');
   });
 });
 

@@ -1,5 +1,5 @@
 import type { Db } from '../db/pool.js';
-import { sha256 } from '../lib/hash.js';
+import { canonicalJson, sha256 } from '../lib/hash.js';
 import { DomainError } from './errors.js';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
@@ -30,8 +30,11 @@ export function parseIdempotencyKey(header: string): string {
 
 export const scopeHash = (s: KeyScope): Buffer => sha256(s.tokenHash, s.method.toUpperCase(), s.path, s.key);
 
-/** "Same request" means the same body and the same query string. */
-export const requestHash = (body: unknown, queryString: string): Buffer => sha256(JSON.stringify(body ?? null), queryString);
+/**
+ * "Same request" means the same body and the same query string. The body counts as JSON, in
+ * canonical form: the same keys and values in another order or spacing are the same request.
+ */
+export const requestHash = (body: unknown, queryString: string): Buffer => sha256(canonicalJson(body ?? null)!, queryString);
 
 type Row = {
   claimed: boolean;
