@@ -6,6 +6,7 @@ import { CliError, ExitCode } from './errors.js';
 import { examples } from './help.js';
 import { explainError } from './explain.js';
 import { Output } from './output.js';
+import { refusedSecretOption } from './secrets.js';
 import { attachRuntime, type Runtime } from './runtime.js';
 import { liveView } from './ui/live.js';
 import { configCommand } from './commands/config/index.js';
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
     .option('--api-url <url>', 'API base URL (env LOYALTY_API_URL; default http://127.0.0.1:3000)')
     .option('--brand <id>', 'brand for brand-scoped commands (env LOYALTY_BRAND)')
     .option('--token-file <path>', 'read a bearer token from this file ("-" for stdin) instead of the profile')
+    .addOption(refusedSecretOption('--token', 'bearer token', '--token-file <path> ("-" reads stdin), the LOYALTY_TOKEN environment variable, or a profile (`loyalty login`)'))
     .option('--json', 'print data as JSON')
     .option('--no-color', 'no colours (NO_COLOR is honoured too)')
     .option('--debug', 'show stack traces and details of errors')
@@ -37,7 +39,8 @@ export function buildProgram(): Command {
       ['loyalty members import members.csv', 'import members from a CSV (resumable with --resume)'],
       ['loyalty vouchers issue --tag vip --coupon coupon-welcome --wait', 'issue a coupon to everyone on a tag and watch the job'],
       ['loyalty webhooks listen --forward-to http://localhost:4242/webhooks', 'receive events locally, signed'],
-    ));
+    ))
+    .addHelpText('after', 'Secrets (tokens, client secrets, webhook secrets) come from files, stdin, the environment or a\nhidden prompt, never from flag values: those are visible to other users in the process list.\n');
 
   program.addCommand(serverCommand());
   program.addCommand(loginCommand());

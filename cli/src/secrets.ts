@@ -1,9 +1,52 @@
-// Secrets never have to be typed on the command line: they come from a file, from stdin, or
-// from a hidden prompt when a person is at the terminal.
+// Secrets never have to be typed on the command line: they come from a file, from stdin, from
+// the environment, or from a hidden prompt when a person is at the terminal. A flag value is
+// readable by every local user in the process list (/proc/<pid>/cmdline, `ps`) and stays in
+// shell history, so a secret offered that way is refused before anything runs.
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { Option } from 'commander';
 import { CliError, InterruptedError, usageError } from './errors.js';
 import type { Runtime } from './runtime.js';
+
+const ON_ARGV = 'a flag value is visible to other users in the process list (ps) and stays in shell history';
+
+function secretOnArgv(flag: string, what: string, alternatives: string): CliError {
+  return usageError(`${flag} does not take the ${what} as a value: ${ON_ARGV}.`, `Give it with ${alternatives}.`);
+}
+
+/**
+ * An option that exists only to refuse a secret typed as its value (or a bare flag), with the
+ * ways that keep it off argv. Hidden from --help; it fails while the command line is parsed,
+ * before any file or stdin is read and before any request.
+ */
+export function refusedSecretOption(flag: `--${string}`, what: string, alternatives: string): Option {
+  return new Option(`${flag} [value]`)
+    .hideHelp()
+    .preset('')
+    .argParser((): never => {
+      throw secretOnArgv(flag, what, alternatives);
+    });
+}
+
+/**
+ * `loyalty server --database-url`: a URL without a password passes (a passwordless role, or
+ * PGPASSWORD); one with a password, in the user part or as `?password=`, is refused.
+ */
+export function parseDatabaseUrlFlag(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    return value; // not a URL: the server's configuration check names the problem
+  }
+  if (url.password !== '' || url.searchParams.has('password')) {
+    throw usageError(
+      `--database-url must not contain the database password: ${ON_ARGV}.`,
+      'Set DATABASE_URL in the environment instead (`loyalty server` passes it on), or leave the password out of the URL and set PGPASSWORD.',
+    );
+  }
+  return value;
+}
 
 export async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
@@ -11,17 +54,27 @@ export async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The first line of a file (or stdin for `-`), trimmed: the usual shape of a token or secret file. */
-export async function readSecretFile(path: string, runtime: Runtime, flag: string): Promise<string> {
+/** The non-empty lines of a file (or stdin for `-`), trimmed. */
+async function readSecretText(path: string, runtime: Runtime, flag: string): Promise<string[]> {
   let text: string;
   try {
     text = path === '-' ? await readStdin(runtime.stdin) : await readFile(resolve(runtime.cwd, path), 'utf8');
   } catch (error) {
     throw new CliError(`Cannot read ${flag} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
   }
-  const secret = text.split(/\r?\n/).find((line) => line.trim() !== '')?.trim();
-  if (!secret) throw usageError(`${flag} ${path} is empty.`);
-  return secret;
+  const lines = text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
+  if (lines.length === 0) throw usageError(path === '-' ? `${flag}: nothing was read from stdin.` : `${flag} ${path} is empty.`);
+  return lines;
+}
+
+/** The first line of a file (or stdin for `-`), trimmed: the usual shape of a token or secret file. */
+export async function readSecretFile(path: string, runtime: Runtime, flag: string): Promise<string> {
+  return (await readSecretText(path, runtime, flag))[0]!;
+}
+
+/** Every non-empty line of a file (or stdin for `-`), trimmed: one secret per line, as during a rotation. */
+export function readSecretLines(path: string, runtime: Runtime, flag: string): Promise<string[]> {
+  return readSecretText(path, runtime, flag);
 }
 
 export async function readSecretStdin(runtime: Runtime, flag: string): Promise<string> {

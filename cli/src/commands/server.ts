@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { contextOf } from '../context.js';
 import { examples } from '../help.js';
+import { parseDatabaseUrlFlag } from '../secrets.js';
 import type { ServerOptions } from '../services/server.js';
 
 export function serverCommand(): Command {
@@ -8,7 +9,7 @@ export function serverCommand(): Command {
     .description('Start the reference server (the same as `npm start`); stops cleanly on Ctrl-C')
     .option('--port <port>', 'HTTP port, 0 for a free one (PORT; default 3000)')
     .option('--host <address>', 'bind address (HOST; default 127.0.0.1)')
-    .option('--database-url <url>', 'use this PostgreSQL instead of the embedded one (DATABASE_URL)')
+    .option('--database-url <url>', 'use this PostgreSQL instead of the embedded one (DATABASE_URL); no password in it: set DATABASE_URL or PGPASSWORD for that', parseDatabaseUrlFlag)
     .option('--data-dir <dir>', 'embedded PostgreSQL data directory (LOYALTY_DATA_DIR; default .loyalty/data)')
     .option('--pg-port <port>', 'port of the embedded PostgreSQL (LOYALTY_PG_PORT; default a free one)')
     .option('--fixtures <file>', 'fixture file loaded at start, or "none" (LOYALTY_FIXTURES; default fixtures/demo.json)')

@@ -18,20 +18,20 @@ async function capture(files: Record<string, string>): Promise<string> {
 
 describe('loyalty webhooks verify', () => {
   it('accepts the published test vector (Loyalty-Signature and webhook-signature)', async () => {
-    const cwd = await capture({ 'body.json': vector.body, 'headers.json': JSON.stringify(vector.headers) });
-    const result = await runCli(['webhooks', 'verify', 'body.json', '--secret', secret, '--headers-file', 'headers.json', '--tolerance', '1000000000'], { cwd });
+    const cwd = await capture({ 'body.json': vector.body, 'headers.json': JSON.stringify(vector.headers), 'secret.txt': secret });
+    const result = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'secret.txt', '--headers-file', 'headers.json', '--tolerance', '1000000000'], { cwd });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('✔ Loyalty-Signature: valid\n✔ webhook-signature: valid\n');
   });
 
   it('checks just Loyalty-Signature with --signature, reading the body from stdin', async () => {
-    const result = await runCli(['webhooks', 'verify', '--secret', secret, '--signature', vector.headers['Loyalty-Signature']!], { stdin: vector.body });
+    const result = await runCli(['webhooks', 'verify', '--signature', vector.headers['Loyalty-Signature']!], { stdin: vector.body, env: { LOYALTY_WEBHOOK_SECRET: secret } });
     expect(result.code).toBe(0);
   });
 
   it('exits 1 and says "body changed or wrong secret" for a changed body, and notices an added newline', async () => {
-    const cwd = await capture({ 'body.json': vector.body + '\n' });
-    const result = await runCli(['webhooks', 'verify', 'body.json', '--secret', secret, '--signature', vector.headers['Loyalty-Signature']!], { cwd });
+    const cwd = await capture({ 'body.json': vector.body + '\n', 'secret.txt': secret });
+    const result = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'secret.txt', '--signature', vector.headers['Loyalty-Signature']!], { cwd });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('✖ Loyalty-Signature: invalid — the body was changed or the secret is wrong\n');
     expect(result.stderr).toContain('The delivery does not verify: the body was changed or the secret is wrong.');
@@ -39,7 +39,8 @@ describe('loyalty webhooks verify', () => {
   });
 
   it('exits 1 for a wrong secret, reported as JSON with --json', async () => {
-    const result = await runCli(['webhooks', 'verify', '--json', '--secret', 'whsec_' + Buffer.from('other').toString('base64'), '--signature', vector.headers['Loyalty-Signature']!], { stdin: vector.body });
+    const env = { LOYALTY_WEBHOOK_SECRET: 'whsec_' + Buffer.from('other').toString('base64') };
+    const result = await runCli(['webhooks', 'verify', '--json', '--signature', vector.headers['Loyalty-Signature']!], { stdin: vector.body, env });
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stdout)).toEqual({ valid: false, checks: [expect.objectContaining({ header: 'Loyalty-Signature', valid: false, reason: 'signature_mismatch' })] });
   });
@@ -65,6 +66,87 @@ describe('loyalty webhooks verify', () => {
     expect(neither.stderr).toContain('Pass exactly one of --signature and --headers-file.');
     const noSecret = await runCli(['webhooks', 'verify', '--signature', 'ab'], { stdin: vector.body });
     expect(noSecret.code).toBe(2);
+  });
+});
+
+describe('loyalty webhooks verify: the secret never on argv', () => {
+  const signature = vector.headers['Loyalty-Signature']!;
+
+  it('refuses the secret as a flag value with exit 2, says why, names the alternatives and does not echo it', async () => {
+    for (const args of [['--secret', secret], [`--secret=${secret}`], ['--secret']]) {
+      const result = await runCli(['webhooks', 'verify', ...args, '--signature', signature], { stdin: vector.body });
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr, args.join(' ')).toContain('process list');
+      for (const way of ['--secret-file <path>', '--secret-stdin', 'LOYALTY_WEBHOOK_SECRET']) expect(result.stderr).toContain(way);
+      expect(result.stderr).not.toContain(secret.slice('whsec_'.length));
+    }
+  });
+
+  it('refuses it even when a valid secret comes from elsewhere too, so scripts get fixed', async () => {
+    const result = await runCli(['webhooks', 'verify', '--secret', secret, '--signature', signature], { stdin: vector.body, env: { LOYALTY_WEBHOOK_SECRET: secret } });
+    expect(result.code).toBe(2);
+  });
+
+  it('reads the secret from stdin with --secret-stdin, and with --secret-file -', async () => {
+    const cwd = await capture({ 'body.json': vector.body });
+    for (const flags of [['--secret-stdin'], ['--secret-file', '-']]) {
+      const result = await runCli(['webhooks', 'verify', 'body.json', ...flags, '--signature', signature], { cwd, stdin: `${secret}\n` });
+      expect(result.code, `${flags.join(' ')}\n${result.stderr}`).toBe(0);
+      expect(result.stdout).toBe('✔ Loyalty-Signature: valid\n');
+    }
+  });
+
+  it('refuses to read both the secret and the body (or headers) from stdin', async () => {
+    const bodyToo = await runCli(['webhooks', 'verify', '--secret-stdin', '--signature', signature], { stdin: secret });
+    expect(bodyToo.code).toBe(2);
+    expect(bodyToo.stderr).toContain('stdin cannot hold both the secret and the body');
+    const cwd = await capture({ 'body.json': vector.body });
+    const headersToo = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', '-', '--headers-file', '-'], { cwd, stdin: secret });
+    expect(headersToo.code).toBe(2);
+    expect(headersToo.stderr).toContain('stdin cannot hold both the secret and the headers');
+  });
+
+  it('prefers secrets from files and stdin over LOYALTY_WEBHOOK_SECRET', async () => {
+    const cwd = await capture({ 'body.json': vector.body, 'secret.txt': secret });
+    const env = { LOYALTY_WEBHOOK_SECRET: 'whsec_' + Buffer.from('other').toString('base64') };
+    expect((await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'secret.txt', '--signature', signature], { cwd, env })).code).toBe(0);
+  });
+
+  it('takes both secrets of a rotation: --secret-file twice, or one secret per line', async () => {
+    const rotation = vectors.vectors.find((v) => v.secrets.length === 2)!;
+    const [newest, previous] = rotation.secrets as [string, string];
+    // A delivery signed with the previous secret only still verifies while both are given.
+    const headers = signPayload({ body: rotation.body, secret: previous, timestamp: Math.floor(Date.now() / 1000) });
+    const cwd = await capture({ 'body.json': rotation.body, 'new.txt': `${newest}\n`, 'old.txt': previous, 'both.txt': `${newest}\n\n${previous}\n`, 'headers.json': JSON.stringify(headers) });
+    const onlyNew = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'new.txt', '--headers-file', 'headers.json'], { cwd });
+    expect(onlyNew.code).toBe(1);
+    const twoFiles = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'new.txt', '--secret-file', 'old.txt', '--headers-file', 'headers.json'], { cwd });
+    expect(twoFiles.code, twoFiles.stderr).toBe(0);
+    const oneFile = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'both.txt', '--headers-file', 'headers.json'], { cwd });
+    expect(oneFile.code, oneFile.stderr).toBe(0);
+    const piped = await runCli(['webhooks', 'verify', 'body.json', '--secret-stdin', '--headers-file', 'headers.json'], { cwd, stdin: `${newest}\n${previous}\n` });
+    expect(piped.code, piped.stderr).toBe(0);
+  });
+
+  it('says when a secret file is empty or missing, without a stack', async () => {
+    const cwd = await capture({ 'body.json': vector.body, 'empty.txt': '\n' });
+    const empty = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'empty.txt', '--signature', signature], { cwd });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('--secret-file empty.txt is empty');
+    const missing = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'nope.txt', '--signature', signature], { cwd });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('Cannot read --secret-file nope.txt: ENOENT');
+  });
+
+  it('explains in --help where the secret comes from', async () => {
+    const help = await runCli(['webhooks', 'verify', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--secret-file <path>');
+    expect(help.stdout).toContain('--secret-stdin');
+    expect(help.stdout).toContain('LOYALTY_WEBHOOK_SECRET');
+    expect(help.stdout).toMatch(/never taken as a flag value/);
+    expect(help.stdout).not.toMatch(/--secret <whsec>/);
   });
 });
 

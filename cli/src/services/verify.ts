@@ -5,11 +5,12 @@ import { resolve } from 'node:path';
 import { verifySignature, verifyStandardWebhook, WebhookVerificationError } from '@loyalty/sdk/webhooks';
 import type { Context } from '../context.js';
 import { CliError, usageError } from '../errors.js';
-import { readSecretFile, readStdin } from '../secrets.js';
+import { readSecretLines, readStdin } from '../secrets.js';
+import type { Runtime } from '../runtime.js';
 
 export interface VerifyOptions {
-  secret: string[];
-  secretFile?: string;
+  secretFile: string[];
+  secretStdin?: boolean;
   signature?: string;
   headersFile?: string;
   tolerance: string;
@@ -74,15 +75,38 @@ export function verifyDelivery(
   return checks;
 }
 
+/** What reads stdin, in the order the usage error names them; only one of them can. */
+function stdinReaders(file: string | undefined, options: VerifyOptions): string[] {
+  return [
+    ...(options.secretStdin || options.secretFile.includes('-') ? ['secret'] : []),
+    ...((file ?? '-') === '-' ? ['body'] : []),
+    ...(options.headersFile === '-' ? ['headers'] : []),
+  ];
+}
+
+/** Secrets from files and stdin (several for a rotation); LOYALTY_WEBHOOK_SECRET when none is given. */
+async function webhookSecrets(runtime: Runtime, options: VerifyOptions): Promise<string[]> {
+  const secrets: string[] = [];
+  for (const path of options.secretFile) if (path !== '-') secrets.push(...(await readSecretLines(path, runtime, '--secret-file')));
+  if (options.secretStdin || options.secretFile.includes('-')) {
+    secrets.push(...(await readSecretLines('-', runtime, options.secretStdin ? '--secret-stdin' : '--secret-file')));
+  }
+  if (secrets.length === 0 && runtime.env.LOYALTY_WEBHOOK_SECRET) secrets.push(runtime.env.LOYALTY_WEBHOOK_SECRET);
+  if (secrets.length === 0) throw usageError('No secret given.', 'Pass --secret-file <path> or --secret-stdin, or set LOYALTY_WEBHOOK_SECRET.');
+  return secrets;
+}
+
 export async function verifyCommand(ctx: Context, file: string | undefined, options: VerifyOptions): Promise<void> {
-  const secrets = [...options.secret];
-  if (options.secretFile) secrets.push(await readSecretFile(options.secretFile, ctx.runtime, '--secret-file'));
-  if (secrets.length === 0 && ctx.runtime.env.LOYALTY_WEBHOOK_SECRET) secrets.push(ctx.runtime.env.LOYALTY_WEBHOOK_SECRET);
-  if (secrets.length === 0) throw usageError('No secret given.', 'Pass --secret whsec_…, --secret-file <path>, or set LOYALTY_WEBHOOK_SECRET.');
   if (Boolean(options.signature) === Boolean(options.headersFile)) throw usageError('Pass exactly one of --signature and --headers-file.');
   const tolerance = Number(options.tolerance);
   if (!Number.isFinite(tolerance) || tolerance < 0) throw usageError('--tolerance must be a number of seconds.');
-  if ((file ?? '-') === '-' && options.headersFile === '-') throw usageError('stdin cannot hold both the body and the headers.');
+  const [first, second] = stdinReaders(file, options);
+  if (second) {
+    throw usageError(`stdin cannot hold both the ${first} and the ${second}.`, first === 'secret'
+      ? `Pass the ${second} as a file, or the secret with --secret-file <path> or LOYALTY_WEBHOOK_SECRET.`
+      : 'Pass one of them as a file.');
+  }
+  const secrets = await webhookSecrets(ctx.runtime, options);
 
   const readBytes = async (path: string): Promise<Buffer> => {
     try {
