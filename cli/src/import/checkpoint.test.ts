@@ -1,4 +1,4 @@
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempConfigHome } from '../testing/run-cli.js';
@@ -26,6 +26,18 @@ describe('CheckpointWriter', () => {
     expect(await readdir(join(dir, 'imports'))).toEqual(['x.json']);
     await writer.remove();
     expect(await readCheckpoint(path)).toBeUndefined();
+  });
+
+  it('stays 0600 when it replaces a wider checkpoint or a stale temp file of an earlier process with the same pid', async () => {
+    const dir = await tempConfigHome();
+    const path = join(dir, 'x.json');
+    await writeFile(path, JSON.stringify(state()));
+    await chmod(path, 0o644);
+    await writeFile(`${path}.${process.pid}.tmp`, 'left over');
+    await chmod(`${path}.${process.pid}.tmp`, 0o644);
+    await new CheckpointWriter(path, state()).acknowledge(0, { new: 1, found: 0, rejected: [] });
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    expect(Object.keys((await readCheckpoint(path))!.acknowledged)).toEqual(['0']);
   });
 
   it('reports a damaged checkpoint with a way out', async () => {

@@ -56,6 +56,9 @@ async function writeAtomically(path: string, content: string): Promise<void> {
   const temp = `${path}.${process.pid}.tmp`;
   const handle = await open(temp, 'w', 0o600);
   try {
+    // The mode above applies only to a new file; a temp file left by a crashed process that
+    // had the same pid keeps its own. The rename then makes the checkpoint this file.
+    await handle.chmod(0o600);
     await handle.writeFile(content);
     await handle.sync();
   } finally {

@@ -1,6 +1,9 @@
+import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
-import { defaultRejectsPath, renderRejects } from './rejects.js';
+import { tempConfigHome } from '../testing/run-cli.js';
+import { defaultRejectsPath, renderRejects, writeRejects } from './rejects.js';
 
 describe('renderRejects', () => {
   const rows = [
@@ -33,5 +36,25 @@ describe('defaultRejectsPath', () => {
     expect(defaultRejectsPath('data/members.csv', 'csv')).toBe('data/members.rejects.csv');
     expect(defaultRejectsPath('members.jsonl', 'jsonl')).toBe('members.rejects.jsonl');
     expect(defaultRejectsPath('-', 'csv')).toBe('loyalty-import-rejects.csv');
+  });
+});
+
+describe('writeRejects', () => {
+  const rows = [{ line: 2, fields: { email: 'ada@example' }, error: 'bad' }];
+
+  it('creates the file readable by its owner only (0600): rejected rows are personal data', async () => {
+    const path = join(await tempConfigHome(), 'members.rejects.csv');
+    await writeRejects(path, 'csv', ['email'], rows);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    expect(parse(await readFile(path, 'utf8'))).toEqual([['email', 'error'], ['ada@example', 'line 2: bad']]);
+  });
+
+  it('tightens an existing rejects file of a wider mode to 0600 and replaces its content', async () => {
+    const path = join(await tempConfigHome(), 'members.rejects.csv');
+    await writeFile(path, 'a much longer earlier content that must not survive\n'.repeat(10));
+    await chmod(path, 0o644);
+    await writeRejects(path, 'csv', ['email'], rows);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    expect(parse(await readFile(path, 'utf8'))).toEqual([['email', 'error'], ['ada@example', 'line 2: bad']]);
   });
 });

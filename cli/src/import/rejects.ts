@@ -1,7 +1,8 @@
 // Writes rejected rows in the input's own format with the original columns plus `error`,
 // so the file can be fixed and imported again as it is (the `error` column is not mapped).
-import { writeFile } from 'node:fs/promises';
+// The rows are personal data: the file is written 0600, also when it already existed.
 import { stringify } from 'csv-stringify/sync';
+import { writePrivateData } from '../private-file.js';
 import type { InputFormat } from './parse.js';
 import type { RejectedRow } from './validate.js';
 
@@ -40,5 +41,5 @@ export async function writeRejects(
   columns: readonly string[],
   rows: readonly RejectedRow[],
 ): Promise<void> {
-  await writeFile(path, renderRejects(format, columns, rows));
+  await writePrivateData(path, renderRejects(format, columns, rows));
 }

@@ -1,11 +1,12 @@
 // `loyalty members export`: the whole member list of a brand, page by page, streamed as CSV or
 // JSON Lines to stdout or a file, so memory stays flat however large the brand is.
-import { createWriteStream } from 'node:fs';
+import type { WriteStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { once } from 'node:events';
 import type { components } from '@loyalty/sdk';
 import type { Context } from '../context.js';
 import { usageError } from '../errors.js';
+import { openPrivateFile } from '../private-file.js';
 import { formatCount } from '../ui/format.js';
 import { apiFailure } from './api.js';
 
@@ -29,7 +30,8 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
   const perPage = Number(options.perPage);
   if (!Number.isInteger(perPage) || perPage < 1 || perPage > 1000) throw usageError('--per-page must be 1 to 1000.');
 
-  const target = options.output && options.output !== '-' ? createWriteStream(resolve(ctx.runtime.cwd, options.output)) : ctx.runtime.stdout;
+  // A file of members is personal data: 0600, like the rejects file of an import.
+  const target = options.output && options.output !== '-' ? (await openPrivateFile(resolve(ctx.runtime.cwd, options.output))).createWriteStream() : ctx.runtime.stdout;
   const write = async (text: string): Promise<void> => {
     if (!target.write(text)) await once(target, 'drain');
   };
@@ -59,6 +61,7 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
       }
     }
   } catch (error) {
+    if (target !== ctx.runtime.stdout) (target as WriteStream).destroy(); // closes the file
     if (isLoyaltyError(error) && !ctx.signal.aborted) throw apiFailure(ctx, error);
     throw error;
   }

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { http, HttpResponse } from 'msw';
@@ -60,6 +60,7 @@ describe('loyalty members export', { timeout: 20_000 }, () => {
     const lines = (await readFile(join(dir, 'out.jsonl'), 'utf8')).trim().split('\n');
     expect(lines).toHaveLength(2500);
     expect(JSON.parse(lines[0]!)).toMatchObject({ email: 'm0@example.com', identifier: '00000000-0000-4000-9000-000000000000' });
+    expect((await stat(join(dir, 'out.jsonl'))).mode & 0o777, 'an export is personal data: 0600').toBe(0o600);
   });
 });
 
