@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -22,6 +22,8 @@ describe('loyalty login', { timeout: 20_000 }, () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toContain(`✔ Logged in to ${API} with client acme-admin (profile "default"`);
     expect((await readConfig(home)).profiles.default).toEqual({ client_id: 'acme-admin', client_secret: 'acme-admin-secret', api_url: API, brand: 'brand-acme' });
+    expect((await stat(join(home, 'loyalty', 'config.json'))).mode & 0o777, 'the profile holds the secret: 0600').toBe(0o600);
+    expect((await stat(join(home, 'loyalty'))).mode & 0o777).toBe(0o700);
     // and later commands use them
     expect((await runCli(['tags', 'list', '--json'], { env: { XDG_CONFIG_HOME: home } })).code).toBe(0);
   });
