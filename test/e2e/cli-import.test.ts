@@ -2,7 +2,7 @@
 // A 10,000-row CSV with 13 bad rows is killed (SIGKILL) after its first acknowledged batch and
 // resumed; the brand must end up with exactly the valid rows, once each.
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -60,6 +60,9 @@ afterAll(async () => {
   await live?.close();
 });
 
+/** Permission bits of a file in the sandbox. */
+const fileMode = async (name: string): Promise<number> => (await stat(path.resolve(cli.dir, name))).mode & 0o777;
+
 /** Members of brand-acme whose e-mail is like `pattern` (the big file's are member…@). */
 const brandMembers = async (pattern = 'member%'): Promise<number> =>
   Number((await live.db.sql`SELECT count(*)::int AS n FROM brand_members bm JOIN members m ON m.id = bm.member_id
@@ -71,6 +74,7 @@ it('--dry-run validates every row, writes the rejects file and creates nothing',
   expect(result.code, describeRun(result)).toBe(3);
   expect(result.stdout).toContain(`Checked members.csv: 10,000 rows, 9,987 valid, in 5 batches (dry run, nothing sent).`);
   expect(result.stdout).toMatch(/rejected\s+13\s+→ members\.rejects\.csv/);
+  expect(await fileMode('members.rejects.csv'), 'rejected rows are personal data').toBe(0o600);
   expect(await brandMembers('%')).toBe(0);
   expect(Number((await live.db.sql`SELECT count(*)::int AS n FROM members`)[0]!.n)).toBe(0);
   expect(existsSync(path.join(cli.dir, 'config/loyalty/imports'))).toBe(false);
@@ -123,6 +127,7 @@ it('survives SIGKILL mid-way: --resume creates exactly the valid rows once, exit
   // (The server may still finish a batch that was in flight at the kill: the resume must cope.)
   const afterKill = await brandMembers();
   const stillSaved = JSON.parse(await readFile(checkpoint, 'utf8')) as { acknowledged: Record<string, unknown> };
+  expect(await fileMode(checkpoint), 'the checkpoint holds rejected rows\' errors: 0600').toBe(0o600);
   const savedBatches = Object.keys(stillSaved.acknowledged).length;
   expect(savedBatches, 'the checkpoint must show an unfinished import').toBeLessThan(batchCount);
   expect(afterKill).toBeGreaterThan(0);
@@ -175,6 +180,7 @@ it('survives SIGKILL mid-way: --resume creates exactly the valid rows once, exit
   // The rejects file: the original columns plus `error`, exactly the bad rows, in file order.
   const rejects = parse(await readFile(path.join(cli.dir, 'members.rejects.csv'), 'utf8'), { columns: true }) as Array<Record<string, string>>;
   const header = (await readFile(path.join(cli.dir, 'members.rejects.csv'), 'utf8')).split('\n')[0];
+  expect(await fileMode('members.rejects.csv')).toBe(0o600);
   expect(header).toBe([...COLUMNS, 'error'].join(','));
   const badRows = [...bad.keys()].sort((a, b) => a - b);
   expect(rejects).toHaveLength(bad.size);

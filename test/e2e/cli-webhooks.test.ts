@@ -91,16 +91,31 @@ it('webhooks verify accepts a delivery captured from the real server and explain
     for (let i = 0; i < delivery.rawHeaders.length; i += 2) headerLines.push(`${delivery.rawHeaders[i]}: ${delivery.rawHeaders[i + 1]}`);
     await writeFile(path.join(cli.dir, 'headers.txt'), headerLines.join('\n') + '\n');
     await writeFile(path.join(cli.dir, 'body.json'), delivery.body);
-    await writeFile(path.join(cli.dir, 'secret.txt'), `${secret}\n`);
+    await writeFile(path.join(cli.dir, 'secret.txt'), `${secret}\n`, { mode: 0o600 });
 
-    const valid = await cli.run(['webhooks', 'verify', 'body.json', '--secret', secret, '--headers-file', 'headers.txt']);
-    expect(valid.code, describeRun(valid)).toBe(0);
-    expect(valid.stdout).toBe('✔ Loyalty-Signature: valid\n✔ webhook-signature: valid\n');
-    const fromFile = await cli.run(['webhooks', 'verify', '--secret-file', 'secret.txt', '--signature', String(delivery.headers['loyalty-signature'])], { input: delivery.body.toString('utf8') });
+    // The secret from a file, from stdin, or from the environment: each verifies the real delivery.
+    const fromFile = await cli.run(['webhooks', 'verify', 'body.json', '--secret-file', 'secret.txt', '--headers-file', 'headers.txt']);
     expect(fromFile.code, describeRun(fromFile)).toBe(0);
+    expect(fromFile.stdout).toBe('✔ Loyalty-Signature: valid\n✔ webhook-signature: valid\n');
+    const fromStdin = await cli.run(['webhooks', 'verify', 'body.json', '--secret-stdin', '--headers-file', 'headers.txt'], { input: `${secret}\n` });
+    expect(fromStdin.code, describeRun(fromStdin)).toBe(0);
+    expect(fromStdin.stdout).toBe('✔ Loyalty-Signature: valid\n✔ webhook-signature: valid\n');
+    const fromEnv = await cli.run(['webhooks', 'verify', '--signature', String(delivery.headers['loyalty-signature'])], { input: delivery.body.toString('utf8'), env: { LOYALTY_WEBHOOK_SECRET: secret } });
+    expect(fromEnv.code, describeRun(fromEnv)).toBe(0);
+    expect(fromEnv.stdout).toBe('✔ Loyalty-Signature: valid\n');
+
+    // The secret as a flag value would be in the process list: refused before anything is read.
+    const onArgv = await cli.run(['webhooks', 'verify', 'body.json', '--secret', secret, '--headers-file', 'headers.txt']);
+    expect(onArgv.code, describeRun(onArgv)).toBe(2);
+    expect(onArgv.stdout).toBe('');
+    expect(onArgv.stderr).toContain('--secret does not take the signing secret as a value');
+    expect(onArgv.stderr).toContain('process list');
+    expect(onArgv.stderr).toMatch(/→ Give it with --secret-file <path>, --secret-stdin, or the LOYALTY_WEBHOOK_SECRET environment variable\./);
+    expect(onArgv.stderr).not.toContain(secret);
 
     const wrongSecret = `whsec_${randomBytes(32).toString('base64')}`;
-    const wrong = await cli.run(['webhooks', 'verify', 'body.json', '--secret', wrongSecret, '--headers-file', 'headers.txt']);
+    await writeFile(path.join(cli.dir, 'wrong-secret.txt'), `${wrongSecret}\n`, { mode: 0o600 });
+    const wrong = await cli.run(['webhooks', 'verify', 'body.json', '--secret-file', 'wrong-secret.txt', '--headers-file', 'headers.txt']);
     expect(wrong.code, describeRun(wrong)).toBe(1);
     expect(wrong.stdout).toContain('✖ Loyalty-Signature: invalid — the body was changed or the secret is wrong');
     expect(wrong.stderr).toContain('The delivery does not verify: the body was changed or the secret is wrong.');
@@ -109,14 +124,14 @@ it('webhooks verify accepts a delivery captured from the real server and explain
     const changed = Buffer.from(delivery.body.toString('utf8').replace('"brand-acme"', '"brand-evil"'));
     expect(changed.equals(delivery.body)).toBe(false);
     await writeFile(path.join(cli.dir, 'changed.json'), changed);
-    const tampered = await cli.run(['webhooks', 'verify', 'changed.json', '--secret', secret, '--headers-file', 'headers.txt']);
+    const tampered = await cli.run(['webhooks', 'verify', 'changed.json', '--secret-file', 'secret.txt', '--headers-file', 'headers.txt']);
     expect(tampered.code, describeRun(tampered)).toBe(1);
     expect(tampered.stdout).toContain('✖ Loyalty-Signature: invalid — the body was changed or the secret is wrong');
     expect(tampered.stdout).toContain('✖ webhook-signature: invalid — the body was changed or the secret is wrong');
 
     // One byte more (a newline an editor added) is a change too.
     await writeFile(path.join(cli.dir, 'newline.json'), Buffer.concat([delivery.body, Buffer.from('\n')]));
-    const newline = await cli.run(['webhooks', 'verify', 'newline.json', '--secret', secret, '--headers-file', 'headers.txt']);
+    const newline = await cli.run(['webhooks', 'verify', 'newline.json', '--secret-file', 'secret.txt', '--headers-file', 'headers.txt']);
     expect(newline.code, describeRun(newline)).toBe(1);
     expect(newline.stderr).toContain('ends with a newline');
   } finally {
