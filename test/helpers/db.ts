@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { inject } from 'vitest';
-import { createPool, type Sql } from '../../server/src/db/pool.js';
+import { createPool, unixSocketOf, type Sql } from '../../server/src/db/pool.js';
 
 export type TestDatabase = { url: string; sql: Sql; drop: () => Promise<void> };
 
@@ -9,7 +9,7 @@ export type TestDatabase = { url: string; sql: Sql; drop: () => Promise<void> };
 export async function createTestDatabase(): Promise<TestDatabase> {
   const adminUrl = inject('pgAdminUrl');
   const name = `t_${randomBytes(6).toString('hex')}`;
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  const admin = postgres(adminUrl, { ...unixSocketOf(adminUrl), max: 1, onnotice: () => {} });
   try {
     for (let attempt = 0; ; attempt++) {
       try {
@@ -31,7 +31,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     sql,
     drop: async () => {
       await sql.end({ timeout: 5 });
-      const a = postgres(adminUrl, { max: 1, onnotice: () => {} });
+      const a = postgres(adminUrl, { ...unixSocketOf(adminUrl), max: 1, onnotice: () => {} });
       await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => a.end());
     },
   };

