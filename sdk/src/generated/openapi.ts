@@ -892,15 +892,19 @@ export interface paths {
          *
          *     Rules: `url` must be `https://` on a public host; plain `http`, localhost, private network
          *     addresses and URLs with credentials are a `422` (`http` and local addresses are accepted only when
-         *     the server runs in local development mode, `LOYALTY_WEBHOOK_ALLOW_INSECURE=1`). Unknown events are
-         *     a `422`. A `secret` in the body is ignored. At most 20 subscriptions per organization.
+         *     the server runs in local development mode, `LOYALTY_WEBHOOK_ALLOW_INSECURE=1`). The port must be
+         *     443 (the default) or a port from 1024 up that is not a well-known service port (the list is in the
+         *     description of `url` below); another port is a `422` on `url`. Development mode also accepts port
+         *     80, and any port on a loopback or private address. Unknown events are a `422`. A `secret` in the
+         *     body is ignored. At most 20 subscriptions per organization.
          *     `organization_id` is required only when the token has access to more than one organization.
          *
          *     **Decisions:** `201`. The 21st subscription is a `422` with `error: subscription_limit_reached`.
          *     A missing `organization_id` with several organizations is a `422` on `organization_id`; an
          *     organization the token cannot access is a `404`. Repeated event types count once. The secret is
-         *     `whsec_` followed by the base64 of 32 random bytes. The host is checked again when each delivery is
-         *     sent (DNS answers in private ranges are refused then).
+         *     `whsec_` followed by the base64 of 32 random bytes. The host and port are checked again when each
+         *     delivery is sent (DNS answers in private ranges, and a stored URL whose port breaks the rule, are
+         *     refused then: the attempt is logged with error `address_not_allowed`).
          */
         post: operations["createWebhookSubscription"];
         delete?: never;
@@ -975,7 +979,8 @@ export interface paths {
          *     received; `failed`: final 4xx, or all 8 attempts used). `limit` is 1 to 100 (default 20).
          *     `next_cursor` is an opaque string for `after`, `null` on the last page. `error` is a short code such
          *     as `timeout`, `connection_error`, `redirect_not_followed`, `http_status` or `address_not_allowed`;
-         *     `response_snippet` holds at most the first 512 characters of the response body.
+         *     `response_snippet` holds at most 64 characters from the start of a text response body, on one
+         *     printable line (see WebhookDeliveryAttempt).
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -1978,7 +1983,18 @@ export interface components {
         CreateWebhookSubscriptionRequest: {
             /**
              * Format: uri
-             * @description `https://` URL on a public host, without credentials.
+             * @description `https://` URL on a public host, without credentials, on port 443 (the default) or a port from
+             *     1024 up that is not one of these well-known service ports (databases, caches, message brokers,
+             *     cluster control planes, remote administration, proxies, and the Fetch standard's bad ports):
+             *     1080, 1099, 1433, 1434, 1521, 1719, 1720, 1723, 1883, 2049, 2181, 2375, 2376, 2377, 2379, 2380,
+             *     2483, 2484, 3050, 3128, 3268, 3269, 3306, 3389, 3659, 4045, 4190, 4222, 4243, 4369, 4646, 4647,
+             *     4648, 5060, 5061, 5432, 5601, 5671, 5672, 5900, 5984, 5985, 5986, 6000, 6066, 6222, 6379, 6380,
+             *     6432, 6443, 6566, 6650, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 6984, 7000, 7001, 7002, 7077,
+             *     7199, 7474, 7687, 8001, 8009, 8020, 8083, 8086, 8088, 8091, 8123, 8161, 8200, 8201, 8300, 8301,
+             *     8302, 8500, 8501, 8502, 8529, 8600, 8883, 8983, 9000, 9009, 9042, 9090, 9092, 9093, 9094, 9100,
+             *     9160, 9200, 9300, 9440, 9870, 10000, 10080, 10250, 10255, 10256, 10257, 10259, 11210, 11211,
+             *     15672, 16379, 25672, 26379, 27017, 27018, 27019, 28015, 33060, 50000, 50070, 61613, 61614, 61616.
+             *     In local development mode also `http://`, port 80, and any port on a loopback or private address.
              */
             url: string;
             events: components["schemas"]["EventType"][];
@@ -2023,7 +2039,12 @@ export interface components {
             /** @description Short error code (`timeout`, `connection_error`, `redirect_not_followed`, `http_status`, `address_not_allowed`); null on success. */
             error: string | null;
             duration_ms: number;
-            /** @description Start of the response body (at most 512 characters). */
+            /**
+             * @description Start of the response body, at most 64 characters on one printable line: whitespace runs
+             *     become one space, control and other unprintable characters U+FFFD. Kept only for a text body
+             *     (`text/*`, JSON, XML or form content type, or none and valid UTF-8); null for other bodies,
+             *     an empty body or no response. The status is in `status_code` whatever the body.
+             */
             response_snippet: string | null;
             /** Format: date-time */
             attempted_at: string;

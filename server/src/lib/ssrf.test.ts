@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkWebhookUrl, checkWebhookUrlSyntax, createCheckedLookup, isPublicAddress, type Resolver } from './ssrf.js';
+import { addressPolicyOf, checkWebhookUrl, checkWebhookUrlSyntax, createCheckedLookup, isLocalAddress, isPublicAddress, type Resolver } from './ssrf.js';
 
 const resolverTo = (...addresses: string[]): Resolver & { calls: string[] } => {
   const calls: string[] = [];
@@ -67,6 +67,69 @@ describe('checkWebhookUrlSyntax', () => {
   });
 });
 
+describe('isLocalAddress', () => {
+  it.each(['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '::1', 'fd12:3456::1', '::ffff:192.168.0.7'])('counts %s as local', (address) => {
+    expect(isLocalAddress(address)).toBe(true);
+  });
+  it.each(['8.8.8.8', '169.254.169.254', 'fe80::1', '100.64.0.1', '0.0.0.0', '224.0.0.1', '2606:4700:4700::1111', 'nope'])('does not count %s', (address) => {
+    expect(isLocalAddress(address)).toBe(false);
+  });
+});
+
+describe('the port rule', () => {
+  const strict = { allowInsecure: false };
+  const dev = { allowInsecure: true };
+  const port = 'port 443, or a port from 1024 up';
+
+  it.each(['https://hooks.example.com:0/x', 'https://hooks.example.com:22/x', 'https://hooks.example.com:80/x', 'https://hooks.example.com:1023/x',
+    'https://hooks.example.com:6379/x', 'https://hooks.example.com:5432/x', 'https://hooks.example.com:11211/x', 'https://hooks.example.com:2375/x',
+    'https://8.8.8.8:9200/x', 'https://[2606:4700:4700::1111]:27017/x'])('refuses %s', (url) => {
+    expect(() => checkWebhookUrlSyntax(url, strict)).toThrow(port);
+  });
+
+  it.each(['https://hooks.example.com/x', 'https://hooks.example.com:443/x', 'https://hooks.example.com:1024/x', 'https://hooks.example.com:8443/x',
+    'https://hooks.example.com:8080/x', 'https://hooks.example.com:65535/x'])('accepts %s', (url) => {
+    expect(checkWebhookUrlSyntax(url, strict)).toBeInstanceOf(URL);
+  });
+
+  it('keeps 80 in development mode, and any port but 0 on a loopback or private address', () => {
+    expect(checkWebhookUrlSyntax('http://hooks.example.com/x', dev)).toBeInstanceOf(URL);
+    expect(checkWebhookUrlSyntax('http://hooks.example.com:80/x', dev)).toBeInstanceOf(URL);
+    for (const url of ['http://127.0.0.1:6379/x', 'http://10.0.0.5:22/x', 'http://[::1]:5432/x', 'http://192.168.1.20:9/x']) {
+      expect(checkWebhookUrlSyntax(url, dev), url).toBeInstanceOf(URL);
+    }
+    for (const url of ['http://8.8.8.8:6379/x', 'https://8.8.8.8:22/x', 'http://169.254.169.254:9200/x', 'http://127.0.0.1:0/x']) {
+      expect(() => checkWebhookUrlSyntax(url, dev), url).toThrow(port);
+    }
+  });
+
+  it('in development mode, a name on such a port must resolve to loopback or private addresses only', async () => {
+    await expect(checkWebhookUrl('http://receiver:6379/x', { ...dev, resolve: resolverTo('127.0.0.1', '::1') })).resolves.toBeInstanceOf(URL);
+    await expect(checkWebhookUrl('http://receiver:6379/x', { ...dev, resolve: resolverTo('172.18.0.4') })).resolves.toBeInstanceOf(URL);
+    await expect(checkWebhookUrl('http://hooks.example.com:6379/x', { ...dev, resolve: resolverTo('93.184.216.34') })).rejects.toThrow(port);
+    await expect(checkWebhookUrl('http://hooks.example.com:6379/x', { ...dev, resolve: resolverTo('127.0.0.1', '93.184.216.34') })).rejects.toThrow(port);
+    const failing: Resolver = (_h, _o, cb) => cb(Object.assign(new Error('nx'), { code: 'ENOTFOUND' }), []);
+    await expect(checkWebhookUrl('http://nx.example.com:6379/x', { ...dev, resolve: failing })).rejects.toThrow(port);
+    // An allowed port asks no resolver in development mode.
+    const resolve = resolverTo('93.184.216.34');
+    await expect(checkWebhookUrl('http://hooks.example.com:8080/x', { ...dev, resolve })).resolves.toBeInstanceOf(URL);
+    expect(resolve.calls).toEqual([]);
+  });
+
+  it('gives the send-time policy of a stored URL', () => {
+    const policy = (url: string, options: { allowInsecure: boolean }) => addressPolicyOf(new URL(url), options);
+    expect(policy('https://hooks.example.com/x', strict)).toBe('public');
+    expect(policy('https://hooks.example.com:8443/x', strict)).toBe('public');
+    expect(policy('https://hooks.example.com:6379/x', strict)).toBeNull();
+    expect(policy('http://hooks.example.com/x', strict)).toBeNull();
+    expect(policy('http://hooks.example.com/x', dev)).toBe('any');
+    expect(policy('http://hooks.example.com:3000/x', dev)).toBe('any');
+    expect(policy('http://hooks.example.com:6379/x', dev)).toBe('local');
+    expect(policy('http://hooks.example.com:0/x', dev)).toBeNull();
+    expect(policy('ftp://hooks.example.com/x', dev)).toBeNull();
+  });
+});
+
 describe('checkWebhookUrl (create time)', () => {
   it('refuses a name whose DNS answers include a non-public address', async () => {
     await expect(checkWebhookUrl('https://hooks.example.com/x', { allowInsecure: false, resolve: resolverTo('127.0.0.1') })).rejects.toThrow('public host');
@@ -87,14 +150,21 @@ describe('createCheckedLookup (send time)', () => {
 
   it('refuses when any answer is not public (a rebinding name), resolving once', async () => {
     const resolve = resolverTo('8.8.8.8', '127.0.0.1');
-    const { error } = await lookupOnce(createCheckedLookup({ allowInsecure: false, resolve }), true);
+    const { error } = await lookupOnce(createCheckedLookup({ policy: 'public', resolve }), true);
     expect(error?.message).toMatch(/not a public address/);
     expect(resolve.calls).toEqual(['hooks.example.com']);
   });
 
   it('hands the checked addresses to the socket in both callback forms', async () => {
-    const lookup = createCheckedLookup({ allowInsecure: false, resolve: resolverTo('93.184.216.34') });
+    const lookup = createCheckedLookup({ policy: 'public', resolve: resolverTo('93.184.216.34') });
     expect(await lookupOnce(lookup, true)).toEqual({ error: null, address: [{ address: '93.184.216.34', family: 4 }], family: undefined });
     expect(await lookupOnce(lookup, false)).toEqual({ error: null, address: '93.184.216.34', family: 4 });
+  });
+
+  it('with the local policy (development mode, a port public hosts may not get) refuses a public answer', async () => {
+    const local = createCheckedLookup({ policy: 'local', resolve: resolverTo('127.0.0.1', '93.184.216.34') });
+    expect((await lookupOnce(local, true)).error?.message).toMatch(/not a loopback or private address/);
+    const ok = createCheckedLookup({ policy: 'local', resolve: resolverTo('127.0.0.1') });
+    expect(await lookupOnce(ok, false)).toEqual({ error: null, address: '127.0.0.1', family: 4 });
   });
 });

@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { isAllowedWebhookPort, portOf } from './webhook-ports.js';
 
 /**
  * Server-side request forgery guards for webhook URLs: which URLs may be subscribed, which
@@ -18,8 +19,8 @@ export class AddressNotAllowedError extends Error {
   readonly code = 'ERR_ADDRESS_NOT_ALLOWED';
   readonly host: string;
   readonly address: string;
-  constructor(host: string, address: string) {
-    super(`${host} resolves to ${address}, which is not a public address.`);
+  constructor(host: string, address: string, policy: AddressPolicy = 'public') {
+    super(`${host} resolves to ${address}, which is not a ${policy === 'local' ? 'loopback or private' : 'public'} address.`);
     this.host = host;
     this.address = address;
   }
@@ -53,15 +54,54 @@ export function isPublicAddress(address: string): boolean {
 
 const embeddedIPv4 = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
 
+/**
+ * True for a loopback or private address (127/8, RFC 1918, ::1, fc00::/7, and IPv4-mapped forms
+ * of these): where a developer's own receiver listens. Link-local (cloud metadata at
+ * 169.254.169.254) and the other special ranges are not local in this sense.
+ */
+export function isLocalAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  const parsed = ipaddr.parse(address.replace(/^\[|\]$/g, '').replace(/%.*$/, ''));
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) return isLocalAddress((parsed as ipaddr.IPv6).toIPv4Address().toString());
+  return ['loopback', 'private', 'uniqueLocal'].includes(parsed.range());
+}
+
+/**
+ * Which addresses a delivery may connect to: `public` ones (the rule), `any` (development mode),
+ * or only `local` ones (development mode on a port that public hosts may not be sent to).
+ */
+export type AddressPolicy = 'public' | 'local' | 'any';
+
+export const addressAllowed = (policy: AddressPolicy, address: string): boolean =>
+  policy === 'any' || (policy === 'public' ? isPublicAddress(address) : isLocalAddress(address));
+
+/**
+ * The addresses a delivery to this URL may connect to, or null when it may not be sent at all:
+ * a scheme other than https (http too in development mode), or a port that webhook-ports.ts
+ * does not allow (in development mode such a port is still fine on a loopback or private
+ * address). Checked at send time too, so a stored URL that breaks the rule is never sent to.
+ */
+export function addressPolicyOf(url: URL, { allowInsecure }: { allowInsecure: boolean }): AddressPolicy | null {
+  const schemes = allowInsecure ? ['https:', 'http:'] : ['https:'];
+  if (!schemes.includes(url.protocol)) return null;
+  const port = portOf(url);
+  if (isAllowedWebhookPort(port, { allowInsecure })) return allowInsecure ? 'any' : 'public';
+  return allowInsecure && port !== 0 ? 'local' : null;
+}
+
 /** Host names that never name a public host. */
 const LOCAL_NAME = /(^|\.)(localhost|local|localdomain|internal|intranet|lan|home\.arpa|corp)$/i;
 
 export class WebhookUrlError extends Error {}
 
+const PORT_RULE = 'The url must use port 443, or a port from 1024 up that is not a well-known service port (see the API description).';
+
 /**
  * The syntax rules of a subscription URL: `https://` (or `http://` in development mode), no
- * credentials, and unless in development mode a host that is not an IP address outside the public
- * ranges, not a local name (`localhost`, `*.local`, single labels, …).
+ * credentials, a port that webhook-ports.ts allows, and unless in development mode a host that
+ * is not an IP address outside the public ranges, not a local name (`localhost`, `*.local`,
+ * single labels, …). In development mode another port is fine on a loopback or private address
+ * (a name's addresses are checked by checkWebhookUrl).
  */
 export function checkWebhookUrlSyntax(raw: string, { allowInsecure }: { allowInsecure: boolean }): URL {
   let url: URL;
@@ -73,8 +113,10 @@ export function checkWebhookUrlSyntax(raw: string, { allowInsecure }: { allowIns
   if (url.username || url.password) throw new WebhookUrlError('The url must not contain credentials.');
   const schemes = allowInsecure ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol)) throw new WebhookUrlError('The url must use https on a public host.');
-  if (allowInsecure) return url;
   const host = hostOf(url);
+  const policy = addressPolicyOf(url, { allowInsecure });
+  if (!policy || (policy === 'local' && isIP(host) && !isLocalAddress(host))) throw new WebhookUrlError(PORT_RULE);
+  if (allowInsecure) return url;
   if (isIP(host)) {
     if (!isPublicAddress(host)) throw new WebhookUrlError('The url must use https on a public host.');
   } else if (LOCAL_NAME.test(host.replace(/\.$/, '')) || !host.replace(/\.$/, '').includes('.')) {
@@ -84,14 +126,18 @@ export function checkWebhookUrlSyntax(raw: string, { allowInsecure }: { allowIns
 }
 
 /**
- * The syntax rules, then (unless in development mode) the host's DNS answers: a name that
- * resolves to a non-public address is refused. A name that does not resolve (yet) is accepted:
- * the address is checked again at every delivery, which is the check that counts.
+ * The syntax rules, then the host's DNS answers where they decide: a name that resolves to a
+ * non-public address is refused. A name that does not resolve (yet) is accepted: the address is
+ * checked again at every delivery, which is the check that counts. In development mode, a name
+ * on a port that public hosts may not be sent to must resolve, to loopback or private addresses
+ * only.
  */
 export async function checkWebhookUrl(raw: string, options: { allowInsecure: boolean; resolve?: Resolver; timeoutMs?: number }): Promise<URL> {
   const url = checkWebhookUrlSyntax(raw, options);
   const host = hostOf(url);
-  if (options.allowInsecure || isIP(host)) return url;
+  if (isIP(host)) return url;
+  const policy = addressPolicyOf(url, options);
+  if (policy === 'any') return url;
   const addresses = await new Promise<LookupAddress[]>((resolve) => {
     const timer = setTimeout(() => resolve([]), options.timeoutMs ?? 2000);
     (options.resolve ?? systemResolver)(host, { all: true }, (error, found) => {
@@ -99,6 +145,10 @@ export async function checkWebhookUrl(raw: string, options: { allowInsecure: boo
       resolve(error ? [] : found);
     });
   });
+  if (policy === 'local') {
+    if (!addresses.length || addresses.some((a) => !isLocalAddress(a.address))) throw new WebhookUrlError(PORT_RULE);
+    return url;
+  }
   const refused = addresses.find((a) => !isPublicAddress(a.address));
   if (refused) throw new WebhookUrlError('The url must use https on a public host.');
   return url;
@@ -111,19 +161,18 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
 
 /**
  * A `lookup` for `net.connect`/`tls.connect` (undici's `connect` options): resolves once, refuses
- * the connection when any answer is not public (unless `allowInsecure`), and hands the checked
- * addresses to the socket, which connects to them without resolving again.
+ * the connection when any answer is outside the policy (`public` addresses, only `local` ones, or
+ * `any`), and hands the checked addresses to the socket, which connects to them without
+ * resolving again.
  */
-export function createCheckedLookup({ allowInsecure, resolve = systemResolver }: { allowInsecure: boolean; resolve?: Resolver }) {
+export function createCheckedLookup({ policy, resolve = systemResolver }: { policy: AddressPolicy; resolve?: Resolver }) {
   return (hostname: string, options: { family?: number | string; all?: boolean }, callback: LookupCallback): void => {
     const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
     resolve(hostname, { all: true, family }, (error, addresses) => {
       if (error) return callback(error, []);
       if (!addresses.length) return callback(Object.assign(new Error(`${hostname} has no addresses`), { code: 'ENOTFOUND' }), []);
-      if (!allowInsecure) {
-        const refused = addresses.find((a) => !isPublicAddress(a.address));
-        if (refused) return callback(new AddressNotAllowedError(hostname, refused.address) as NodeJS.ErrnoException, []);
-      }
+      const refused = addresses.find((a) => !addressAllowed(policy, a.address));
+      if (refused) return callback(new AddressNotAllowedError(hostname, refused.address, policy) as NodeJS.ErrnoException, []);
       if (options.all) callback(null, addresses);
       else callback(null, addresses[0]!.address, addresses[0]!.family);
     });

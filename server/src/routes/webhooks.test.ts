@@ -86,6 +86,24 @@ describe('webhook subscriptions', () => {
     expect((await create(t, { url: 'http://127.0.0.1:9/hook', events: ['member.created'] })).statusCode).toBe(201);
   });
 
+  it('accepts port 443 or an unlisted port from 1024 up, naming the url field otherwise', async () => {
+    for (const url of ['https://hooks.acme.test:0/a', 'https://hooks.acme.test:22/a', 'https://hooks.acme.test:80/a', 'https://hooks.acme.test:6379/a', 'https://8.8.8.8:5432/a', 'https://8.8.8.8:11211/a']) {
+      const res = await create(strict, { url, events: ['member.created'] });
+      expect(res.statusCode, url).toBe(422);
+      expect(res.result).toMatchObject({ error: 'validation_failed', errors: { url: [expect.stringContaining('port 443')] } });
+    }
+    expect((await create(strict, { url: 'https://8.8.8.8:8443/hook', events: ['member.created'] })).statusCode).toBe(201);
+  });
+
+  it('in development mode keeps port 80, and any port on a loopback or private address only', async () => {
+    for (const url of ['http://8.8.8.8:6379/a', 'https://8.8.8.8:22/a', 'http://nx.invalid:5432/a']) {
+      const res = await create(t, { url, events: ['member.created'] });
+      expect(res.statusCode, url).toBe(422);
+      expect(res.result).toMatchObject({ errors: { url: [expect.stringContaining('port 443')] } });
+    }
+    for (const url of ['http://8.8.8.8/hook', 'http://127.0.0.1:6379/hook']) expect((await create(t, { url, events: ['member.created'] })).statusCode, url).toBe(201);
+  });
+
   it('needs organization_id when the token has several organizations', async () => {
     const missing = await create(t, { url: 'https://hooks.multi.test/a', events: ['member.created'] }, 'multi');
     expect(missing.statusCode).toBe(422);

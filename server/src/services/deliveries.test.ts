@@ -1,10 +1,12 @@
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Runner } from 'graphile-worker';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
 import type { Config } from '../config.js';
+import { snippetOf } from '../lib/safe-fetch.js';
 import type { Resolver } from '../lib/ssrf.js';
 import { startWorker } from '../worker.js';
 import { recordEvents } from './events.js';
@@ -192,8 +194,8 @@ describe('deliver_webhook', () => {
     expect(requestsTo('/down').map((r) => r.headers['loyalty-attempt'])).toEqual(['1', '2', '3', '4', '5', '6', '7', '8']);
     const [entry] = await logOf(sub.id);
     expect(entry!.attempts).toHaveLength(8);
-    // The response is read only up to the cap; the log keeps at most 512 characters.
-    expect(entry!.attempts[0]!.response_snippet).toBe('x'.repeat(512));
+    // The response is read only up to the cap; the log keeps at most 64 characters (lib/safe-fetch.test.ts).
+    expect(entry!.attempts[0]!.response_snippet).toBe('x'.repeat(64));
   });
 
   it('counts a connection error as retryable', async () => {
@@ -265,6 +267,21 @@ describe('deliver_webhook', () => {
   });
 });
 
+describe('snippets logged before the 64-character rule', () => {
+  it('take the form of new ones when the migration runs', async () => {
+    const sub = await subscribe('/old-snippet');
+    await work();
+    const eventId = await emit();
+    await until(async () => (await deliveryOf(eventId))?.status === 'delivered');
+    const old = `  Welcome\r\n\t\x1b[2J\u202Eadmin\u200B panel ${'x'.repeat(480)}`;
+    await t.db.sql`UPDATE webhook_attempts a SET response_snippet = ${old} FROM webhook_deliveries d WHERE d.id = a.delivery_id AND d.subscription_id = ${sub.id}`;
+    await t.db.sql.unsafe(readFileSync(new URL('../../migrations/0033_short_response_snippets.sql', import.meta.url), 'utf8'));
+    const [entry] = await logOf(sub.id);
+    expect(entry!.attempts[0]!.response_snippet).toBe(snippetOf(Buffer.from(old), 'text/plain'));
+    expect(entry!.attempts[0]!.response_snippet).toHaveLength(64);
+  });
+});
+
 describe('sending safely (SSRF)', () => {
   const insertSubscription = async (url: string) => {
     const [row] = await t.db.sql<{ id: string }[]>`
@@ -296,6 +313,17 @@ describe('sending safely (SSRF)', () => {
     }
     expect(resolve.calls).toContain('hooks.example.test');
     expect(received.filter((r) => r.path.startsWith('/ssrf'))).toHaveLength(0);
+  });
+
+  it('does not send to a stored URL whose port the rule refuses (stored before the rule, or by hand)', async () => {
+    const sub = await insertSubscription('https://hooks.example.test:6379/ssrf-port');
+    const resolve = pointAt('93.184.216.34');
+    await work({ webhookAllowInsecure: false }, resolve);
+    const eventId = await emit();
+    await until(async () => (await deliveryOf(eventId))?.status === 'failed' || ((await deliveryOf(eventId))?.attempts ?? 0) >= 1);
+    const [entry] = await logOf(sub);
+    expect(entry!.attempts[0]).toMatchObject({ status_code: null, error: 'address_not_allowed', response_snippet: null });
+    expect(resolve.calls).toEqual([]);
   });
 
   it('connects to the address the checked lookup returned (no second resolution)', async () => {
