@@ -252,9 +252,8 @@ describe('client credentials', () => {
     expect(new Set(used)).toEqual(new Set(['Bearer issued-1']));
   });
 
-  it('refreshes the token shortly before expires_in runs out', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    const { issued } = tokenEndpoint({ expiresIn: 3600 });
+  /** A `GET /tags` that records the bearer token it was sent with. */
+  function tagsList() {
     const used: (string | null)[] = [];
     server.use(
       http.get(`${api}/tags`, ({ request }) => {
@@ -262,15 +261,132 @@ describe('client credentials', () => {
         return HttpResponse.json({ success: true, data: [] });
       }),
     );
+    return used;
+  }
+
+  it("renews the token while what is left of it still outlasts a call: the retry deadline plus a margin", async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { issued } = tokenEndpoint({ expiresIn: 3600 });
+    const used = tagsList();
     const client = createLoyaltyClient({ baseUrl: api, clientCredentials: credentials() });
     await client.GET('/tags');
-    vi.advanceTimersByTime(3500_000);
+    vi.advanceTimersByTime(3600_000 - 91_000); // 91 s left: more than the 60 s deadline + 30 s
     await client.GET('/tags');
     expect(issued).toHaveLength(1);
-    vi.advanceTimersByTime(45_000);
+    vi.advanceTimersByTime(2_000); // 89 s left: a call starting now could outlive it
     await client.GET('/tags');
     expect(issued).toHaveLength(2);
     expect(used).toEqual(['Bearer issued-1', 'Bearer issued-1', 'Bearer issued-2']);
+
+    // A longer deadline renews earlier.
+    const slow = createLoyaltyClient({ baseUrl: api, clientCredentials: credentials(), retry: { deadlineMs: 300_000 } });
+    await slow.GET('/tags');
+    vi.advanceTimersByTime(3600_000 - 331_000);
+    await slow.GET('/tags');
+    expect(issued).toHaveLength(3);
+    vi.advanceTimersByTime(2_000);
+    await slow.GET('/tags');
+    expect(issued).toHaveLength(4);
+  });
+
+  it('renews a token that lives less than a deadline plus the margin at half its lifetime', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { issued } = tokenEndpoint({ expiresIn: 60 });
+    const used = tagsList();
+    const client = createLoyaltyClient({ baseUrl: api, clientCredentials: credentials() });
+    await client.GET('/tags');
+    vi.advanceTimersByTime(29_000);
+    await client.GET('/tags');
+    vi.advanceTimersByTime(2_000);
+    await client.GET('/tags');
+    expect(issued).toHaveLength(2);
+    expect(used).toEqual(['Bearer issued-1', 'Bearer issued-1', 'Bearer issued-2']);
+  });
+
+  it('keeps the token of its first attempt for every retry, though another call renewed it meanwhile', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { issued } = tokenEndpoint({ expiresIn: 3600 });
+    const usedByList = tagsList();
+    const attempts: { authorization: string | null; key: string | null }[] = [];
+    const client = createLoyaltyClient({ baseUrl: api, clientCredentials: credentials(), retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+    server.use(
+      http.post(`${api}/tags`, async ({ request }) => {
+        attempts.push({ authorization: request.headers.get('authorization'), key: request.headers.get('idempotency-key') });
+        if (attempts.length > 1) return HttpResponse.json({ success: true, data: tag }, { status: 201 });
+        // The action ran; while its answer is on the way, the token comes due for renewal and
+        // another call renews it; then the answer is lost.
+        vi.advanceTimersByTime(40_000);
+        await client.GET('/tags');
+        return HttpResponse.error();
+      }),
+    );
+    await client.GET('/tags');
+    usedByList.length = 0;
+    vi.advanceTimersByTime(3600_000 - 95_000); // 95 s left when the call starts: enough for it
+    const { response } = await client.POST('/tags', { body: tagBody });
+    expect(response.status).toBe(201);
+    expect(issued).toHaveLength(2);
+    expect(usedByList).toEqual(['Bearer issued-2']);
+    // Same token, same key: the server's key scope is the same, so it replays instead of running again.
+    expect(attempts).toEqual([attempts[0], attempts[0]]);
+    expect(attempts[0]).toEqual({ authorization: 'Bearer issued-1', key: expect.any(String) });
+  });
+
+  it('ends a call when its token would expire before the next retry, rather than retry under another token', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { issued } = tokenEndpoint({ expiresIn: 60 });
+    const attempts: (string | null)[] = [];
+    server.use(
+      http.post(`${api}/tags`, ({ request }) => {
+        attempts.push(request.headers.get('authorization'));
+        vi.advanceTimersByTime(59_500); // the answer is lost after most of the token's lifetime
+        return HttpResponse.error();
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, clientCredentials: credentials(), retry: { baseDelayMs: 1, maxDelayMs: 5, deadlineMs: 120_000 } });
+    await expect(client.POST('/tags', { body: tagBody })).rejects.toMatchObject({ code: 'network_error' });
+    expect(attempts).toEqual(['Bearer issued-1']);
+    expect(issued).toHaveLength(1);
+  });
+
+  it('answers with the 401 when the token is refused after an attempt that may have run, instead of running it again under a new token', async () => {
+    const { issued } = tokenEndpoint();
+    const attempts: (string | null)[] = [];
+    server.use(
+      http.post(`${api}/tags`, ({ request }) => {
+        attempts.push(request.headers.get('authorization'));
+        if (attempts.length === 1) return HttpResponse.error(); // ran, or not: unknown
+        return HttpResponse.json({ message: 'Unauthenticated.', error: 'unauthenticated' }, { status: attempts.length === 2 ? 401 : 201 });
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, clientCredentials: credentials(), retry: fast });
+    const result = await client.POST('/tags', { body: tagBody });
+    expect(toLoyaltyError(result)).toMatchObject({ status: 401, code: 'unauthenticated' });
+    expect(attempts).toEqual(['Bearer issued-1', 'Bearer issued-1']);
+    expect(issued).toHaveLength(1);
+  });
+
+  it('still takes a fresh token on a 401 when no earlier attempt can have run (429 before), and for calls without a key', async () => {
+    const { issued } = tokenEndpoint();
+    const attempts: string[] = [];
+    const answer = (request: Request, ok: () => Response) => {
+      const n = attempts.push(`${request.method} ${request.headers.get('authorization')}`);
+      if (n === 1) return request.method === 'POST' ? HttpResponse.json({ message: 'Too Many Attempts.' }, { status: 429, headers: { 'retry-after': '0' } }) : HttpResponse.error();
+      if (n === 2) return HttpResponse.json({ message: 'Unauthenticated.', error: 'unauthenticated' }, { status: 401 });
+      return ok();
+    };
+    server.use(
+      http.post(`${api}/tags`, ({ request }) => answer(request, () => HttpResponse.json({ success: true, data: tag }, { status: 201 }))),
+      http.get(`${api}/tags`, ({ request }) => answer(request, () => HttpResponse.json({ success: true, data: [] }))),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, clientCredentials: credentials(), retry: fast });
+    expect((await client.POST('/tags', { body: tagBody })).response.status).toBe(201);
+    expect(attempts).toEqual(['POST Bearer issued-1', 'POST Bearer issued-1', 'POST Bearer issued-2']);
+    attempts.length = 0;
+    // A GET carries no key: after a lost answer, a 401 is answered with a fresh token as ever.
+    expect((await client.GET('/tags')).response.status).toBe(200);
+    expect(attempts).toEqual(['GET Bearer issued-2', 'GET Bearer issued-2', 'GET Bearer issued-3']);
+    expect(issued).toHaveLength(3);
   });
 
   it('retries once with a fresh token after a 401', async () => {

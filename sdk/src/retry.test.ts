@@ -181,6 +181,19 @@ describe('sendWithRetry', () => {
     expect(seen).toEqual([5000, 5000, 1000]);
   });
 
+  it('starts no retry after the time an attempt set as sendBy (its credentials expire), whatever the deadline', async () => {
+    let calls = 0;
+    const attempt: Attempt = async (ctx) => {
+      calls++;
+      ctx.sendBy = Date.now() + 1500;
+      return json(503, {}, { 'retry-after': calls === 1 ? '1' : '2' });
+    };
+    const done = sendWithRetry(post(), attempt, policy, 0);
+    await vi.runAllTimersAsync();
+    expect((await done).status).toBe(503);
+    expect(calls).toBe(2); // a retry 1 s later is before sendBy; one 2 s later is not
+  });
+
   it('does not count time reported as waited (pacing) against the deadline', async () => {
     let calls = 0;
     const attempt: Attempt = async (ctx) => {

@@ -48,6 +48,11 @@ export interface AttemptContext {
   send(fetchFn: FetchWithInit, signal?: AbortSignal): Promise<Response>;
   /** Reports time spent waiting before sending (rate-limit pacing); it does not count against the deadline. */
   waited(ms: number): void;
+  /**
+   * No retry starts after this time (epoch ms; default Infinity): an attempt sets it when what it
+   * sends with stops being valid then (the call's pinned token). The call ends as at its deadline.
+   */
+  sendBy: number;
 }
 
 /**
@@ -243,6 +248,7 @@ export async function sendWithRetry(
         (fetchFn, s = signal) => fetchFn(call.url, { method: call.method, headers: call.headers, body, signal: s === neverAborted ? undefined : s })
       : (fetchFn, s = signal) => fetchFn(template as Request, body === undefined ? { signal: s } : { body, signal: s }),
     waited: (ms) => (waited += ms),
+    sendBy: Infinity,
   };
   for (let n = 1; ; n++) {
     ctx.attempt = n;
@@ -258,7 +264,7 @@ export async function sendWithRetry(
     // A final status needs no look at its body (most calls end here, without another await).
     if (response && response.status !== 409 && !retryableStatus(response.status)) return response;
     const delay = options && n < maxAttempts ? await retryDelay(response, n, options, random) : undefined;
-    if (delay === undefined || elapsed() + delay >= deadlineMs) {
+    if (delay === undefined || elapsed() + delay >= deadlineMs || Date.now() + delay > ctx.sendBy) {
       if (response) return response;
       throw toThrown(error);
     }

@@ -1,12 +1,18 @@
 /**
  * The fetch that every call of the client goes through: idempotency key, then retries; each
- * attempt takes a bearer token, waits its turn in the shared rate limiter, and is sent with a
- * timeout. A 401 with client credentials is resent once with a fresh token.
+ * attempt sends the call's bearer token, waits its turn in the shared rate limiter, and is sent
+ * with a timeout.
+ *
+ * With client credentials a call pins the token of its first attempt for all its retries: the
+ * server scopes idempotency keys to the token, so a retry under a renewed token would run the
+ * action again. A 401 (the request was not processed) switches the call to a fresh token once,
+ * unless the call carries an Idempotency-Key and an earlier attempt may have run the action
+ * (its answer was lost, a 5xx, a 409 in progress): then the 401 is the call's answer.
  */
-import { clientCredentialsToken, fixedToken, type ClientCredentials, type TokenSource } from './auth.js';
+import { clientCredentialsToken, fixedToken, TOKEN_MARGIN_MS, type ClientCredentials, type Token, type TokenSource } from './auth.js';
 import { ensureIdempotencyKey } from './idempotency.js';
 import { limiterFor, type PacingOptions, type Ticket } from './rate-limit.js';
-import { abortable, CallRequest, fetchWithTimeout, retryDefaults, sendWithRetry, setHeader, type Attempt, type AttemptContext, type FetchWithInit, type RetryOptions } from './retry.js';
+import { abortable, CallRequest, fetchWithTimeout, hasHeader, retryDefaults, sendWithRetry, setHeader, type Attempt, type AttemptContext, type FetchWithInit, type RetryOptions } from './retry.js';
 
 export type FetchLike = (request: Request) => Promise<Response>;
 /** What the client hands its transport: a Request, or a `CallRequest` when no middleware sees it. */
@@ -37,8 +43,11 @@ export function createTransport(options: TransportOptions): (request: Sendable) 
   let tokens: TokenSource;
   if (options.clientCredentials) {
     const plain: Attempt = (ctx) => fetchWithTimeout((signal) => ctx.send(baseFetch, signal), ctx.signal, ctx.timeoutMs);
-    tokens = clientCredentialsToken(baseUrl, options.clientCredentials, (request) =>
-      sendWithRetry(request, plain, retry, timeoutMs),
+    tokens = clientCredentialsToken(
+      baseUrl,
+      options.clientCredentials,
+      (request) => sendWithRetry(request, plain, retry, timeoutMs),
+      (retry ? retry.deadlineMs : 0) + TOKEN_MARGIN_MS,
     );
   } else if (options.token !== undefined) {
     tokens = fixedToken(options.token);
@@ -63,22 +72,51 @@ export function createTransport(options: TransportOptions): (request: Sendable) 
     }
   }
 
+  /** The attempts of one call: the token of its first attempt, kept for all of them (see above). */
+  function pinnedTokenAttempts(): Attempt {
+    let pinned: Token | undefined;
+    // An earlier attempt with the pinned token may have run the action.
+    let mayHaveRun = false;
+    const pin = (token: Token, ctx: AttemptContext) => {
+      pinned = token;
+      ctx.sendBy = token.sendUntil;
+    };
+    const send = async (token: Token, ctx: AttemptContext) => {
+      try {
+        const response = await sendAs(token.value, ctx);
+        // 5xx: maybe a gateway's answer after the server ran it; 409: the first request still runs.
+        if (response.status >= 500 || response.status === 409) mayHaveRun = true;
+        return response;
+      } catch (error) {
+        mayHaveRun = true; // no answer: it may have been processed
+        throw error;
+      }
+    };
+    return async (ctx) => {
+      if (!pinned) {
+        const token = await tokens.get(abortable(ctx.signal));
+        if (token instanceof Response) return token;
+        pin(token, ctx);
+      }
+      const token = pinned!;
+      const unsafe = mayHaveRun && hasHeader(ctx.headers, 'idempotency-key');
+      const response = await send(token, ctx);
+      if (response.status !== 401 || unsafe || !tokens.invalidate(token.value)) return response;
+      const fresh = await tokens.get(abortable(ctx.signal));
+      if (fresh instanceof Response) return fresh;
+      response.body?.cancel().catch(() => {});
+      pin(fresh, ctx);
+      return send(fresh, ctx);
+    };
+  }
+
   const fixed = options.clientCredentials ? undefined : options.token;
   // A fixed token is never refreshed: a 401 is the answer.
-  const attempt: Attempt = fixed !== undefined ? (ctx) => sendAs(fixed, ctx) : async (ctx) => {
-    const token = await tokens.get(abortable(ctx.signal));
-    if (typeof token !== 'string') return token;
-    const response = await sendAs(token, ctx);
-    if (response.status !== 401 || !tokens.invalidate(token)) return response;
-    const fresh = await tokens.get(abortable(ctx.signal));
-    if (typeof fresh !== 'string') return fresh;
-    response.body?.cancel().catch(() => {});
-    return sendAs(fresh, ctx);
-  };
+  const fixedAttempt: Attempt | undefined = fixed !== undefined ? (ctx) => sendAs(fixed, ctx) : undefined;
 
   return (request) => {
     ensureIdempotencyKey(request);
     if (userAgent) setHeader(request.headers, 'user-agent', userAgent);
-    return sendWithRetry(request, attempt, retry, timeoutMs);
+    return sendWithRetry(request, fixedAttempt ?? pinnedTokenAttempts(), retry, timeoutMs);
   };
 }
