@@ -9,6 +9,10 @@ export type Config = {
   databaseUrl: string | undefined;
   dataDir: string;
   pgPort: number | undefined;
+  /** Key of webhook secrets at rest; unset, the embedded database generates one into its data directory. */
+  secretKey: string | undefined;
+  /** The key before a rotation: it still opens secrets, which start-up seals again with secretKey. */
+  secretKeyPrevious: string | undefined;
   fixtures: string;
   worker: boolean;
   webhookAllowInsecure: boolean;
@@ -17,6 +21,16 @@ export type Config = {
   rateLimitToken: number;
   rateLimitIp: number;
   rateLimitWindowSeconds: number;
+  /** Connections of the pool that serves API requests (streams and workers have pools of their own). */
+  dbPoolSize: number;
+  /** Longest a handler (and each of its SQL statements) may run before the request fails with 503. */
+  requestTimeoutMs: number;
+  /** A connection that neither sends nor takes a byte for this long is closed (a stalled reader). */
+  socketTimeoutMs: number;
+  /** Unpaged member lists and exports streaming at once for one token; more get 429. */
+  streamsPerToken: number;
+  /** Delivery attempts in flight at once for one webhook subscription, per worker process. */
+  webhookConcurrencyPerSubscription: number;
 };
 
 const schema = Joi.object({
@@ -26,6 +40,9 @@ const schema = Joi.object({
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).empty(''),
   LOYALTY_DATA_DIR: Joi.string().default('.loyalty/data'),
   LOYALTY_PG_PORT: Joi.number().integer().min(1).max(65535).empty(''),
+  LOYALTY_SECRET_KEY: Joi.string().empty('').when('DATABASE_URL', { is: Joi.exist(), then: Joi.required() })
+    .messages({ 'any.required': 'LOYALTY_SECRET_KEY is required with DATABASE_URL (the key of webhook secrets at rest; e.g. `openssl rand -base64 32`)' }),
+  LOYALTY_SECRET_KEY_PREVIOUS: Joi.string().empty(''),
   LOYALTY_FIXTURES: Joi.string().default('fixtures/demo.json'),
   LOYALTY_WORKER: Joi.string().valid('on', 'off').default('on'),
   LOYALTY_WEBHOOK_ALLOW_INSECURE: Joi.string().valid('0', '1', '').default(''),
@@ -37,6 +54,12 @@ const schema = Joi.object({
   LOYALTY_RATE_LIMIT_TOKEN: Joi.number().integer().min(1).default(600),
   LOYALTY_RATE_LIMIT_IP: Joi.number().integer().min(1).default(60),
   LOYALTY_RATE_LIMIT_WINDOW_SECONDS: Joi.number().integer().min(1).default(60),
+  LOYALTY_DB_POOL_SIZE: Joi.number().integer().min(2).max(500).default(10),
+  LOYALTY_REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).default(30_000),
+  LOYALTY_SOCKET_TIMEOUT_MS: Joi.number().integer().min(200).greater(Joi.ref('LOYALTY_REQUEST_TIMEOUT_MS')).default(60_000)
+    .messages({ 'number.greater': 'LOYALTY_SOCKET_TIMEOUT_MS must be greater than LOYALTY_REQUEST_TIMEOUT_MS' }),
+  LOYALTY_STREAMS_PER_TOKEN: Joi.number().integer().min(1).default(2),
+  LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: Joi.number().integer().min(1).default(4),
 }).unknown(true);
 
 export class ConfigError extends Error {}
@@ -51,6 +74,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: value.DATABASE_URL,
     dataDir: value.LOYALTY_DATA_DIR,
     pgPort: value.LOYALTY_PG_PORT,
+    secretKey: value.LOYALTY_SECRET_KEY,
+    secretKeyPrevious: value.LOYALTY_SECRET_KEY_PREVIOUS,
     fixtures: value.LOYALTY_FIXTURES,
     worker: value.LOYALTY_WORKER === 'on',
     webhookAllowInsecure: value.LOYALTY_WEBHOOK_ALLOW_INSECURE === '1',
@@ -59,5 +84,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitToken: value.LOYALTY_RATE_LIMIT_TOKEN,
     rateLimitIp: value.LOYALTY_RATE_LIMIT_IP,
     rateLimitWindowSeconds: value.LOYALTY_RATE_LIMIT_WINDOW_SECONDS,
+    dbPoolSize: value.LOYALTY_DB_POOL_SIZE,
+    requestTimeoutMs: value.LOYALTY_REQUEST_TIMEOUT_MS,
+    socketTimeoutMs: value.LOYALTY_SOCKET_TIMEOUT_MS,
+    streamsPerToken: value.LOYALTY_STREAMS_PER_TOKEN,
+    webhookConcurrencyPerSubscription: value.LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION,
   };
 }

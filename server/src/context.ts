@@ -2,10 +2,15 @@ import type { Request } from '@hapi/hapi';
 import type { Config } from './config.js';
 import type { Sql } from './db/pool.js';
 import type { OpenApiDocument } from './lib/openapi.js';
+import type { StreamSlots } from './lib/stream-slots.js';
 
 /** What every route and plugin may reach through `request.server.app`. */
 export type AppContext = {
   sql: Sql;
+  /** The pool of streamed lists' chunk queries (the API pool when not given). */
+  streamSql: Sql;
+  /** Streamed responses in flight per token (config.streamsPerToken). */
+  streamSlots: StreamSlots;
   config: Config;
   openapi: { document: OpenApiDocument; yamlText: string };
   /** Public base URL, used in paginator links and wallet URLs. */

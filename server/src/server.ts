@@ -9,19 +9,22 @@ import { getBodyPlugin } from './plugins/get-body.js';
 import { idempotencyPlugin } from './plugins/idempotency.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { createValidators, hapiValidator } from './plugins/validation.js';
+import { createStreamSlots } from './lib/stream-slots.js';
 import { routes as allRoutes } from './routes/index.js';
 import type { RouteDef } from './routes/types.js';
 import { createTokenResolver } from './services/tokens.js';
 
 export type ServerOptions = {
   sql: Sql;
+  /** Pool of the chunk queries of streamed lists (db/pools.ts); the API pool when not given. */
+  streamSql?: Sql;
   config: Config;
   routes?: RouteDef[];
   log?: (message: string) => void;
 };
 
 /** Composes the API server without listening (tests use `server.inject`; start.ts listens). */
-export async function createServer({ sql, config, routes = allRoutes, log = console.error }: ServerOptions): Promise<Server> {
+export async function createServer({ sql, streamSql = sql, config, routes = allRoutes, log = console.error }: ServerOptions): Promise<Server> {
   const openapi = loadOpenApi();
   const server = Hapi.server({
     port: config.port,
@@ -32,10 +35,15 @@ export async function createServer({ sql, config, routes = allRoutes, log = cons
       payload: { maxBytes: 5 * 1024 * 1024 },
       response: { emptyStatusCode: 204 },
       state: { parse: false, failAction: 'ignore' },
+      // A handler that runs too long answers 503; a connection idle this long (a reader that takes
+      // nothing, a client that sends nothing) is closed.
+      timeout: { server: config.requestTimeoutMs, socket: config.socketTimeoutMs },
     },
   });
   const app: AppContext = {
     sql,
+    streamSql,
+    streamSlots: createStreamSlots(config.streamsPerToken),
     config,
     openapi,
     baseUrl: () => config.publicUrl ?? server.info.uri ?? `http://${config.host}:${config.port}`,

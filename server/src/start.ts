@@ -1,18 +1,21 @@
 import { ConfigError, loadConfig } from './config.js';
 import { onShutdown, openDatabase } from './boot.js';
+import { createPools } from './db/pools.js';
 import { createServer } from './server.js';
 import { startWorker } from './worker.js';
 
 async function main() {
   const config = loadConfig();
   const db = await openDatabase(config);
-  const server = await createServer({ sql: db.sql, config });
+  await db.sql.end({ timeout: 5 }); // migrations and fixtures are done; requests and jobs get pools of their own
+  const pools = createPools(db.url, config);
+  const server = await createServer({ sql: pools.api, streamSql: pools.streams, config });
   await server.start();
-  const runner = config.worker ? await startWorker({ connectionString: db.url, sql: db.sql, config }) : undefined;
+  const runner = config.worker ? await startWorker({ connectionString: db.url, sql: pools.worker, config }) : undefined;
   onShutdown(async () => {
     await server.stop({ timeout: 10_000 });
     await runner?.stop();
-    await db.sql.end({ timeout: 5 });
+    await pools.end();
     await db.embedded?.stop();
   });
   const where = config.databaseUrl ? 'DATABASE_URL' : `embedded PostgreSQL in ${config.dataDir}`;

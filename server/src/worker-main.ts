@@ -1,15 +1,18 @@
 import { ConfigError, loadConfig } from './config.js';
 import { onShutdown, openDatabase } from './boot.js';
+import { createPools } from './db/pools.js';
 import { startWorker } from './worker.js';
 
 /** `npm run worker`: background jobs only, for deployments that split API and workers. */
 async function main() {
   const config = loadConfig();
   const db = await openDatabase(config, { seed: false });
-  const runner = await startWorker({ connectionString: db.url, sql: db.sql, config });
+  await db.sql.end({ timeout: 5 });
+  const pools = createPools(db.url, config);
+  const runner = await startWorker({ connectionString: db.url, sql: pools.worker, config });
   onShutdown(async () => {
     await runner.stop();
-    await db.sql.end({ timeout: 5 });
+    await pools.end();
     await db.embedded?.stop();
   });
   console.log('Loyalty worker running');

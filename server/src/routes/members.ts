@@ -1,4 +1,6 @@
-import type { Lifecycle, Request } from '@hapi/hapi';
+import type { Readable } from 'node:stream';
+import Boom from '@hapi/boom';
+import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
 import type { components } from '@loyalty/sdk/generated';
 import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
@@ -24,6 +26,33 @@ export const payloadOf = <T>(request: Request) => (request.payload ?? {}) as T;
 export const queryOf = <T>(request: Request) => request.query as T;
 const baseUrlOf = (request: Request) => appOf(request).baseUrl();
 const ok = <T extends object>(data: T) => ({ message: 'Request successful', data });
+
+/**
+ * A streamed response within the token's share (config.streamsPerToken; 429 beyond it, nothing
+ * run). The slot is given back, and the stream stopped, when the connection closes for any reason.
+ */
+async function streamWithinShare(request: Request, h: ResponseToolkit, open: () => Promise<Readable>) {
+  const release = appOf(request).streamSlots.acquire(principalOf(request).tokenHash);
+  if (!release) {
+    const error = Boom.tooManyRequests('Too many streamed lists at once for this token: wait for one to finish, or ask for pages.');
+    error.output.headers['retry-after'] = '1';
+    throw error;
+  }
+  let stream: Readable;
+  try {
+    stream = await open();
+  } catch (error) {
+    release();
+    throw error;
+  }
+  // Whichever comes first: the list read to its end, or the connection gone (then stop reading the database).
+  stream.once('close', release);
+  request.raw.res.once('close', () => {
+    release();
+    if (!stream.readableEnded) stream.destroy();
+  });
+  return h.response(stream).type(JSON_TYPE);
+}
 
 /**
  * The spec's delete sample sends brand_id in a JSON body; openapi.yaml describes the query.
@@ -63,12 +92,12 @@ export const memberRoutes: RouteDef[] = [
     handler: async (request, h) => {
       const body = payloadOf<{ brand_id: string; page?: string | number; per_page?: string | number }>(request);
       const page = readListPage(body);
-      const { sql } = appOf(request);
+      const { sql, streamSql } = appOf(request);
       const brand = await requireBrand(sql, scopeOf(request), body.brand_id);
       const listUrl = `${baseUrlOf(request)}/members/list`;
-      // Without page and per_page the whole list streams from a cursor (100,000 members included).
-      const source = page ? await listMembersPage(sql, brand, page, listUrl) : await streamAllMembers(sql, brand, listUrl);
-      return h.response(source).type(JSON_TYPE);
+      if (page) return h.response(await listMembersPage(sql, brand, page, listUrl)).type(JSON_TYPE);
+      // Without page and per_page the whole list streams in chunks (100,000 members included).
+      return streamWithinShare(request, h, () => streamAllMembers(streamSql, brand, listUrl));
     },
   },
   {
@@ -77,9 +106,9 @@ export const memberRoutes: RouteDef[] = [
     options: listOptions,
     handler: async (request, h) => {
       const body = payloadOf<{ brand_id: string; storecard_id?: string }>(request);
-      const { sql } = appOf(request);
+      const { sql, streamSql } = appOf(request);
       const brand = await requireBrand(sql, scopeOf(request), body.brand_id);
-      return h.response(await exportMembersWithPoints(sql, brand, body.storecard_id)).type(JSON_TYPE);
+      return streamWithinShare(request, h, () => exportMembersWithPoints(streamSql, brand, body.storecard_id));
     },
   },
   {

@@ -1,5 +1,4 @@
 import { PassThrough, type Readable } from 'node:stream';
-import type postgres from 'postgres';
 import type { Db, Sql } from '../db/pool.js';
 import { invalidField, notFound } from './errors.js';
 import type { Brand } from './members-scope.js';
@@ -12,7 +11,7 @@ export const MEMBERS_PER_PAGE_DEFAULT = 100;
  * Member list items as JSON text, built by PostgreSQL (the full list streams 100,000 of them).
  * row_to_json over named columns costs half of what json_build_object does per row.
  */
-const memberItems = (db: Db, brand: Brand, extra = db``) => db`
+const memberItems = (db: Db, brand: Brand, { where = db``, limit = db`` } = {}) => db`
   SELECT row_to_json(x)::text AS j FROM (
     SELECT m.email,
            nullif(concat_ws(' ', nullif(m.first_name, ''), nullif(m.last_name, '')), '') AS full_name,
@@ -21,9 +20,9 @@ const memberItems = (db: Db, brand: Brand, extra = db``) => db`
            m.last_name, m.phone_number, m.birth_day AS birth_date, m.street, m.house_number, m.postcode, m.city, m.country,
            to_char(bm.subscribed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS subscribed_at
     FROM brand_members bm JOIN members m ON m.id = bm.member_id
-    WHERE bm.brand_id = ${brand.id}
+    WHERE bm.brand_id = ${brand.id} ${where}
     ORDER BY bm.seq
-    ${extra}
+    ${limit}
   ) x`;
 
 const membersOfBrand = (db: Db, brand: Brand) => db`
@@ -66,15 +65,47 @@ const ENVELOPE_TAIL = ']}}';
 /** One page of members, as the complete JSON body. */
 export async function listMembersPage(db: Db, brand: Brand, page: ListPage, listUrl: string): Promise<string> {
   const [counted] = await db<{ total: number }[]>`SELECT count(*)::int AS total ${membersOfBrand(db, brand)}`;
-  const rows = await db<{ j: string }[]>`${memberItems(db, brand, db`LIMIT ${page.perPage} OFFSET ${(page.page - 1) * page.perPage}`)}`;
+  const rows = await db<{ j: string }[]>`${memberItems(db, brand, { limit: db`LIMIT ${page.perPage} OFFSET ${(page.page - 1) * page.perPage}` })}`;
   return envelopeHead(listUrl, counted!.total, page) + rows.map((r) => r.j).join(',') + ENVELOPE_TAIL;
 }
 
-/** Every member of the brand, streamed (same envelope, last_page 1, per_page = total). */
-export function streamAllMembers(sql: Sql, brand: Brand, listUrl: string): Promise<Readable> {
-  return streamJsonArray(sql, async (tx) => {
-    const [counted] = await tx<{ total: number }[]>`SELECT count(*)::int AS total ${membersOfBrand(tx, brand)}`;
-    return { head: envelopeHead(listUrl, counted!.total, null), rows: tx<{ j: string }[]>`${memberItems(tx, brand)}`, tail: ENVELOPE_TAIL };
+/** Rows fetched per statement while a list streams. */
+export const STREAM_CHUNK_ROWS = 2000;
+
+/** The brand's member count and highest link sequence when a streamed list starts. */
+async function listBounds(db: Db, brand: Brand): Promise<{ total: number; lastSeq: string }> {
+  const [row] = await db<{ total: number; last_seq: string | null }[]>`
+    SELECT count(*)::int AS total, max(seq)::text AS last_seq FROM brand_members WHERE brand_id = ${brand.id}`;
+  return { total: row!.total, lastSeq: row!.last_seq ?? '0' };
+}
+
+/** The upper bound of the next chunk of brand links after `afterSeq`: STREAM_CHUNK_ROWS links, or fewer at the end. */
+async function chunkEnd(db: Db, brand: Brand, afterSeq: string, lastSeq: string): Promise<string | null> {
+  const [row] = await db<{ upto: string | null }[]>`
+    SELECT max(seq)::text AS upto FROM (
+      SELECT seq FROM brand_members
+      WHERE brand_id = ${brand.id} AND seq > ${afterSeq}::bigint AND seq <= ${lastSeq}::bigint
+      ORDER BY seq LIMIT ${STREAM_CHUNK_ROWS}
+    ) c`;
+  return row!.upto;
+}
+
+/**
+ * Every member of the brand, streamed (same envelope, last_page 1, per_page = total). `total` is
+ * counted when the response starts; members linked after that are not in the list, and a member
+ * unlinked while the list streams may be missing from it (openapi.yaml, POST /members/list).
+ */
+export async function streamAllMembers(sql: Sql, brand: Brand, listUrl: string): Promise<Readable> {
+  const { total, lastSeq } = await listBounds(sql, brand);
+  return streamJsonChunks({
+    head: envelopeHead(listUrl, total, null),
+    tail: ENVELOPE_TAIL,
+    chunk: async (after) => {
+      const upto = await chunkEnd(sql, brand, after, lastSeq);
+      if (upto === null) return null;
+      const rows = await sql<{ j: string }[]>`${memberItems(sql, brand, { where: sql`AND bm.seq > ${after}::bigint AND bm.seq <= ${upto}::bigint` })}`;
+      return { rows: rows.map((r) => r.j), next: upto };
+    },
   });
 }
 
@@ -88,44 +119,50 @@ export async function exportMembersWithPoints(sql: Sql, brand: Brand, storecardI
     const [card] = await sql`SELECT 1 FROM storecards WHERE id = ${storecardId} AND brand_id = ${brand.id}`;
     if (!card) throw notFound('Storecard');
   }
-  return streamJsonArray(sql, async (tx) => ({
+  const { lastSeq } = await listBounds(sql, brand);
+  return streamJsonChunks({
     head: '{"success":true,"data":[',
-    rows: tx<{ j: string }[]>`
-      SELECT row_to_json(x)::text AS j FROM (
-        SELECT m.email,
-               nullif(concat_ws(' ', nullif(m.first_name, ''), nullif(m.last_name, '')), '') AS name,
-               p.points,
-               p.pass_code AS qr_code
-        FROM brand_members bm
-        JOIN members m ON m.id = bm.member_id
-        JOIN passes p ON p.member_id = bm.member_id AND p.brand_id = bm.brand_id AND p.kind = 'storecard'
-          ${storecardId ? tx`AND p.storecard_id = ${storecardId}` : tx``}
-        WHERE bm.brand_id = ${brand.id}
-        ORDER BY bm.seq, p.created_at, p.id
-      ) x`,
     tail: ']}',
-  }));
+    chunk: async (after) => {
+      const upto = await chunkEnd(sql, brand, after, lastSeq);
+      if (upto === null) return null;
+      const rows = await sql<{ j: string }[]>`
+        SELECT row_to_json(x)::text AS j FROM (
+          SELECT m.email,
+                 nullif(concat_ws(' ', nullif(m.first_name, ''), nullif(m.last_name, '')), '') AS name,
+                 p.points,
+                 p.pass_code AS qr_code
+          FROM brand_members bm
+          JOIN members m ON m.id = bm.member_id
+          JOIN passes p ON p.member_id = bm.member_id AND p.brand_id = bm.brand_id AND p.kind = 'storecard'
+            ${storecardId ? sql`AND p.storecard_id = ${storecardId}` : sql``}
+          WHERE bm.brand_id = ${brand.id} AND bm.seq > ${after}::bigint AND bm.seq <= ${upto}::bigint
+          ORDER BY bm.seq, p.created_at, p.id
+        ) x`;
+      return { rows: rows.map((r) => r.j), next: upto };
+    },
+  });
 }
 
+type Chunk = { rows: string[]; next: string } | null;
+
 /**
- * Streams `head`, the rows' JSON texts joined by commas, then `tail`, from one read-only
- * REPEATABLE READ transaction (the count in `head` and the rows see the same snapshot). A
- * postgres.js cursor fetches 2000 rows at a time, and the next batch only once the client has
- * taken the previous one (stream backpressure), so memory stays flat however long the list is;
- * a client that goes away closes the cursor.
+ * Streams `head`, the rows' JSON texts joined by commas, then `tail`. Rows come in chunks of
+ * brand links by sequence (keyset), each fetched by its own short statement: between chunks no
+ * connection is held, so a reader that stops reading costs the database nothing (issue 11: 20
+ * stalled readers used to hold every pooled connection). The next chunk is fetched only once
+ * the reader has taken the previous one (backpressure), so memory stays flat at any length.
  *
- * The promise settles once the first batch is in hand: a failing query is still an ordinary
+ * The promise settles once the first chunk is in hand: a failing query is still an ordinary
  * error response then; only a failure later in the list can cut the stream short.
  */
-export function streamJsonArray(
-  sql: Sql,
-  prepare: (tx: Db) => Promise<{ head: string; rows: postgres.PendingQuery<{ j: string }[]>; tail: string }>,
+export async function streamJsonChunks(
+  source: { head: string; tail: string; chunk: (afterSeq: string) => Promise<Chunk> },
 ): Promise<Readable> {
   const out = new PassThrough({ highWaterMark: 1024 * 1024 });
   const gone = () => out.destroyed || out.writableEnded;
-  const write = async (text: string) => {
-    if (out.write(text) || gone()) return;
-    await new Promise<void>((resolve) => {
+  const drained = () =>
+    new Promise<void>((resolve) => {
       const done = () => {
         out.off('drain', done);
         out.off('close', done);
@@ -134,33 +171,21 @@ export function streamJsonArray(
       out.on('drain', done);
       out.on('close', done);
     });
+  let chunk = await source.chunk('0');
+  let text = source.head + (chunk ? chunk.rows.join(',') : '');
+  let wrote = chunk ? chunk.rows.length > 0 : false;
+  const pump = async () => {
+    while (chunk && !gone()) {
+      if (!out.write(text) && !gone()) await drained();
+      text = '';
+      chunk = await source.chunk(chunk.next);
+      if (chunk?.rows.length) {
+        text = (wrote ? ',' : '') + chunk.rows.join(',');
+        wrote = true;
+      }
+    }
+    if (!gone()) out.end(text + source.tail);
   };
-  return new Promise<Readable>((resolve, reject) => {
-    let started = false;
-    const start = () => {
-      if (!started) resolve(out); // before waiting for the reader: nobody reads until the response starts
-      started = true;
-    };
-    sql
-      .begin('isolation level repeatable read read only', async (tx) => {
-        const { head, rows, tail } = await prepare(tx);
-        let text = head; // the head goes out with the first batch
-        let first = true;
-        await rows.cursor(2000, async (batch) => {
-          if (gone()) return sql.CLOSE;
-          start();
-          text += (first ? '' : ',') + batch.map((r) => r.j).join(',');
-          first = false;
-          await write(text);
-          text = '';
-          return undefined;
-        });
-        start();
-        if (!gone()) out.end(text + tail);
-      })
-      .catch((error: unknown) => {
-        if (started) out.destroy(error as Error);
-        else reject(error);
-      });
-  });
+  pump().catch((error: unknown) => out.destroy(error as Error));
+  return out;
 }

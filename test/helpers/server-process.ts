@@ -1,0 +1,57 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+export const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Builds the server as `npm start` would: the real thing runs compiled JavaScript. */
+export async function buildServer(): Promise<void> {
+  await promisify(execFile)(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'server'], { cwd: root });
+}
+
+export type ServerProcess = { child: ChildProcess; url: string; exited: Promise<number | null>; stderr: () => string; stop: () => Promise<void> };
+
+/**
+ * `node server/dist/start.js` on a database of the caller's (DATABASE_URL), PORT=0; resolves once
+ * it prints the URL it listens on. Fixtures are not loaded again (the test database has them).
+ */
+export async function startServerProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['server/dist/start.js'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: databaseUrl,
+      LOYALTY_FIXTURES: 'none',
+      LOYALTY_SECRET_KEY: 'test-only-secret-key-of-the-server-process',
+      LOYALTY_RATE_LIMIT_TOKEN: '1000000',
+      LOYALTY_RATE_LIMIT_IP: '1000000',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    exited.then((code) => reject(new Error(`server exited with ${code} before listening:\n${err}`)));
+  });
+  return {
+    child,
+    url,
+    exited,
+    stderr: () => err,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
