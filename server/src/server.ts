@@ -4,6 +4,7 @@ import type { AppContext } from './context.js';
 import type { Sql } from './db/pool.js';
 import { listOperations, loadOpenApi } from './lib/openapi.js';
 import { authPlugin } from './plugins/auth.js';
+import { payloadOptionsFor } from './plugins/content-type.js';
 import { errorsPlugin } from './plugins/errors.js';
 import { getBodyPlugin } from './plugins/get-body.js';
 import { idempotencyPlugin } from './plugins/idempotency.js';
@@ -75,6 +76,7 @@ export async function createServer({ sql, streamSql = sql, config, routes = allR
       handler: def.handler,
       options: {
         ...options,
+        ...(def.method !== 'GET' && { payload: payloadOptionsFor(openapi.document, op, options.payload) }),
         plugins: { ...plugins, loyalty: { operationId: op.operationId, insufficientScopeStatus } },
         auth: needsToken ? { strategy: 'token', access: op.abilities.length ? { scope: op.abilities } : undefined } : false,
         validate: {

@@ -2213,8 +2213,10 @@ export interface components {
             };
         };
         /**
-         * @description The body is not `application/json` (`/oauth/token` also takes `application/x-www-form-urlencoded`),
-         *     `error: unsupported_media_type`.
+         * @description The body's `Content-Type` is not one that the operation's `requestBody` lists: `application/json`
+         *     (any parameters, such as `charset`), and for `/oauth/token` also `application/x-www-form-urlencoded`;
+         *     `error: unsupported_media_type`. A body without a `Content-Type` is read as JSON. Operations without
+         *     a request body ignore a body that is not JSON (never a `415`).
          */
         UnsupportedMediaType: {
             headers: {
