@@ -63,7 +63,7 @@ it('a pass whose answer is lost is issued once, though the token was renewed bef
     // moment the SDK used to renew at (a tenth of the lifetime before expiry), before expiry.
     await sleepUntil(firstToken + 11_000);
     expect(unwrap(await client.GET('/tags')).success).toBe(true);
-    await sleepUntil(firstToken + 18_500);
+    await sleepUntil(firstToken + 18_250);
   };
   const issued = await client.POST('/members/{uuid}/passes', { params: { path: { uuid: member } }, body: { brand_id: brandId, coupon_id: couponId } });
 
