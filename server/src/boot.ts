@@ -1,25 +1,34 @@
 import type { Config } from './config.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+import { dataDirSecret, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
 import { createPool, type Sql } from './db/pool.js';
+import { secretBoxOf } from './lib/secret-box.js';
 import { loadFixtureFile } from './services/fixtures.js';
+import { sealWebhookSecrets } from './services/webhook-subscriptions.js';
 
-export type Database = { url: string; sql: Sql; embedded: EmbeddedDatabase | undefined };
+/** `config` is the process's configuration from here on: with the embedded database's generated key when LOYALTY_SECRET_KEY is unset. */
+export type Database = { url: string; sql: Sql; embedded: EmbeddedDatabase | undefined; config: Config };
 
-/** The database a process runs on: DATABASE_URL, or the embedded PostgreSQL; migrated and seeded. */
+/**
+ * The database a process runs on: DATABASE_URL, or the embedded PostgreSQL; migrated, its webhook
+ * secrets sealed with the current key (plaintext ones of older databases, those of the previous
+ * key), and seeded.
+ */
 export async function openDatabase(config: Config, { seed = true } = {}): Promise<Database> {
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.pgPort });
   const url = config.databaseUrl ?? embedded!.url;
   const sql = createPool(url, { max: 20 });
   try {
+    if (embedded && !config.secretKey) config = { ...config, secretKey: await dataDirSecret(config.dataDir, 'loyalty-secret-key') };
     await migrate(sql, url);
+    await sealWebhookSecrets(sql, secretBoxOf(config));
     if (seed) await loadFixtureFile(sql, config.fixtures);
   } catch (error) {
     await sql.end({ timeout: 1 });
     await embedded?.stop();
     throw error;
   }
-  return { url, sql, embedded };
+  return { url, sql, embedded, config };
 }
 
 /**

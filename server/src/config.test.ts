@@ -14,6 +14,16 @@ describe('loadConfig', () => {
     expect(loadConfig({ LOYALTY_PUBLIC_URL: 'https://sandbox.example.com/' }).publicUrl).toBe('https://sandbox.example.com');
   });
 
+  it('requires LOYALTY_SECRET_KEY with DATABASE_URL, and names it', () => {
+    const attempt = () => loadConfig({ DATABASE_URL: 'postgres://loyalty@db.example.com/loyalty' });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(/LOYALTY_SECRET_KEY is required with DATABASE_URL/);
+    expect(loadConfig({ DATABASE_URL: 'postgres://loyalty@db.example.com/loyalty', LOYALTY_SECRET_KEY: 'k', LOYALTY_SECRET_KEY_PREVIOUS: 'j' }))
+      .toMatchObject({ secretKey: 'k', secretKeyPrevious: 'j' });
+    // The embedded database generates one into its data directory.
+    expect(loadConfig({ DATABASE_URL: '' })).toMatchObject({ secretKey: undefined, secretKeyPrevious: undefined });
+  });
+
   it('stops at start-up with a message naming each wrong variable', () => {
     const attempt = () => loadConfig({ PORT: 'eighty', LOYALTY_PUBLIC_URL: 'ftp://x', LOYALTY_WEBHOOK_RETRY_DELAYS: '1,2' });
     expect(attempt).toThrow(ConfigError);

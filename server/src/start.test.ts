@@ -1,6 +1,9 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +30,7 @@ type Running = { child: ChildProcess; url: string; exited: Promise<number | null
 async function start(): Promise<Running> {
   const child = spawn(process.execPath, ['server/dist/start.js'], {
     cwd: root,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOYALTY_DATA_DIR: path.join(dataDir, 'data'), DATABASE_URL: '' },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOYALTY_DATA_DIR: path.join(dataDir, 'data'), DATABASE_URL: '', LOYALTY_SECRET_KEY: '', LOYALTY_WEBHOOK_ALLOW_INSECURE: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true, // its own process group, as test harnesses run it
   });
@@ -57,6 +60,21 @@ async function token(url: string): Promise<string> {
 }
 
 describe('node server/dist/start.js', () => {
+  it('with DATABASE_URL and no LOYALTY_SECRET_KEY exits 1 with one line naming the variable', async () => {
+    const { LOYALTY_SECRET_KEY: _unset, ...env } = process.env;
+    const child = spawn(process.execPath, ['server/dist/start.js'], {
+      cwd: root,
+      env: { ...env, PORT: '0', DATABASE_URL: 'postgres://loyalty@127.0.0.1:1/loyalty' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(1);
+    expect(err.trim().split('\n'), err).toHaveLength(1);
+    expect(err).toMatch(/^loyalty: .*LOYALTY_SECRET_KEY is required with DATABASE_URL/);
+  }, 30_000);
+
   it('serves /health, /openapi.yaml, tokens and tags over HTTP, and exits cleanly on SIGTERM', async () => {
     const server = await start();
     try {
@@ -91,6 +109,36 @@ describe('node server/dist/start.js', () => {
     }
     expect(await server.exited, server.stderr()).toBe(0);
     expect(existsSync(path.join(dataDir, 'data', 'postmaster.pid'))).toBe(false);
+  }, 120_000);
+
+  it('without LOYALTY_SECRET_KEY keeps a generated key in the data directory (0600), and deliveries are signed with the secret answered at creation', async () => {
+    const received: { body: string; signature: string }[] = [];
+    const receiver = createHttpServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => (received.push({ body, signature: String(req.headers['loyalty-signature']) }), res.writeHead(204).end()));
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const server = await start();
+    try {
+      const authorization = `Bearer ${await token(server.url)}`;
+      const post = (url: string, body: unknown) =>
+        fetch(`${server.url}${url}`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const created = await post('/webhook-subscriptions', { url: hook, events: ['member.created'] });
+      expect(created.status).toBe(201);
+      const { secret } = ((await created.json()) as { data: { secret: string } }).data;
+      expect(secret).toMatch(/^whsec_/);
+      expect((await post('/members', { brand_id: 'brand-acme', email: `start-${Date.now()}@example.org` })).status).toBe(201);
+      for (let i = 0; i < 200 && !received.length; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(received).toHaveLength(1);
+      expect(received[0]!.signature).toBe(createHmac('sha256', Buffer.from(secret, 'utf8')).update(received[0]!.body).digest('hex'));
+      expect((await stat(path.join(dataDir, 'data', 'loyalty-secret-key'))).mode & 0o777).toBe(0o600);
+    } finally {
+      server.child.kill('SIGTERM');
+      receiver.close();
+    }
+    expect(await server.exited, server.stderr()).toBe(0);
   }, 120_000);
 
   it('starts again on the same data directory with its data, and stops on SIGTERM to the whole process group', async () => {

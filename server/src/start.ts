@@ -5,8 +5,8 @@ import { createServer } from './server.js';
 import { startWorker } from './worker.js';
 
 async function main() {
-  const config = loadConfig();
-  const db = await openDatabase(config);
+  const db = await openDatabase(loadConfig());
+  const { config } = db; // with the embedded database's generated key of webhook secrets when LOYALTY_SECRET_KEY is unset
   await db.sql.end({ timeout: 5 }); // migrations and fixtures are done; requests and jobs get pools of their own
   const pools = createPools(db.url, config);
   const server = await createServer({ sql: pools.api, streamSql: pools.streams, config });

@@ -5,8 +5,8 @@ import { startWorker } from './worker.js';
 
 /** `npm run worker`: background jobs only, for deployments that split API and workers. */
 async function main() {
-  const config = loadConfig();
-  const db = await openDatabase(config, { seed: false });
+  const db = await openDatabase(loadConfig(), { seed: false });
+  const { config } = db; // with the embedded database's generated key of webhook secrets when LOYALTY_SECRET_KEY is unset
   await db.sql.end({ timeout: 5 });
   const pools = createPools(db.url, config);
   const runner = await startWorker({ connectionString: db.url, sql: pools.worker, config });

@@ -4,6 +4,7 @@ import { loadConfig, type Config } from '../../server/src/config.js';
 import { createServer } from '../../server/src/server.js';
 import { startWorker } from '../../server/src/worker.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
+import { TEST_SECRET_KEY } from './server.js';
 
 export type LiveServer = { url: string; server: Server; db: TestDatabase; config: Config; worker: Runner | undefined; close: () => Promise<void> };
 
@@ -16,6 +17,7 @@ export async function startLiveServer(overrides: Partial<Config> = {}, { worker 
   const db = await createTestDatabase();
   const config: Config = {
     ...loadConfig({}),
+    secretKey: TEST_SECRET_KEY,
     port: 0,
     host: '127.0.0.1',
     rateLimitIp: 100_000,

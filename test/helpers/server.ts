@@ -7,6 +7,9 @@ import { createTestDatabase, type TestDatabase } from './db.js';
 
 const checkContract = createContractChecker();
 
+/** The key of webhook secrets at rest in tests (the server requires one; the embedded default generates its own). */
+export const TEST_SECRET_KEY = 'test-only key of webhook secrets at rest';
+
 export type TestServer = {
   server: Server;
   db: TestDatabase;
@@ -23,7 +26,9 @@ export type TestServer = {
 export async function createTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
   const db = await createTestDatabase();
   // Tests issue many tokens from one address: the per-IP limit is raised unless a test sets it.
-  const config: Config = { ...loadConfig({}), rateLimitIp: 100_000, rateLimitToken: 100_000, webhookAllowInsecure: true, ...overrides, fixtures: 'none' };
+  const config: Config = {
+    ...loadConfig({}), secretKey: TEST_SECRET_KEY, rateLimitIp: 100_000, rateLimitToken: 100_000, webhookAllowInsecure: true, ...overrides, fixtures: 'none',
+  };
   const server = await createServer({ sql: db.sql, config, log: () => {} });
   await server.initialize();
   const tokens = new Map<string, string>();

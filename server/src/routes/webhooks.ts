@@ -1,5 +1,6 @@
 import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
+import { secretBoxOf } from '../lib/secret-box.js';
 import { checkWebhookUrl, WebhookUrlError } from '../lib/ssrf.js';
 import { principalOf } from '../plugins/auth.js';
 import { listDeliveries, retryDelivery } from '../services/deliveries-log.js';
@@ -33,7 +34,7 @@ export const webhookRoutes: RouteDef[] = [
       }
       return respondInTransaction(request, h, async (tx) => ({
         status: 201,
-        body: { message: ok, data: await createSubscription(tx, principalOf(request), input) },
+        body: { message: ok, data: await createSubscription(tx, principalOf(request), input, secretBoxOf(appOf(request).config)) },
       }));
     },
   },
@@ -51,7 +52,7 @@ export const webhookRoutes: RouteDef[] = [
     path: '/webhook-subscriptions/{id}/rotate-secret',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: { message: ok, data: await rotateSecret(tx, principalOf(request), request.params.id as string) },
+        body: { message: ok, data: await rotateSecret(tx, principalOf(request), request.params.id as string, secretBoxOf(appOf(request).config)) },
       })),
   },
   {

@@ -1,5 +1,6 @@
 import type { Db, Sql } from '../db/pool.js';
 import { outcomeOf, type PostResult, type WebhookClient } from '../lib/safe-fetch.js';
+import type { SecretBox } from '../lib/secret-box.js';
 import { signDelivery } from '../lib/signing.js';
 
 /**
@@ -72,6 +73,8 @@ export async function deliverAttempt(
   retryDelays: number[],
   deliveryId: string,
   attempt: number,
+  /** Opens the stored (sealed) secrets; a key that cannot fails the attempt before anything is sent. */
+  secrets: SecretBox,
 ): Promise<AttemptOutcome> {
   const [target] = await sql<Target[]>`
     SELECT d.id, d.status, d.attempts, d.max_attempts, d.delivered_at IS NOT NULL AS delivered, s.url,
@@ -86,7 +89,7 @@ export async function deliverAttempt(
   const body = envelopeOf(target);
   const attemptedAt = new Date();
   const headers = {
-    ...signDelivery(body, target.event_id, Math.floor(attemptedAt.getTime() / 1000), target.secrets),
+    ...signDelivery(body, target.event_id, Math.floor(attemptedAt.getTime() / 1000), target.secrets.map(secrets.open)),
     'Loyalty-Message-Id': target.event_id,
     'Loyalty-Event': target.event_type,
     'Loyalty-Attempt': String(attempt),

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/db.js';
-import type { Sql } from '../db/pool.js';
+import { unixSocketOf, type Sql } from '../db/pool.js';
 import {
   claimIdempotencyKey, parseIdempotencyKey, purgeExpiredIdempotencyKeys, releaseIdempotencyKey, requestHash, scopeHash,
   storeIdempotentResponse,
@@ -92,7 +92,7 @@ describe('claimIdempotencyKey', () => {
 
   it('costs one statement on a replay (and on a first claim)', async () => {
     let statements = 0;
-    const counting = postgres(db.url, { max: 1, onnotice: () => {}, debug: () => void statements++ }) as unknown as Sql;
+    const counting = postgres(db.url, { ...unixSocketOf(db.url), max: 1, onnotice: () => {}, debug: () => void statements++ }) as unknown as Sql;
     try {
       await counting`SELECT 1`; // the connection's own start-up queries are not ours
       statements = 0;

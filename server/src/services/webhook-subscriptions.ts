@@ -1,4 +1,5 @@
-import type { Db } from '../db/pool.js';
+import type { Db, Sql } from '../db/pool.js';
+import type { SecretBox } from '../lib/secret-box.js';
 import { newWebhookSecret } from '../lib/signing.js';
 import { DomainError, invalidField, notFound } from './errors.js';
 import type { EventType } from './events.js';
@@ -48,8 +49,9 @@ export async function listSubscriptions(db: Db, t: Tenancy, organizationId?: str
  * POST /webhook-subscriptions. The URL has been checked by the caller (checkWebhookUrl, which
  * may resolve DNS: not inside a transaction). The limit of 20 per organization holds under
  * concurrency: creations for one organization take a transaction-scoped advisory lock first.
+ * The secret is stored sealed (`secrets`) and answered in plaintext this once.
  */
-export async function createSubscription(db: Db, t: Tenancy, input: { url: string; events: EventType[]; organization_id?: string }) {
+export async function createSubscription(db: Db, t: Tenancy, input: { url: string; events: EventType[]; organization_id?: string }, secrets: SecretBox) {
   const organizationId = requireOrganization(t, input.organization_id);
   await db`SELECT pg_advisory_xact_lock(hashtextextended('webhook_subscriptions:' || ${organizationId}, 0))`;
   const [count] = await db<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_subscriptions WHERE organization_id = ${organizationId}`;
@@ -59,7 +61,7 @@ export async function createSubscription(db: Db, t: Tenancy, input: { url: strin
   const secret = newWebhookSecret();
   const [row] = await db<SubscriptionRow[]>`
     INSERT INTO webhook_subscriptions (organization_id, url, events, secret)
-    VALUES (${organizationId}, ${input.url}, ${[...new Set(input.events)]}, ${secret})
+    VALUES (${organizationId}, ${input.url}, ${[...new Set(input.events)]}, ${secrets.seal(secret)})
     RETURNING id, organization_id, url, events, active, created_at`;
   return { ...presentSubscription(row!), secret };
 }
@@ -92,14 +94,38 @@ export async function deleteSubscription(db: Db, t: Tenancy, id: string) {
  * POST /webhook-subscriptions/{id}/rotate-secret: the current secret becomes the previous one
  * and keeps signing for 24 hours next to the new one; an older previous secret stops at once.
  */
-export async function rotateSecret(db: Db, t: Tenancy, id: string) {
+export async function rotateSecret(db: Db, t: Tenancy, id: string, secrets: SecretBox) {
   await requireSubscription(db, t, id, { lock: true });
   const secret = newWebhookSecret();
   const [row] = await db<{ previous_secret_expires_at: Date }[]>`
     UPDATE webhook_subscriptions
-    SET previous_secret = secret, secret = ${secret},
+    SET previous_secret = secret, secret = ${secrets.seal(secret)},
         previous_secret_expires_at = now() + make_interval(hours => ${ROTATION_OVERLAP_HOURS})
     WHERE id = ${id}
     RETURNING previous_secret_expires_at`;
   return { id, secret, previous_secret_expires_at: row!.previous_secret_expires_at.toISOString() };
+}
+
+/**
+ * Start-up, after migrations: every stored secret sealed with the current key. Plaintext secrets
+ * of databases from before encryption and secrets sealed with LOYALTY_SECRET_KEY_PREVIOUS are
+ * sealed again; a row changed meanwhile (a rotation by another process) keeps that change.
+ * Idempotent. Throws SecretKeyError, writing nothing, when a secret opens with neither key.
+ * Returns the number of subscriptions sealed again.
+ */
+export async function sealWebhookSecrets(sql: Sql, secrets: SecretBox): Promise<number> {
+  const prefix = secrets.currentPrefix();
+  const rows = await sql<{ id: string; secret: string; previous_secret: string | null }[]>`
+    SELECT id, secret, previous_secret FROM webhook_subscriptions
+    WHERE NOT starts_with(secret, ${prefix}) OR NOT starts_with(previous_secret, ${prefix})`;
+  if (!rows.length) return 0;
+  const reseal = (value: string | null) => (value === null || value.startsWith(prefix) ? value : secrets.seal(secrets.open(value)));
+  const sealed = rows.map((r) => ({ ...r, new_secret: reseal(r.secret)!, new_previous: reseal(r.previous_secret) }));
+  const updated = await sql`
+    UPDATE webhook_subscriptions s SET secret = v.new_secret, previous_secret = v.new_previous
+    FROM unnest(${sealed.map((r) => r.id)}::uuid[], ${sealed.map((r) => r.secret)}::text[], ${sealed.map((r) => r.previous_secret)}::text[],
+                ${sealed.map((r) => r.new_secret)}::text[], ${sealed.map((r) => r.new_previous)}::text[])
+           AS v(id, secret, previous_secret, new_secret, new_previous)
+    WHERE s.id = v.id AND s.secret = v.secret AND s.previous_secret IS NOT DISTINCT FROM v.previous_secret`;
+  return updated.count;
 }
