@@ -1,12 +1,11 @@
 import type { Server } from '@hapi/hapi';
-import type { Runner } from 'graphile-worker';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { createServer } from '../../server/src/server.js';
-import { startWorker } from '../../server/src/worker.js';
+import { startWorker, type WorkerRunner } from '../../server/src/worker.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { TEST_SECRET_KEY } from './server.js';
 
-export type LiveServer = { url: string; server: Server; db: TestDatabase; config: Config; worker: Runner | undefined; close: () => Promise<void> };
+export type LiveServer = { url: string; server: Server; db: TestDatabase; config: Config; worker: WorkerRunner | undefined; close: () => Promise<void> };
 
 /**
  * The real reference server listening on 127.0.0.1 (a free port) with its graphile-worker

@@ -1,5 +1,5 @@
 import type { Db } from '../db/pool.js';
-import { deliveryJobKey } from './deliveries.js';
+import { deliveryJobKey, SUBSCRIPTION_FLAG } from './deliveries.js';
 import { invalidField, notFound } from './errors.js';
 import { isUuid } from './members-scope.js';
 import { requireSubscription, type Tenancy } from './webhook-subscriptions.js';
@@ -76,7 +76,8 @@ export async function retryDelivery(db: Db, t: Tenancy, subscriptionId: string, 
     WHERE id = ${deliveryId}`;
   await db`
     SELECT graphile_worker.add_job('deliver_webhook', json_build_object('delivery_id', ${deliveryId}::uuid, 'attempt', ${current.attempts + 1}::int),
-      run_at => now(), max_attempts => 5, job_key => ${deliveryJobKey(deliveryId)})`;
+      run_at => now(), max_attempts => 5, job_key => ${deliveryJobKey(deliveryId)},
+      flags => ARRAY[${SUBSCRIPTION_FLAG} || (SELECT subscription_id::text FROM webhook_deliveries WHERE id = ${deliveryId}::uuid)])`;
   const [row] = await db<DeliveryRow[]>`SELECT ${deliveryColumns(db)} FROM webhook_deliveries d WHERE d.id = ${deliveryId}`;
   return presentDelivery(row!);
 }

@@ -2,13 +2,12 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Runner } from 'graphile-worker';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
 import type { Config } from '../config.js';
 import { snippetOf } from '../lib/safe-fetch.js';
 import type { Resolver } from '../lib/ssrf.js';
-import { startWorker } from '../worker.js';
+import { startWorker, type WorkerRunner } from '../worker.js';
 import { recordEvents } from './events.js';
 
 /**
@@ -26,7 +25,7 @@ let base: string;
 let port: number;
 const received: Received[] = [];
 const behaviours = new Map<string, Behaviour>();
-let runner: Runner | undefined;
+let runner: WorkerRunner | undefined;
 
 const delays = [0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3];
 

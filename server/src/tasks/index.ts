@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Sql } from '../db/pool.js';
 import { createWebhookClient, type WebhookClient } from '../lib/safe-fetch.js';
 import type { Resolver } from '../lib/ssrf.js';
+import type { SubscriptionGate } from '../lib/subscription-gate.js';
 import { deliverWebhookTask } from './deliver_webhook.js';
 import { fanOutEventsTask } from './fan_out_events.js';
 import { issueVoucherRoundTask } from './issue_voucher_round.js';
@@ -17,7 +18,14 @@ export type TaskContext = {
   webhookClient?: WebhookClient;
   /** Name resolution for deliveries (tests point names at 127.0.0.1); the system's by default. */
   resolve?: Resolver;
+  /** Attempts in flight per subscription; without one (tests of a single task) there is no cap. */
+  gate?: SubscriptionGate;
 };
+
+/** Tasks of the background runner: crons, fan-out and voucher rounds never wait behind deliveries. */
+export const BACKGROUND_TASKS = ['issue_voucher_round', 'fan_out_events', 'resume_stalled_jobs'];
+/** Tasks of the delivery runner. */
+export const DELIVERY_TASKS = ['deliver_webhook'];
 
 /** Every graphile-worker task, by name (the task's file name). */
 export function createTaskList(context: TaskContext): TaskList {
