@@ -332,6 +332,14 @@ export interface paths {
          *     `next_page_url: null`. Members are ordered by the time they joined the brand, oldest first.
          *     `next_page_url`/`last_page_url` are `…/members/list?page=N` for reference; fetch a page by posting
          *     the same body with that `page`. Profile fields without a value are `null`.
+         *
+         *     **Decision (fair sharing):** the unpaged list is read from the database in chunks of 2000 members
+         *     while the client takes the response, and no database connection is held while the client is
+         *     slow. `total` is counted when the response starts: members who join the brand after that are not
+         *     in the list, and a member who leaves the brand while the list streams may be missing from it. A
+         *     token may have 2 unpaged lists or exports streaming at once (`LOYALTY_STREAMS_PER_TOKEN`); a
+         *     further one is refused with `429` and `Retry-After: 1` before anything runs. A client that takes
+         *     no bytes for 60 s (`LOYALTY_SOCKET_TIMEOUT_MS`) is disconnected.
          */
         post: operations["listMembers"];
         delete?: never;
@@ -356,7 +364,8 @@ export interface paths {
          *     **Decisions:** one row per storecard pass (a member with passes of two storecards appears twice);
          *     members without a storecard pass are left out. `storecard_id` limits the list to one storecard
          *     (unknown: `404`). `points` is the pass's `points` (lifetime earned, see storecard passes), `name` the
-         *     member's full name or `null`, `qr_code` the pass code. Not paginated.
+         *     member's full name or `null`, `qr_code` the pass code. Not paginated. Streamed like the unpaged member list
+         *     (chunks, no connection held while the client is slow, at most 2 streams per token, `429` beyond).
          */
         post: operations["listMembersWithPoints"];
         delete?: never;
@@ -2405,7 +2414,10 @@ export interface components {
                 "application/json": components["schemas"]["ValidationError"] | components["schemas"]["IdempotencyError"];
             };
         };
-        /** @description Rate limit exceeded; the request was not processed. Wait `Retry-After` seconds and send it again. */
+        /**
+         * @description Rate limit exceeded (or, on unpaged member lists and exports, the token already has its share of
+         *     streams running); the request was not processed. Wait `Retry-After` seconds and send it again.
+         */
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];

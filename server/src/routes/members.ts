@@ -1,5 +1,4 @@
 import type { Readable } from 'node:stream';
-import Boom from '@hapi/boom';
 import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
 import type { components } from '@loyalty/sdk/generated';
 import { appOf } from '../context.js';
@@ -34,9 +33,8 @@ const ok = <T extends object>(data: T) => ({ message: 'Request successful', data
 async function streamWithinShare(request: Request, h: ResponseToolkit, open: () => Promise<Readable>) {
   const release = appOf(request).streamSlots.acquire(principalOf(request).tokenHash);
   if (!release) {
-    const error = Boom.tooManyRequests('Too many streamed lists at once for this token: wait for one to finish, or ask for pages.');
-    error.output.headers['retry-after'] = '1';
-    throw error;
+    const message = 'Too many streamed lists at once for this token: wait for one to finish, or ask for pages.';
+    return h.response({ message } satisfies Schemas['RateLimitError']).code(429).header('retry-after', '1');
   }
   let stream: Readable;
   try {
