@@ -12,6 +12,13 @@ const codeOfStatus: Record<number, string> = {
   429: 'rate_limited',
 };
 
+/**
+ * hapi's request timeout (a 503 of its own) or PostgreSQL's statement timeout (SQLSTATE 57014,
+ * `query_canceled`, which config.requestTimeoutMs sets on the API pool): an expected state.
+ */
+const isTimeout = (error: Boom & { code?: unknown }) =>
+  (error.output.statusCode === 503 && !error.data && /unavailable/i.test(error.message)) || error.code === '57014';
+
 /** The one place where errors become HTTP responses: `{ message, error }`, plus `errors` on 422. */
 export const errorsPlugin: Plugin<{ log?: (error: Error) => void }> = {
   name: 'loyalty-errors',
@@ -28,6 +35,10 @@ export const errorsPlugin: Plugin<{ log?: (error: Error) => void }> = {
           ...(error.fields ? { errors: error.fields } : {}),
         };
         return h.response(body as object).code(status).takeover();
+      }
+      if (isTimeout(error)) {
+        const message = 'The request took too long and was stopped; send it again (with the same Idempotency-Key, if any).';
+        return h.response({ message, error: 'request_timeout' }).code(503).header('retry-after', '1').takeover();
       }
       let status = error.output.statusCode;
       const routeSettings = request.route.settings.plugins as { loyalty?: { insufficientScopeStatus?: number } };

@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/db.js';
-import type { Sql } from '../db/pool.js';
+import { unixSocketOf, type Sql } from '../db/pool.js';
 import { countRequest, createRequestCounter, purgeRateLimits } from './rate-limits.js';
 
 let db: TestDatabase;
@@ -58,7 +58,7 @@ describe('countRequest', () => {
 describe('createRequestCounter', () => {
   it('folds simultaneous requests for one bucket into fewer statements, each request keeping its own exact position', async () => {
     let statements = 0;
-    const counting = postgres(db.url, { max: 4, onnotice: () => {}, debug: () => void statements++ }) as unknown as Sql;
+    const counting = postgres(db.url, { ...unixSocketOf(db.url), max: 4, onnotice: () => {}, debug: () => void statements++ }) as unknown as Sql;
     try {
       await counting`SELECT 1`;
       statements = 0;
