@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
@@ -6,16 +6,13 @@ import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildServer, root, startServerProcess } from '../../test/helpers/server-process.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 let dataDir: string;
 
 beforeAll(async () => {
-  // The real thing runs compiled JavaScript: build it as `npm start` would.
-  await promisify(execFile)(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'server'], { cwd: root });
+  await buildServer();
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-start-'));
   // As root, PostgreSQL runs as the `postgres` user, which must be able to reach the data directory.
   await chmod(dataDir, 0o755);
@@ -24,30 +21,12 @@ afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-type Running = { child: ChildProcess; url: string; exited: Promise<number | null>; stderr: () => string };
-
-/** `node server/dist/start.js` with PORT=0; resolves once it prints the URL it listens on. */
-async function start(): Promise<Running> {
-  const child = spawn(process.execPath, ['server/dist/start.js'], {
-    cwd: root,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOYALTY_DATA_DIR: path.join(dataDir, 'data'), DATABASE_URL: '', LOYALTY_SECRET_KEY: '', LOYALTY_WEBHOOK_ALLOW_INSECURE: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true, // its own process group, as test harnesses run it
-  });
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve(match[1]!);
-    });
-    exited.then((code) => reject(new Error(`server exited with ${code} before listening:\n${err}`)));
-  });
-  return { child, url, exited, stderr: () => err };
-}
+/** `node server/dist/start.js` on the embedded database in dataDir, in its own process group. */
+const start = () =>
+  startServerProcess(
+    { LOYALTY_DATA_DIR: path.join(dataDir, 'data'), DATABASE_URL: '', LOYALTY_SECRET_KEY: '', LOYALTY_WEBHOOK_ALLOW_INSECURE: '1' },
+    { detached: true },
+  );
 
 async function token(url: string): Promise<string> {
   const res = await fetch(`${url}/oauth/token`, {

@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { fetchToken } from '../helpers/live-server.js';
-import { buildServer, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { buildServer, onTestDatabase, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 /**
  * Issue 11, finding 2: unpaged member lists whose readers stop reading must not hold database
@@ -28,7 +28,8 @@ beforeAll(async () => {
       RETURNING id
     )
     INSERT INTO brand_members (brand_id, member_id) SELECT 'brand-big', id FROM m`;
-  server = await startServerProcess(db.url, {
+  server = await startServerProcess({
+    ...onTestDatabase(db.url),
     LOYALTY_SOCKET_TIMEOUT_MS: String(SOCKET_TIMEOUT_MS),
     LOYALTY_REQUEST_TIMEOUT_MS: '2000',
     LOYALTY_STREAMS_PER_TOKEN: '2',

@@ -13,24 +13,15 @@ export async function buildServer(): Promise<void> {
 export type ServerProcess = { child: ChildProcess; url: string; exited: Promise<number | null>; stderr: () => string; stop: () => Promise<void> };
 
 /**
- * `node server/dist/start.js` on a database of the caller's (DATABASE_URL), PORT=0; resolves once
- * it prints the URL it listens on. Fixtures are not loaded again (the test database has them).
+ * `node server/dist/start.js` with PORT=0 and `env` over this process's environment; resolves once
+ * it prints the URL it listens on. `detached`: its own process group, as test harnesses run it.
  */
-export async function startServerProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string>, { detached = false } = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['server/dist/start.js'], {
     cwd: root,
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATABASE_URL: databaseUrl,
-      LOYALTY_FIXTURES: 'none',
-      LOYALTY_SECRET_KEY: 'test-only-secret-key-of-the-server-process',
-      LOYALTY_RATE_LIMIT_TOKEN: '1000000',
-      LOYALTY_RATE_LIMIT_IP: '1000000',
-      ...env,
-    },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached,
   });
   let out = '';
   let err = '';
@@ -55,3 +46,12 @@ export async function startServerProcess(databaseUrl: string, env: Record<string
     },
   };
 }
+
+/** The environment of a server on a test database of the caller's (DATABASE_URL; its fixtures are already loaded). */
+export const onTestDatabase = (databaseUrl: string): Record<string, string> => ({
+  DATABASE_URL: databaseUrl,
+  LOYALTY_FIXTURES: 'none',
+  LOYALTY_SECRET_KEY: 'test-only-secret-key-of-the-server-process',
+  LOYALTY_RATE_LIMIT_TOKEN: '1000000',
+  LOYALTY_RATE_LIMIT_IP: '1000000',
+});
