@@ -58,7 +58,8 @@ if (process.argv[2] === 'receiver') {
       FROM generate_series(1, ${total}::int) RETURNING id`).map((r) => r.id);
     for (let i = 0; i < ids.length; i += 5000) await fanOutEvents(sql, ids.slice(i, i + 5000));
     await sql`VACUUM ANALYZE`;
-    console.log(`queued ${total.toLocaleString('en')} deliveries to a local receiver; worker concurrency ${concurrency}`);
+    console.log(`queued ${total.toLocaleString('en')} deliveries to one subscription's local receiver; worker concurrency ${concurrency}, ` +
+      `at most ${loadConfig({}).webhookConcurrencyPerSubscription} attempts in flight per subscription (LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION)`);
 
     const config = { ...loadConfig({}), webhookAllowInsecure: true };
     const started = performance.now();
