@@ -40,7 +40,7 @@ try {
   await sql`VACUUM ANALYZE`;
   console.log(`seeded ${members} members on one tag in ${((performance.now() - seeded) / 1000).toFixed(1)} s`);
 
-  const config = { ...loadConfig({}), port: 0, host: '127.0.0.1', rateLimitToken: 1e9, rateLimitIp: 1e9, webhookAllowInsecure: true };
+  const config = { ...loadConfig({ LOYALTY_SECRET_KEY: 'bench-only key of webhook secrets at rest' }), port: 0, host: '127.0.0.1', rateLimitToken: 1e9, rateLimitIp: 1e9, webhookAllowInsecure: true };
   api = await createServer({ sql, config, log: (line) => console.error(line) });
   await api.start();
   const token = await (await fetch(`${api.info.uri}/oauth/token`, {

@@ -31,6 +31,8 @@ if (process.argv[2] === 'receiver') {
   const { fanOutEvents } = await serverModule('services/deliveries.js');
 
   const total = Number(process.env.BENCH_DELIVERIES ?? 20_000);
+  // Subscriptions of the organization to member.created, each to the same receiver: total / subscriptions events, each delivered to all.
+  const subscriptions = Number(process.env.BENCH_SUBSCRIPTIONS ?? 1);
   const concurrency = Number(process.env.BENCH_CONCURRENCY ?? DEFAULT_CONCURRENCY);
   const target = 500;
 
@@ -50,15 +52,16 @@ if (process.argv[2] === 'receiver') {
     await migrate(sql, pg.url);
     await loadFixtureFile(sql, path.join(root, 'fixtures/demo.json'));
     await sql`INSERT INTO webhook_subscriptions (organization_id, url, events, secret, created_at)
-              VALUES ('org-acme', ${`http://127.0.0.1:${port}/hook`}, '{member.created}',
-                      'whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=', now() - interval '1 minute')`;
+              SELECT 'org-acme', ${`http://127.0.0.1:${port}/hook/`} || i, '{member.created}',
+                     'whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=', now() - interval '1 minute'
+              FROM generate_series(1, ${subscriptions}::int) i`;
     const ids = (await sql`
       INSERT INTO events (organization_id, type, data)
       SELECT 'org-acme', 'member.created', jsonb_build_object('member_id', gen_random_uuid(), 'brand_id', 'brand-acme')
-      FROM generate_series(1, ${total}::int) RETURNING id`).map((r) => r.id);
+      FROM generate_series(1, ${Math.ceil(total / subscriptions)}::int) RETURNING id`).map((r) => r.id);
     for (let i = 0; i < ids.length; i += 5000) await fanOutEvents(sql, ids.slice(i, i + 5000));
     await sql`VACUUM ANALYZE`;
-    console.log(`queued ${total.toLocaleString('en')} deliveries to one subscription's local receiver; worker concurrency ${concurrency}, ` +
+    console.log(`queued ${total.toLocaleString('en')} deliveries to ${subscriptions} subscription(s) of a local receiver; worker concurrency ${concurrency}, ` +
       `at most ${loadConfig({}).webhookConcurrencyPerSubscription} attempts in flight per subscription (LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION)`);
 
     const config = { ...loadConfig({}), webhookAllowInsecure: true };
