@@ -29,7 +29,7 @@ export type Config = {
   socketTimeoutMs: number;
   /** Unpaged member lists and exports streaming at once for one token; more get 429. */
   streamsPerToken: number;
-  /** Delivery attempts in flight at once for one webhook subscription, per worker process. */
+  /** Delivery attempts in flight at once for one webhook subscription (its delivery lanes), across all processes. */
   webhookConcurrencyPerSubscription: number;
 };
 
@@ -59,7 +59,7 @@ const schema = Joi.object({
   LOYALTY_SOCKET_TIMEOUT_MS: Joi.number().integer().min(200).greater(Joi.ref('LOYALTY_REQUEST_TIMEOUT_MS')).default(60_000)
     .messages({ 'number.greater': 'LOYALTY_SOCKET_TIMEOUT_MS must be greater than LOYALTY_REQUEST_TIMEOUT_MS' }),
   LOYALTY_STREAMS_PER_TOKEN: Joi.number().integer().min(1).default(2),
-  LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: Joi.number().integer().min(1).default(4),
+  LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: Joi.number().integer().min(1).max(64).default(4),
 }).unknown(true);
 
 export class ConfigError extends Error {}

@@ -75,7 +75,7 @@ describe('two dead receivers with thousands of waiting attempts', () => {
     await subscribe('acme-admin', await blackhole(), ['member.created']);
     await subscribe('globex-admin', `${liveBase}/globex`, ['member.created', 'coupon.issued']);
 
-    // Thousands of first attempts to the dead receivers, queued before anything else.
+    // Thousands of deliveries to the dead receivers, due before anything else.
     const events = await t.db.sql<{ id: string }[]>`
       INSERT INTO events (organization_id, type, data)
       SELECT 'org-acme', 'member.created', json_build_object('member_id', gen_random_uuid(), 'brand_id', 'brand-acme')

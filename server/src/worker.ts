@@ -1,19 +1,17 @@
 import { run, type Runner } from 'graphile-worker';
+import pg from 'pg';
 import type { Config } from './config.js';
 import type { Sql } from './db/pool.js';
 import { quietLogger } from './db/migrate.js';
 import { failFastResolver } from './lib/dns-failures.js';
 import { createWebhookClient } from './lib/safe-fetch.js';
 import { systemResolver } from './lib/ssrf.js';
-import { createSubscriptionGate } from './lib/subscription-gate.js';
 import { BACKGROUND_TASKS, createTaskList, DELIVERY_TASKS, type TaskContext } from './tasks/index.js';
 
 /** Webhook attempts at once per process: they mostly wait on the network. */
 export const DEFAULT_CONCURRENCY = 32;
 /** Voucher rounds, fan-out and crons at once per process: database work, two cores. */
 export const BACKGROUND_CONCURRENCY = 4;
-/** Unclaimed jobs of a batch go back to the database after this long (while a subscription is full, batches pause). */
-const LOCAL_QUEUE_TTL_MS = 2000;
 
 /** The worker of one process: two graphile-worker runners, stopped and awaited together. */
 export type WorkerRunner = { stop: () => Promise<void>; promise: Promise<void> };
@@ -23,12 +21,11 @@ export type WorkerRunner = { stop: () => Promise<void>; promise: Promise<void> }
  *
  * Two runners, each with its own tasks and connections (issue 11: one dead receiver stalled
  * every tenant's background work): a background runner for voucher rounds, event fan-out and
- * crons, and a delivery runner for webhook attempts. Deliveries are capped per subscription
- * (config.webhookConcurrencyPerSubscription): while a subscription is full, the delivery runner
- * fetches only other subscriptions' jobs (forbiddenFlags), so a slow or dead receiver uses its
- * own share of the workers and no more. When none is full, jobs are fetched in batches (local
- * queue) and completions written in batches: what lets one process send hundreds of attempts a
- * second.
+ * crons, and a delivery runner for webhook delivery lanes. A subscription has a few lanes
+ * (config.webhookConcurrencyPerSubscription), each sending its due deliveries for a short slice
+ * before queueing itself behind the others (services/deliveries.ts): subscriptions take turns,
+ * and a slow or dead receiver uses its own lanes' share of the workers and no more. Jobs are
+ * fetched in batches (local queue) and completions written in batches.
  */
 export async function startWorker(options: {
   connectionString: string;
@@ -48,11 +45,22 @@ export async function startWorker(options: {
     resolve: failFastResolver(options.tasks?.resolve ?? systemResolver),
     connections: concurrency,
   });
-  const gate = createSubscriptionGate(options.config.webhookConcurrencyPerSubscription);
-  const all = createTaskList({ ...options.tasks, sql: options.sql, config: options.config, webhookClient, gate });
+  const all = createTaskList({ ...options.tasks, sql: options.sql, config: options.config, webhookClient });
   const pick = (names: string[]) =>
     Object.fromEntries(Object.entries(all).filter(([name]) => names.includes(name) && (!options.only || options.only.includes(name))));
-  const common = { connectionString: options.connectionString, noHandleSignals: true, pollInterval: options.pollInterval ?? 1000, logger: quietLogger };
+  const common = { noHandleSignals: true, pollInterval: options.pollInterval ?? 1000, logger: quietLogger };
+  // The runners' connections are ours, not graphile-worker's: it stops listening for their errors
+  // before its own pool has ended, and a PostgreSQL stopping at the same moment (a harness signals
+  // the whole process group) then crashed the process with an unhandled 'error' event.
+  const pools: pg.Pool[] = [];
+  const poolOf = (max: number, name: string) => {
+    const pool = new pg.Pool({ connectionString: options.connectionString, max, application_name: name });
+    // A connection closed by the server: the pool replaces an idle one; a query on a busy one fails (and its job is retried).
+    pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
+    pools.push(pool);
+    return pool;
+  };
 
   const runners: Runner[] = [];
   const background = pick(BACKGROUND_TASKS);
@@ -62,7 +70,7 @@ export async function startWorker(options: {
       concurrency: BACKGROUND_CONCURRENCY,
       taskList: background,
       crontab: background.resume_stalled_jobs ? '* * * * * resume_stalled_jobs' : '',
-      preset: { worker: { maxPoolSize: BACKGROUND_CONCURRENCY + 1 } },
+      pgPool: poolOf(BACKGROUND_CONCURRENCY + 1, 'loyalty-worker-background'),
     }));
   }
   const deliveries = pick(DELIVERY_TASKS);
@@ -72,11 +80,10 @@ export async function startWorker(options: {
       concurrency,
       taskList: deliveries,
       crontab: '',
-      forbiddenFlags: gate.forbiddenFlags,
+      pgPool: poolOf(Math.min(10, concurrency + 2), 'loyalty-worker-deliveries'),
       preset: {
         worker: {
-          maxPoolSize: Math.min(10, concurrency + 2),
-          localQueue: { size: Math.max(2, concurrency * 2), ttl: LOCAL_QUEUE_TTL_MS },
+          localQueue: { size: Math.max(2, concurrency * 2) },
           completeJobBatchDelay: 5,
           failJobBatchDelay: 5,
         },
@@ -89,6 +96,7 @@ export async function startWorker(options: {
     promise,
     stop: async () => {
       await Promise.all(runners.map((r) => r.stop()));
+      await Promise.all(pools.map((p) => p.end()));
     },
   };
 }

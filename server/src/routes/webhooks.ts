@@ -71,7 +71,7 @@ export const webhookRoutes: RouteDef[] = [
       const { id, delivery_id } = request.params as { id: string; delivery_id: string };
       return respondInTransaction(request, h, async (tx) => ({
         status: 202,
-        body: { message: ok, data: await retryDelivery(tx, principalOf(request), id, delivery_id) },
+        body: { message: ok, data: await retryDelivery(tx, principalOf(request), id, delivery_id, appOf(request).config.webhookConcurrencyPerSubscription) },
       }));
     },
   },

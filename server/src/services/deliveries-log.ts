@@ -1,5 +1,5 @@
 import type { Db } from '../db/pool.js';
-import { deliveryJobKey, SUBSCRIPTION_FLAG } from './deliveries.js';
+import { wakeDeliveryLanes } from './deliveries.js';
 import { invalidField, notFound } from './errors.js';
 import { isUuid } from './members-scope.js';
 import { requireSubscription, type Tenancy } from './webhook-subscriptions.js';
@@ -63,7 +63,7 @@ export async function listDeliveries(
  * delivery's next attempt moves to now (same attempt number, the rest of the schedule stays); a
  * finished delivery gets exactly one more attempt (numbered on from the last one).
  */
-export async function retryDelivery(db: Db, t: Tenancy, subscriptionId: string, deliveryId: string) {
+export async function retryDelivery(db: Db, t: Tenancy, subscriptionId: string, deliveryId: string, lanes: number) {
   await requireSubscription(db, t, subscriptionId);
   if (!isUuid(deliveryId)) throw notFound('Delivery');
   const [current] = await db<{ status: string; attempts: number }[]>`
@@ -74,10 +74,7 @@ export async function retryDelivery(db: Db, t: Tenancy, subscriptionId: string, 
       status = 'pending', next_attempt_at = now(), updated_at = now(),
       max_attempts = ${current.status === 'pending' ? db`max_attempts` : db`attempts + 1`}
     WHERE id = ${deliveryId}`;
-  await db`
-    SELECT graphile_worker.add_job('deliver_webhook', json_build_object('delivery_id', ${deliveryId}::uuid, 'attempt', ${current.attempts + 1}::int),
-      run_at => now(), max_attempts => 5, job_key => ${deliveryJobKey(deliveryId)},
-      flags => ARRAY[${SUBSCRIPTION_FLAG} || (SELECT subscription_id::text FROM webhook_deliveries WHERE id = ${deliveryId}::uuid)])`;
+  await wakeDeliveryLanes(db, [subscriptionId], lanes);
   const [row] = await db<DeliveryRow[]>`SELECT ${deliveryColumns(db)} FROM webhook_deliveries d WHERE d.id = ${deliveryId}`;
   return presentDelivery(row!);
 }

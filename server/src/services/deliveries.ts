@@ -1,46 +1,94 @@
+import type postgres from 'postgres';
 import type { Db, Sql } from '../db/pool.js';
 import { outcomeOf, type PostResult, type WebhookClient } from '../lib/safe-fetch.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import { signDelivery } from '../lib/signing.js';
-import type { SubscriptionGate } from '../lib/subscription-gate.js';
 
 /**
- * Webhook delivery: one row per (subscription, event), one graphile-worker job per attempt
- * (`deliver_webhook` with `{ delivery_id, attempt }`, run at the time the schedule says: the
- * worker's own backoff cannot express the spec's delays), one attempt row per request sent.
+ * Webhook delivery: one row per (subscription, event), one attempt row per request sent, and a
+ * few *lanes* per subscription that send them (issue 11: one dead receiver must use its own share
+ * of the workers, no more, however long its backlog).
+ *
+ * A lane is a graphile-worker job `deliver_webhook` with `{ subscription_id, lane }` and the key
+ * `webhook_lane:<subscription>:<lane>`. It claims the subscription's next due delivery (a lease,
+ * `claimed_until`, past the attempt's timeout: a crashed lane's delivery is claimed again once
+ * it has passed), sends it, records it (the retry schedule sets `next_attempt_at`), and goes on
+ * with the next due one for a short slice of time; then it queues itself again, behind every
+ * other subscription's lanes: subscriptions take turns. With nothing due it sleeps until the
+ * subscription's next retry, or ends when nothing is pending. The queue holds a handful of jobs
+ * per subscription whatever its backlog, so a backlog costs the other subscriptions nothing, and
+ * a subscription never has more attempts in flight than lanes (config.webhookConcurrencyPerSubscription).
  */
 
-/** Retry jobs and manual retries carry this key, so a delete can drop them and a retry can move them. */
-export const deliveryJobKey = (deliveryId: string) => `webhook_delivery:${deliveryId}`;
-/** graphile-worker retries of a job that threw (database trouble), not of HTTP failures. */
-const JOB_MAX_ATTEMPTS = 5;
-/** Every attempt's job carries its subscription's flag (lib/subscription-gate.ts), so a full subscription's backlog can be skipped. */
-export const SUBSCRIPTION_FLAG = 'webhook_subscription:';
+/** graphile-worker retries of a lane that threw (database trouble), not of HTTP failures. */
+const JOB_MAX_ATTEMPTS = 25;
+/** A lane that is still sending after this long goes back in the queue after its attempt. */
+export const LANE_SLICE_MS = 250;
+
+/** The most lanes a subscription may have (LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION). */
+export const MAX_LANES = 64;
+
+export const laneKey = (subscriptionId: string, lane: number) => `webhook_lane:${subscriptionId}:${lane}`;
+
+/**
+ * SQL that wakes lanes 0..lanes-1 of each subscription in `subs` (a query of `subscription_id`s)
+ * now: a waiting or sleeping lane job is brought forward, else one is queued. A lane that is
+ * running meanwhile keeps running; the new job finds it busy and ends (runDeliveryLane). Callers
+ * hold a share lock on the subscriptions, which a lane giving itself up waits for: a delivery
+ * created meanwhile is seen by the lane, or the lane is free for the new job.
+ */
+const wakeLanes = (db: Db, subs: postgres.PendingQuery<postgres.Row[]>, lanes: number) => db`
+  SELECT graphile_worker.add_job('deliver_webhook', json_build_object('subscription_id', w.subscription_id, 'lane', l),
+           max_attempts => ${JOB_MAX_ATTEMPTS}, job_key => 'webhook_lane:' || w.subscription_id || ':' || l, job_key_mode => 'replace')
+  FROM (${subs}) w, generate_series(0, ${lanes}::int - 1) l`;
+
+/** Wakes the lanes of the subscriptions (manual retries): see wakeLanes. */
+export async function wakeDeliveryLanes(db: Db, subscriptionIds: string[], lanes: number): Promise<void> {
+  await db`SELECT 1 FROM webhook_subscriptions WHERE id = ANY(${subscriptionIds}::uuid[]) FOR SHARE`;
+  await wakeLanes(db, db`SELECT unnest(${subscriptionIds}::uuid[]) AS subscription_id`, lanes);
+}
 
 /**
  * `fan_out_events`: a delivery per event and matching subscription (active, subscribed to the
- * type, existing when the event happened), and the first attempt of each queued now; one
- * statement for the whole batch. Idempotent: a rerun finds the deliveries and queues nothing.
+ * type, existing when the event happened), due now, and the lanes of those subscriptions woken.
+ * Idempotent: a rerun finds the deliveries and creates nothing. Returns the deliveries created.
  */
-export async function fanOutEvents(db: Db, eventIds: string[]): Promise<number> {
+export async function fanOutEvents(db: Db, eventIds: string[], lanes = 4): Promise<number> {
   if (!eventIds.length) return 0;
-  const [row] = await db<{ queued: number }[]>`
-    WITH created AS (
+  const [row] = await db<{ created: number }[]>`
+    WITH subs AS (
+      SELECT s.id FROM webhook_subscriptions s
+      WHERE s.active AND s.organization_id IN (SELECT DISTINCT organization_id FROM events WHERE id = ANY(${eventIds}::uuid[]))
+      FOR SHARE
+    ), created AS (
       INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, next_attempt_at)
       SELECT s.id, e.id, e.type, now()
       FROM events e
       JOIN webhook_subscriptions s
         ON s.organization_id = e.organization_id AND s.active AND e.type = ANY(s.events) AND s.created_at <= e.created_at
-      WHERE e.id = ANY(${eventIds}::uuid[])
+      WHERE e.id = ANY(${eventIds}::uuid[]) AND s.id IN (SELECT id FROM subs)
       ON CONFLICT (subscription_id, event_id) DO NOTHING
-      RETURNING id, subscription_id
-    ), specs AS (
-      SELECT array_agg(ROW('deliver_webhook', json_build_object('delivery_id', id, 'attempt', 1), NULL, NULL,
-                           ${JOB_MAX_ATTEMPTS}, NULL, NULL, ARRAY[${SUBSCRIPTION_FLAG} || subscription_id::text])::graphile_worker.job_spec) AS specs
-      FROM created
+      RETURNING subscription_id
+    ), woken AS (
+      ${wakeLanes(db, db`SELECT DISTINCT subscription_id FROM created`, lanes)}
     )
-    SELECT count(*)::int AS queued FROM (SELECT graphile_worker.add_jobs(specs) FROM specs WHERE specs IS NOT NULL) j`;
-  return row!.queued;
+    SELECT (SELECT count(*)::int FROM created) AS created, (SELECT count(*) FROM woken) AS woken`;
+  return row!.created;
+}
+
+/**
+ * The cron's safety net (resume_stalled_jobs): wakes the lanes of subscriptions with a delivery
+ * overdue by more than a minute, e.g. after a worker died holding all of its lanes.
+ */
+export async function wakeOverdueLanes(sql: Sql, lanes: number): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`
+      SELECT 1 FROM webhook_subscriptions WHERE id IN (
+        SELECT DISTINCT subscription_id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at < now() - interval '1 minute')
+      FOR SHARE`;
+    await wakeLanes(tx, tx`
+      SELECT DISTINCT subscription_id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at < now() - interval '1 minute'`, lanes);
+  });
 }
 
 type Target = {
@@ -63,74 +111,145 @@ type Target = {
 export const envelopeOf = (t: Pick<Target, 'event_id' | 'event_type' | 'event_created_at' | 'organization_id' | 'data'>): string =>
   JSON.stringify({ id: t.event_id, type: t.event_type, created_at: t.event_created_at.toISOString(), organization_id: t.organization_id, data: t.data });
 
-export type AttemptOutcome = 'skipped' | 'deferred' | 'delivered' | 'retry' | 'final' | 'exhausted';
+export type AttemptOutcome = 'delivered' | 'retry' | 'final' | 'exhausted';
+
+export type DeliveryContext = {
+  sql: Sql;
+  client: WebhookClient;
+  retryDelays: number[];
+  /** Opens the stored (sealed) secrets; a key that cannot fails the attempt before anything is sent. */
+  secrets: SecretBox;
+  /** Acknowledgement time of an attempt: a claim's lease outlasts it. */
+  timeoutMs: number;
+  /** Lanes per subscription (config.webhookConcurrencyPerSubscription). */
+  lanes: number;
+};
 
 /**
- * One attempt: POST the envelope with both signatures (every valid secret, newest first), then
- * record the attempt and the delivery's new state, and queue the next attempt, in one
- * statement. Skips a job that no longer matches the delivery (already recorded, delivery
- * finished, or its subscription deleted).
+ * One run of a lane: due deliveries of the subscription, one at a time, for LANE_SLICE_MS (one
+ * at least); then the lane is queued again now (more is due), at the next retry, or not at all.
+ * Returns the outcomes of the attempts it made.
  */
-export async function deliverAttempt(
-  sql: Sql,
-  client: WebhookClient,
-  retryDelays: number[],
-  deliveryId: string,
-  attempt: number,
-  /** Opens the stored (sealed) secrets; a key that cannot fails the attempt before anything is sent. */
-  secrets: SecretBox,
-  /** Attempts in flight per subscription (worker.ts); an attempt over its subscription's cap is deferred. */
-  gate?: Pick<SubscriptionGate, 'enter'>,
-): Promise<AttemptOutcome> {
-  const [target] = await sql<Target[]>`
-    SELECT d.id, d.subscription_id, d.status, d.attempts, d.max_attempts, d.delivered_at IS NOT NULL AS delivered, s.url,
-           array_remove(ARRAY[s.secret, CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END], NULL) AS secrets,
-           e.id AS event_id, e.type AS event_type, e.created_at AS event_created_at, e.organization_id, e.data
-    FROM webhook_deliveries d
-    JOIN webhook_subscriptions s ON s.id = d.subscription_id
-    JOIN events e ON e.id = d.event_id
-    WHERE d.id = ${deliveryId}`;
-  if (!target || target.status !== 'pending' || target.attempts !== attempt - 1) return 'skipped';
-  const leave = gate ? gate.enter(target.subscription_id) : () => {};
-  if (!leave) {
-    await deferAttempt(sql, target.id, target.subscription_id, attempt);
-    return 'deferred';
-  }
+export async function runDeliveryLane(ctx: DeliveryContext, subscriptionId: string, lane: number): Promise<AttemptOutcome[]> {
+  const started = performance.now();
+  const outcomes: AttemptOutcome[] = [];
+  if (!(await takeLane(ctx, subscriptionId, lane))) return outcomes; // running elsewhere: that run goes on
   try {
-    return await sendAttempt(sql, client, retryDelays, target, attempt, secrets);
-  } finally {
-    leave();
+    for (;;) {
+      const target = await claimDueDelivery(ctx, subscriptionId);
+      if (!target) {
+        await sleepLane(ctx.sql, subscriptionId, lane);
+        return outcomes;
+      }
+      outcomes.push(await sendAttempt(ctx, target));
+      if (performance.now() - started >= LANE_SLICE_MS) {
+        await requeueLane(ctx.sql, subscriptionId, lane);
+        return outcomes;
+      }
+    }
+  } catch (error) {
+    // graphile-worker runs the lane again later (its backoff); meanwhile the lane is free for a wake-up.
+    await ctx.sql`UPDATE webhook_lanes SET busy_until = NULL WHERE subscription_id = ${subscriptionId} AND lane = ${lane}`.catch(() => {});
+    throw error;
   }
 }
 
-async function sendAttempt(sql: Sql, client: WebhookClient, retryDelays: number[], target: Target, attempt: number, secrets: SecretBox): Promise<AttemptOutcome> {
+/** The subscription's next due delivery, leased to this lane until its attempt has surely ended. */
+async function claimDueDelivery(ctx: DeliveryContext, subscriptionId: string): Promise<Target | undefined> {
+  const leaseSeconds = ctx.timeoutMs / 1000 + 60;
+  const [target] = await ctx.sql<Target[]>`
+    WITH claimed AS (
+      UPDATE webhook_deliveries d SET claimed_until = now() + make_interval(secs => ${leaseSeconds})
+      WHERE d.id = (
+        SELECT id FROM webhook_deliveries
+        WHERE subscription_id = ${subscriptionId} AND status = 'pending' AND next_attempt_at <= now()
+          AND (claimed_until IS NULL OR claimed_until < now())
+        ORDER BY next_attempt_at LIMIT 1
+        FOR UPDATE SKIP LOCKED)
+      RETURNING d.id, d.subscription_id, d.status, d.attempts, d.max_attempts, d.delivered_at, d.event_id
+    )
+    SELECT c.id, c.subscription_id, c.status, c.attempts, c.max_attempts, c.delivered_at IS NOT NULL AS delivered, s.url,
+           array_remove(ARRAY[s.secret, CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END], NULL) AS secrets,
+           e.id AS event_id, e.type AS event_type, e.created_at AS event_created_at, e.organization_id, e.data
+    FROM claimed c
+    JOIN webhook_subscriptions s ON s.id = c.subscription_id
+    JOIN events e ON e.id = c.event_id`;
+  return target;
+}
+
+/**
+ * One attempt: POST the envelope with both signatures (every valid secret, newest first), then
+ * record the attempt and the delivery's new state in one statement. A failure before sending
+ * (a key that cannot open the secret) gives the delivery back at once.
+ */
+async function sendAttempt(ctx: DeliveryContext, target: Target): Promise<AttemptOutcome> {
+  const attempt = target.attempts + 1;
   const body = envelopeOf(target);
   const attemptedAt = new Date();
-  const headers = {
-    ...signDelivery(body, target.event_id, Math.floor(attemptedAt.getTime() / 1000), target.secrets.map(secrets.open)),
-    'Loyalty-Message-Id': target.event_id,
-    'Loyalty-Event': target.event_type,
-    'Loyalty-Attempt': String(attempt),
-  };
-  const result = await client.post(target.url, body, headers);
+  let headers: Record<string, string>;
+  try {
+    headers = {
+      ...signDelivery(body, target.event_id, Math.floor(attemptedAt.getTime() / 1000), target.secrets.map(ctx.secrets.open)),
+      'Loyalty-Message-Id': target.event_id,
+      'Loyalty-Event': target.event_type,
+      'Loyalty-Attempt': String(attempt),
+    };
+  } catch (error) {
+    await ctx.sql`UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = ${target.id} AND attempts = ${target.attempts}`;
+    throw error;
+  }
+  const result = await ctx.client.post(target.url, body, headers);
   const outcome = outcomeOf(result);
   const retry = outcome === 'retry' && attempt < target.max_attempts;
   const delivered = outcome === 'delivered';
   const status = retry ? 'pending' : delivered || target.delivered ? 'delivered' : 'failed';
-  const delay = retry ? retryDelays[Math.min(attempt, retryDelays.length) - 1] ?? retryDelays.at(-1)! : null;
-  await recordAttempt(sql, target.id, attempt, attemptedAt, result, { status, delivered, delay });
+  const delay = retry ? ctx.retryDelays[Math.min(attempt, ctx.retryDelays.length) - 1] ?? ctx.retryDelays.at(-1)! : null;
+  await recordAttempt(ctx.sql, target.id, attempt, attemptedAt, result, { status, delivered, delay });
   return outcome === 'retry' && !retry ? 'exhausted' : outcome;
 }
 
+/** The lane for this run, unless another run holds it; held for a slice and an attempt at most (a lease). */
+async function takeLane(ctx: DeliveryContext, subscriptionId: string, lane: number): Promise<boolean> {
+  const leaseSeconds = LANE_SLICE_MS / 1000 + ctx.timeoutMs / 1000 + 60;
+  const taken = await ctx.sql`
+    INSERT INTO webhook_lanes AS l (subscription_id, lane, busy_until)
+    SELECT id, ${lane}, now() + make_interval(secs => ${leaseSeconds}) FROM webhook_subscriptions WHERE id = ${subscriptionId}
+    ON CONFLICT (subscription_id, lane) DO UPDATE SET busy_until = excluded.busy_until
+    WHERE l.busy_until IS NULL OR l.busy_until < now()
+    RETURNING 1`;
+  return taken.length > 0;
+}
+
+/** The lane given back, and queued again now, behind the lanes already waiting (preserve_run_at: a wake-up meanwhile keeps its time). */
+async function requeueLane(sql: Sql, subscriptionId: string, lane: number) {
+  await sql.begin(async (tx) => {
+    await tx`UPDATE webhook_lanes SET busy_until = NULL WHERE subscription_id = ${subscriptionId} AND lane = ${lane}`;
+    await tx`
+      SELECT graphile_worker.add_job('deliver_webhook', json_build_object('subscription_id', ${subscriptionId}::uuid, 'lane', ${lane}::int),
+               max_attempts => ${JOB_MAX_ATTEMPTS}, job_key => ${laneKey(subscriptionId, lane)}, job_key_mode => 'preserve_run_at')`;
+  });
+}
+
 /**
- * The same attempt again in about a second: its subscription already has its share of attempts
- * in flight (a job fetched in a batch before the subscription filled up). Counts no attempt.
+ * Nothing due: the lane is given back and sleeps until the subscription's next retry, or ends
+ * when nothing is pending but what other lanes have claimed (they carry on after their attempt).
+ * It first takes the subscription's row lock, which waits for fan-outs in progress (they hold a
+ * share lock): their deliveries are seen here, or their wake-up's job finds the lane free.
  */
-async function deferAttempt(sql: Sql, deliveryId: string, subscriptionId: string, attempt: number) {
-  await sql`
-    SELECT graphile_worker.add_job('deliver_webhook', json_build_object('delivery_id', ${deliveryId}::uuid, 'attempt', ${attempt}::int),
-             run_at => now() + make_interval(secs => 0.5 + random()), max_attempts => ${JOB_MAX_ATTEMPTS},
-             job_key => ${deliveryJobKey(deliveryId)}, flags => ARRAY[${SUBSCRIPTION_FLAG + subscriptionId}])`;
+async function sleepLane(sql: Sql, subscriptionId: string, lane: number) {
+  await sql.begin(async (tx) => {
+    await tx`SELECT 1 FROM webhook_subscriptions WHERE id = ${subscriptionId} FOR NO KEY UPDATE`;
+    await tx`UPDATE webhook_lanes SET busy_until = NULL WHERE subscription_id = ${subscriptionId} AND lane = ${lane}`;
+    await tx`
+      SELECT graphile_worker.add_job('deliver_webhook', json_build_object('subscription_id', ${subscriptionId}::uuid, 'lane', ${lane}::int),
+               run_at => greatest(next_at, now()), max_attempts => ${JOB_MAX_ATTEMPTS}, job_key => ${laneKey(subscriptionId, lane)},
+               job_key_mode => 'preserve_run_at')
+      FROM (
+        SELECT min(next_attempt_at) AS next_at FROM webhook_deliveries
+        WHERE subscription_id = ${subscriptionId} AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < now())
+      ) n
+      WHERE next_at IS NOT NULL`;
+  });
 }
 
 async function recordAttempt(
@@ -144,18 +263,13 @@ async function recordAttempt(
   await sql`
     WITH d AS (
       UPDATE webhook_deliveries SET
-        attempts = ${attempt}, status = ${next.status}, updated_at = now(),
+        attempts = ${attempt}, status = ${next.status}, updated_at = now(), claimed_until = NULL,
         next_attempt_at = now() + make_interval(secs => ${next.delay}::float8),
         delivered_at = CASE WHEN ${next.delivered} THEN coalesce(delivered_at, now()) ELSE delivered_at END
       WHERE id = ${deliveryId} AND attempts = ${attempt - 1} AND status = 'pending'
-      RETURNING id, subscription_id, next_attempt_at
-    ), logged AS (
-      INSERT INTO webhook_attempts (delivery_id, attempt, status_code, error, duration_ms, response_snippet, attempted_at)
-      SELECT id, ${attempt}, ${result.statusCode}, ${result.error}, ${result.durationMs}, ${result.snippet}, ${attemptedAt} FROM d
-      ON CONFLICT DO NOTHING
+      RETURNING id
     )
-    SELECT graphile_worker.add_job('deliver_webhook', json_build_object('delivery_id', id, 'attempt', ${attempt + 1}::int),
-             run_at => next_attempt_at, max_attempts => ${JOB_MAX_ATTEMPTS}, job_key => 'webhook_delivery:' || id::text,
-             flags => ARRAY[${SUBSCRIPTION_FLAG} || subscription_id::text])
-    FROM d WHERE next_attempt_at IS NOT NULL`;
+    INSERT INTO webhook_attempts (delivery_id, attempt, status_code, error, duration_ms, response_snippet, attempted_at)
+    SELECT id, ${attempt}, ${result.statusCode}, ${result.error}, ${result.durationMs}, ${result.snippet}, ${attemptedAt} FROM d
+    ON CONFLICT DO NOTHING`;
 }

@@ -2,6 +2,7 @@ import type { Db, Sql } from '../db/pool.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import { newWebhookSecret } from '../lib/signing.js';
 import { DomainError, invalidField, notFound } from './errors.js';
+import { MAX_LANES } from './deliveries.js';
 import type { EventType } from './events.js';
 import { isUuid } from './members-scope.js';
 
@@ -77,15 +78,15 @@ export async function requireSubscription(db: Db, t: Tenancy, id: string, { lock
 }
 
 /**
- * DELETE /webhook-subscriptions/{id}: waiting retries are removed from the queue, and the
+ * DELETE /webhook-subscriptions/{id}: its delivery lanes are removed from the queue, and the
  * deliveries and their log go with the subscription (so a queued first attempt finds nothing and
  * sends nothing). An attempt already in flight finishes; its result has nowhere to be recorded.
  */
 export async function deleteSubscription(db: Db, t: Tenancy, id: string) {
   await requireSubscription(db, t, id, { lock: true });
+  // Its delivery lanes leave the queue (services/deliveries.ts; at most MAX_LANES of them).
   await db`
-    SELECT graphile_worker.remove_job('webhook_delivery:' || id::text)
-    FROM webhook_deliveries WHERE subscription_id = ${id} AND status = 'pending'`;
+    SELECT graphile_worker.remove_job('webhook_lane:' || ${id}::text || ':' || l) FROM generate_series(0, ${MAX_LANES - 1}::int) l`;
   await db`DELETE FROM webhook_subscriptions WHERE id = ${id}`;
   return { id, deleted: true as const };
 }

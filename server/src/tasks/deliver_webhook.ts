@@ -1,10 +1,25 @@
 import type { Task } from 'graphile-worker';
 import { secretBoxOf } from '../lib/secret-box.js';
-import { deliverAttempt } from '../services/deliveries.js';
+import { runDeliveryLane, wakeDeliveryLanes } from '../services/deliveries.js';
 import type { TaskContext } from './index.js';
 
-/** One attempt of one delivery; the attempt schedules its successor when it has to be retried. */
-export const deliverWebhookTask = ({ sql, config, webhookClient, gate }: TaskContext & Required<Pick<TaskContext, 'webhookClient'>>): Task => async (payload) => {
-  const { delivery_id, attempt } = payload as { delivery_id: string; attempt: number };
-  await deliverAttempt(sql, webhookClient, config.webhookRetryDelays, delivery_id, attempt, secretBoxOf(config), gate);
+type LanePayload = { subscription_id: string; lane: number };
+/** Jobs of one attempt each, queued before deliveries went through lanes (a database upgraded with some waiting). */
+type LegacyPayload = { delivery_id: string; attempt: number };
+
+/** A delivery lane of one subscription (services/deliveries.ts): sends its due deliveries for a slice of time. */
+export const deliverWebhookTask = ({ sql, config, webhookClient }: TaskContext & Required<Pick<TaskContext, 'webhookClient'>>): Task => async (payload) => {
+  const lanes = config.webhookConcurrencyPerSubscription;
+  const p = payload as LanePayload | LegacyPayload;
+  if ('delivery_id' in p) {
+    const [row] = await sql<{ subscription_id: string }[]>`SELECT subscription_id FROM webhook_deliveries WHERE id = ${p.delivery_id}`;
+    if (row) await sql.begin((tx) => wakeDeliveryLanes(tx, [row.subscription_id], lanes));
+    return;
+  }
+  if (p.lane >= lanes) return; // a lane of a larger setting than this process's
+  await runDeliveryLane(
+    { sql, client: webhookClient, retryDelays: config.webhookRetryDelays, secrets: secretBoxOf(config), timeoutMs: config.webhookTimeoutMs, lanes },
+    p.subscription_id,
+    p.lane,
+  );
 };

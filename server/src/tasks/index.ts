@@ -3,7 +3,6 @@ import type { Config } from '../config.js';
 import type { Sql } from '../db/pool.js';
 import { createWebhookClient, type WebhookClient } from '../lib/safe-fetch.js';
 import type { Resolver } from '../lib/ssrf.js';
-import type { SubscriptionGate } from '../lib/subscription-gate.js';
 import { deliverWebhookTask } from './deliver_webhook.js';
 import { fanOutEventsTask } from './fan_out_events.js';
 import { issueVoucherRoundTask } from './issue_voucher_round.js';
@@ -18,8 +17,6 @@ export type TaskContext = {
   webhookClient?: WebhookClient;
   /** Name resolution for deliveries (tests point names at 127.0.0.1); the system's by default. */
   resolve?: Resolver;
-  /** Attempts in flight per subscription; without one (tests of a single task) there is no cap. */
-  gate?: SubscriptionGate;
 };
 
 /** Tasks of the background runner: crons, fan-out and voucher rounds never wait behind deliveries. */
