@@ -8,8 +8,8 @@ export type MemberFields = Partial<Record<MemberField, unknown>>;
 
 const ALIASES: Record<MemberField, string[]> = {
   email: ['email', 'emailaddress', 'mail', 'mailaddress'],
-  first_name: ['firstname', 'givenname', 'forename', 'first'],
-  last_name: ['lastname', 'surname', 'familyname', 'last'],
+  first_name: ['firstname', 'givenname', 'forename', 'first', 'vorname'],
+  last_name: ['lastname', 'surname', 'familyname', 'last', 'nachname'],
   unsubscribed: ['unsubscribed', 'unsubscribe', 'optedout', 'optout'],
   subscribed_at: ['subscribedat', 'subscriptiondate', 'signupdate', 'signedupat', 'joinedat', 'joined'],
 };

@@ -4,6 +4,8 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { parse as csvParse } from 'csv-parse';
 import { CliError, usageError } from '../errors.js';
+import { csvProblem, detectDialect, type Dialect } from './csv-dialect.js';
+import { TextGuard } from './text.js';
 
 export type InputFormat = 'csv' | 'jsonl';
 
@@ -21,6 +23,8 @@ export interface ParsedInput {
   /** CSV header, or for JSON Lines every key in order of first appearance. */
   columns: string[];
   rows: SourceRow[];
+  /** CSV only: the delimiter that was given or detected. */
+  delimiter?: string;
   /** SHA-256 of the exact input bytes: the file's identity for checkpoints and idempotency keys. */
   sha256: string;
 }
@@ -37,37 +41,64 @@ export function sniffFormat(firstChunk: string): InputFormat {
   return firstChunk.replace(/^\uFEFF/, '').trimStart().startsWith('{') ? 'jsonl' : 'csv';
 }
 
+/** How much of the input is read ahead to sniff the format and the CSV delimiter. */
+const HEAD_BYTES = 64 * 1024;
+
+export interface ReadOptions {
+  format?: InputFormat | undefined;
+  /** CSV delimiter; detected from the header line when not given. */
+  delimiter?: string | undefined;
+  /** The input as the user named it, for error messages ("stdin" for -). */
+  name?: string | undefined;
+}
+
 /**
  * Reads the whole input. Rows are kept in memory because every row is validated before the
  * first batch is sent, and stdin cannot be read twice.
  */
-export async function readImportInput(
-  chunks: AsyncIterable<Buffer | string>,
-  options: { format?: InputFormat | undefined } = {},
-): Promise<ParsedInput> {
+export async function readImportInput(chunks: AsyncIterable<Buffer | string>, options: ReadOptions = {}): Promise<ParsedInput> {
   const hash = createHash('sha256');
+  const name = options.name ?? 'input';
   const iterator = chunks[Symbol.asyncIterator]();
-  const first = await iterator.next();
-  const firstBuffer = first.done ? Buffer.alloc(0) : Buffer.from(first.value);
-  const format = options.format ?? sniffFormat(firstBuffer.subarray(0, 256).toString('utf8'));
+  // Read ahead to the end of the first line (the CSV header) to sniff format and delimiter.
+  const head: Buffer[] = [];
+  let headBytes = 0;
+  while (headBytes < HEAD_BYTES && !head.some((chunk) => chunk.includes(0x0a))) {
+    const next = await iterator.next();
+    if (next.done) break;
+    const buffer = Buffer.from(next.value);
+    head.push(buffer);
+    headBytes += buffer.length;
+  }
+  const headText = Buffer.concat(head).subarray(0, HEAD_BYTES).toString('utf8');
+  const format = options.format ?? sniffFormat(headText.slice(0, 256));
+  if (format === 'jsonl' && options.delimiter !== undefined) throw usageError('--delimiter applies to CSV input only.');
+  const dialect = format === 'csv' ? detectDialect(headText, options.delimiter) : undefined;
+  const guard = new TextGuard(name, dialect ? dialect.delimiter.charCodeAt(0) : undefined);
 
-  async function* hashed(): AsyncGenerator<Buffer> {
-    hash.update(firstBuffer);
-    if (firstBuffer.length > 0) yield firstBuffer;
+  async function* checked(): AsyncGenerator<Buffer> {
+    const take = (buffer: Buffer): Buffer => {
+      guard.check(buffer);
+      hash.update(buffer);
+      return buffer;
+    };
+    for (const buffer of head) if (buffer.length > 0) yield take(buffer);
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
       const buffer = Buffer.from(next.value);
-      hash.update(buffer);
-      yield buffer;
+      if (buffer.length > 0) yield take(buffer);
     }
+    guard.finish();
   }
 
-  const parsed = format === 'csv' ? await readCsv(hashed()) : await readJsonLines(hashed());
-  return { format, ...parsed, sha256: hash.digest('hex') };
+  const parsed = dialect ? await readCsv(checked(), dialect, name, guard) : await readJsonLines(checked());
+  return { format, ...parsed, ...(dialect ? { delimiter: dialect.delimiter } : {}), sha256: hash.digest('hex') };
 }
 
-async function readCsv(chunks: AsyncIterable<Buffer>): Promise<{ columns: string[]; rows: SourceRow[] }> {
+async function readCsv(chunks: AsyncIterable<Buffer>, dialect: Dialect, name: string, guard: TextGuard): Promise<{ columns: string[]; rows: SourceRow[] }> {
   const parser = csvParse({
     bom: true,
+    delimiter: dialect.delimiter,
+    ...(dialect.sepLine ? { from_line: 2 } : {}),
     info: true,
     relax_column_count: true,
     skip_empty_lines: true,
@@ -96,11 +127,10 @@ async function readCsv(chunks: AsyncIterable<Buffer>): Promise<{ columns: string
   } catch (error) {
     // After broken quoting a CSV parser cannot know where the next record starts, so
     // skipping would silently swallow rows: stop and say where.
-    const code = (error as { code?: string }).code;
-    if (code?.startsWith('CSV_')) {
-      throw new CliError(`The CSV cannot be read: ${(error as Error).message}.`, {
-        hint: 'Fix the quoting there: a quote inside a field is doubled, "like ""this""".',
-      });
+    if (error instanceof CliError) throw error;
+    const problem = error as { code?: string; lines?: number; field?: string; message: string };
+    if (problem.code?.startsWith('CSV_') || problem.code === 'INVALID_OPENING_QUOTE') {
+      throw csvProblem(problem, { name, delimiter: dialect.delimiter, lineText: (line) => guard.lineText(line), openQuote: guard.openQuote() });
     }
     throw error;
   }

@@ -1,5 +1,6 @@
 // Writes rejected rows in the input's own format with the original columns plus `error`,
 // so the file can be fixed and imported again as it is (the `error` column is not mapped).
+// A CSV keeps its delimiter: a `;` file from Excel comes back as one that Excel opens.
 // The rows are personal data: the file is written 0600, also when it already existed.
 import { stringify } from 'csv-stringify/sync';
 import { writePrivateData } from '../private-file.js';
@@ -19,7 +20,7 @@ export function errorColumnName(columns: readonly string[]): string {
   return name;
 }
 
-export function renderRejects(format: InputFormat, columns: readonly string[], rows: readonly RejectedRow[]): string {
+export function renderRejects(format: InputFormat, columns: readonly string[], rows: readonly RejectedRow[], delimiter = ','): string {
   const sorted = [...rows].sort((a, b) => a.line - b.line);
   const errorColumn = errorColumnName(columns);
   if (format === 'jsonl') {
@@ -27,7 +28,7 @@ export function renderRejects(format: InputFormat, columns: readonly string[], r
   }
   const header = [...columns, errorColumn];
   const records = sorted.map((row) => [...columns.map((column) => cell(row.fields[column])), `line ${row.line}: ${row.error}`]);
-  return stringify([header, ...records]);
+  return stringify([header, ...records], { delimiter });
 }
 
 function cell(value: unknown): string {
@@ -40,6 +41,7 @@ export async function writeRejects(
   format: InputFormat,
   columns: readonly string[],
   rows: readonly RejectedRow[],
+  delimiter?: string,
 ): Promise<void> {
-  await writePrivateData(path, renderRejects(format, columns, rows));
+  await writePrivateData(path, renderRejects(format, columns, rows, delimiter));
 }

@@ -37,7 +37,7 @@ export interface ImportProgress {
 }
 
 export interface ImportRequest {
-  input: { name: string; chunks: AsyncIterable<Buffer | string>; format?: InputFormat | undefined };
+  input: { name: string; chunks: AsyncIterable<Buffer | string>; format?: InputFormat | undefined; delimiter?: string | undefined };
   brandId: string;
   apiUrl: string;
   configDir: string;
@@ -86,8 +86,16 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
   const report = (): void => request.onProgress?.({ ...progress });
   report();
 
-  const input = await readImportInput(request.input.chunks, { format: request.input.format });
+  const input = await readImportInput(request.input.chunks, {
+    format: request.input.format,
+    delimiter: request.input.delimiter,
+    name: request.input.name === '-' ? 'stdin' : request.input.name,
+  });
   const mapping = mapColumns(input.columns, request.mapping);
+  const ignored = input.columns.filter((column) => !mapping.columns.has(column));
+  if (ignored.length > 0) {
+    log(`Columns not imported: ${ignored.map((column) => JSON.stringify(column)).join(', ')} (no member field; --map <field>=<column> reads one).`);
+  }
   const identity: ImportIdentity = { sha256: input.sha256, brandId: request.brandId };
   const checkpointPath = request.checkpointPath ?? defaultCheckpointPath(request.configDir, { ...identity, apiUrl: request.apiUrl });
 
@@ -126,7 +134,7 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
   };
 
   if (request.dryRun) {
-    if (invalid.length > 0) await writeRejects(rejectsFile, input.format, input.columns, invalid);
+    if (invalid.length > 0) await writeRejects(rejectsFile, input.format, input.columns, invalid, input.delimiter);
     progress.phase = 'done';
     report();
     return summarize({}, [], 0);
@@ -196,7 +204,7 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
   await Promise.all(Array.from({ length: Math.max(1, Math.min(request.concurrency, pending.length)) }, worker));
 
   const rejectedRows = [...invalid, ...apiRejects()];
-  if (rejectedRows.length > 0) await writeRejects(rejectsFile, input.format, input.columns, rejectedRows);
+  if (rejectedRows.length > 0) await writeRejects(rejectsFile, input.format, input.columns, rejectedRows, input.delimiter);
   if (request.signal.aborted) {
     throw new InterruptedError(
       `Import interrupted after ${progress.batchesDone} of ${batches.length} batches; progress is saved.`,

@@ -112,6 +112,45 @@ describe('loyalty members import', { timeout: 20_000 }, () => {
     expect(signups().length - sentBefore).toBe(5 - (sentBefore - 1));
   });
 
+  it('imports a semicolon CSV from Excel (BOM, CRLF), lists the columns it does not import once, and writes rejects with ";"', async () => {
+    const { dir, env } = await workspace('\uFEFFE-Mail;Vorname;Nachname;Ort;Kundennummer\r\na@example.de;Jörg;Müller;"Köln; Süd";17\r\nnot-an-email;X;Y;Wien;18\r\n');
+    const result = await runCli(['members', 'import', 'members.csv', '--json'], { env, cwd: dir });
+    expect(result.code, result.stderr).toBe(3);
+    expect(JSON.parse(result.stdout)).toMatchObject({ rows: 2, new: 1, rejected: 1 });
+    expect((signups()[0]!.body as { users: unknown[] }).users).toEqual([{ email: 'a@example.de', first_name: 'Jörg', last_name: 'Müller' }]);
+    expect(result.stderr.match(/not imported/g)).toHaveLength(1);
+    expect(result.stderr).toContain('Columns not imported: "Ort", "Kundennummer"');
+    const rejects = await readFile(join(dir, 'members.rejects.csv'), 'utf8');
+    expect(rejects.split('\n')[0]).toBe('E-Mail;Vorname;Nachname;Ort;Kundennummer;error');
+    expect(parse(rejects, { delimiter: ';' })[1]).toEqual(['not-an-email', 'X', 'Y', 'Wien', '18', 'line 3: "not-an-email" is not an e-mail address']);
+  });
+
+  it('reads the delimiter from --delimiter', async () => {
+    const { dir, env } = await workspace('email|first_name\na@example.com|Ann\n');
+    const result = await runCli(['members', 'import', 'members.csv', '--delimiter', 'pipe', '--json'], { env, cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect((signups()[0]!.body as { users: unknown[] }).users).toEqual([{ email: 'a@example.com', first_name: 'Ann' }]);
+    const bad = await runCli(['members', 'import', 'members.csv', '--delimiter', ';;'], { env, cwd: dir });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--delimiter must be one character');
+  });
+
+  it('refuses malformed, binary and non-UTF-8 files in one line with file, line and column: exit 2, nothing sent', async () => {
+    const cases: Array<[string | Buffer, RegExp]> = [
+      ['email,name\na@example.com,"Ann\nb@example.com,Bo\n', /^✖ members\.csv:2:15: this quoted field is never closed\. .+\n$/],
+      [Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00, 0x00, 0x22, 0x0a, 0xff]), /^✖ members\.csv:1:8: this is not a text file\. .+\n$/],
+      [Buffer.concat([Buffer.from('email\nJ'), Buffer.from([0xf6]), Buffer.from('rg@example.com\n')]), /^✖ members\.csv:2:2: this file is not UTF-8 \(byte 0xF6\)\. .+\n$/],
+    ];
+    for (const [content, expected] of cases) {
+      const { dir, env } = await workspace('');
+      await writeFile(join(dir, 'members.csv'), content);
+      const result = await runCli(['members', 'import', 'members.csv', '--no-progress'], { env: { ...env, CI: '1' }, cwd: dir });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr.replace(/^import: .*\n/gm, '')).toMatch(expected);
+    }
+    expect(signups()).toEqual([]);
+  });
+
   it('names the file when it does not exist', async () => {
     const dir = await tempConfigHome();
     const result = await runCli(['members', 'import', 'missing.csv'], { env: loggedInEnv(dir), cwd: dir });

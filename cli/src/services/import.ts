@@ -5,6 +5,7 @@ import type { Context } from '../context.js';
 import { PartialSuccess, usageError } from '../errors.js';
 import { MAX_BATCH_SIZE } from '../import/batch.js';
 import { parseMapOptions } from '../import/columns.js';
+import { parseDelimiter } from '../import/csv-dialect.js';
 import { formatFromName, type InputFormat } from '../import/parse.js';
 import { runImport, type ImportProgress, type ImportSummary, type SendSignups } from '../import/run.js';
 import { formatCount } from '../ui/format.js';
@@ -14,6 +15,7 @@ import { openInput } from './inputs.js';
 
 export interface ImportOptions {
   format?: string;
+  delimiter?: string;
   map: string[];
   batchSize: string;
   concurrency: string;
@@ -77,6 +79,8 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
   const concurrency = integer(options.concurrency, '--concurrency', 1, 8);
   if (options.resume && options.restart) throw usageError('--resume and --restart exclude each other.');
   const mapping = parseMapOptions(options.map);
+  const delimiter = options.delimiter === undefined ? undefined : parseDelimiter(options.delimiter);
+  if (delimiter !== undefined && format === 'jsonl') throw usageError('--delimiter applies to CSV input only.');
   const chunks = await openInput(ctx, file);
   // Fail on missing credentials before reading a large file.
   if (!options.dryRun) ctx.client();
@@ -87,7 +91,7 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
   let summary: ImportSummary;
   try {
     summary = await runImport({
-      input: { name: file, chunks, format },
+      input: { name: file, chunks, format, delimiter },
       brandId,
       apiUrl: ctx.apiUrl,
       configDir: ctx.config.configDir,
