@@ -41,6 +41,15 @@ describe('exit codes and error output', { timeout: 20_000 }, () => {
     expect((await runCli(['bogus'])).stderr).toContain('(run with --help for usage)');
   });
 
+  it('refuses an argument that is not well-formed text (a lone surrogate) as a usage error', async () => {
+    const result = await runCli(['webhooks', 'delete', 'x\ud800'], { env: loggedInEnv(await tempConfigHome()) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('✖ Argument 3 is not valid text (it has a lone UTF-16 surrogate).\n');
+    const nul = await runCli(['members', 'import', 'a\u0000.csv']);
+    expect(nul.code).toBe(2);
+    expect(nul.stderr).toBe('✖ Argument 3 is not valid text (it has a NUL character).\n');
+  });
+
   it('exits 4 with what to do when not logged in', async () => {
     const result = await runCli(['tags', 'list'], { env: { XDG_CONFIG_HOME: await tempConfigHome(), LOYALTY_API_URL: API } });
     expect(result.code).toBe(4);

@@ -2,7 +2,7 @@
 // turns errors into output and exit codes.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { CliError, ExitCode } from './errors.js';
+import { CliError, ExitCode, usageError } from './errors.js';
 import { examples } from './help.js';
 import { explainError } from './explain.js';
 import { Output } from './output.js';
@@ -79,11 +79,24 @@ export async function run(argv: readonly string[], runtime: Runtime): Promise<nu
       });
   });
   try {
+    refuseMalformedArguments(argv);
     await program.parseAsync([...argv], { from: 'user' });
     return ExitCode.ok;
   } catch (error) {
     return reportError(error, output, debug, runtime.signal);
   }
+}
+
+/**
+ * Arguments end up in paths, URLs and JSON, where a NUL or a lone UTF-16 surrogate cannot go.
+ * A real argv cannot hold them (C strings, decoded with replacement), but `run()` can be called
+ * from code.
+ */
+function refuseMalformedArguments(argv: readonly string[]): void {
+  const index = argv.findIndex((arg) => /[\0\p{Cs}]/u.test(arg));
+  if (index === -1) return;
+  const what = argv[index]!.includes('\0') ? 'a NUL character' : 'a lone UTF-16 surrogate';
+  throw usageError(`Argument ${index + 1} is not valid text (it has ${what}).`);
 }
 
 export function reportError(error: unknown, output: Output, debug: boolean, signal?: AbortSignal): number {

@@ -151,6 +151,15 @@ describe('loyalty members import', { timeout: 20_000 }, () => {
     expect(signups()).toEqual([]);
   });
 
+  it('refuses a directory in one line, exit 2', async () => {
+    const dir = await tempConfigHome();
+    for (const path of ['.', '']) {
+      const result = await runCli(['members', 'import', path, '--dry-run'], { env: loggedInEnv(dir), cwd: dir });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toMatch(/✖ Cannot read .*: it is a directory\./);
+    }
+  });
+
   it('names the file when it does not exist', async () => {
     const dir = await tempConfigHome();
     const result = await runCli(['members', 'import', 'missing.csv'], { env: loggedInEnv(dir), cwd: dir });

@@ -1,6 +1,6 @@
 // Reading lists and files the user points at, and asking before irreversible steps.
 import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Context } from '../context.js';
 import { CliError, usageError } from '../errors.js';
@@ -14,6 +14,7 @@ export function isUuid(value: string): boolean {
 
 function cannotRead(path: string, error: unknown): CliError {
   const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EISDIR') return usageError(`Cannot read ${path || '""'}: it is a directory.`, 'Pass a file, or - to read from stdin.');
   return new CliError(`Cannot read ${path}${code === 'ENOENT' ? ': no such file' : `: ${code ?? (error as Error).message}`}.`, {
     hint: code === 'ENOENT' ? 'Check the path, or pass - to read from stdin.' : undefined,
   });
@@ -27,7 +28,10 @@ export async function readTextInput(ctx: Context, path: string): Promise<string>
   }
 }
 
-/** A file as chunks (stdin for `-`); a missing file fails before anything else happens. */
+/**
+ * A file as chunks (stdin for `-`); a missing file or a directory fails before anything else
+ * happens, and a read error later on is still one line that names the file.
+ */
 export async function openInput(ctx: Context, path: string): Promise<AsyncIterable<Buffer | string>> {
   if (path === '-') return ctx.runtime.stdin as AsyncIterable<Buffer | string>;
   const stream = createReadStream(resolve(ctx.runtime.cwd, path));
@@ -35,7 +39,18 @@ export async function openInput(ctx: Context, path: string): Promise<AsyncIterab
     stream.once('open', () => ok());
     stream.once('error', (error) => fail(cannotRead(path, error)));
   });
-  return stream;
+  // Opening a directory succeeds on Linux; only reading it fails.
+  if ((await stat(resolve(ctx.runtime.cwd, path)).catch(() => undefined))?.isDirectory()) {
+    stream.destroy();
+    throw cannotRead(path, Object.assign(new Error('EISDIR'), { code: 'EISDIR' }));
+  }
+  return (async function* () {
+    try {
+      yield* stream;
+    } catch (error) {
+      throw cannotRead(path, error);
+    }
+  })();
 }
 
 /** Asks before something irreversible; without a terminal `--yes` is required. */

@@ -45,6 +45,12 @@ describe('loyalty orders create', { timeout: 20_000 }, () => {
     expect(result.stdout).toMatch(/^CODE\s+PRODUCT\s+EXPIRES \(UTC\)\s+URL\nPROMO-1\s+Gift box · Large · 25\.00\s+2099-01-01 00:00:00\s+https:\/\/x\/1\n/);
   });
 
+  it('says that --body is not JSON instead of failing as a bug', async () => {
+    const result = await runCli(['orders', 'create', '--body', '-'], { env: await env(), stdin: '{"firstname": "Ada",' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^✖ --body - is not valid JSON: /);
+  });
+
   it('names the missing flags before calling the API', async () => {
     const result = await runCli(['orders', 'create', '--first-name', 'Ada'], { env: await env() });
     expect(result.code).toBe(2);

@@ -55,8 +55,17 @@ export function parseProduct(spec: string): Product {
   };
 }
 
+async function readBody(ctx: Context, path: string): Promise<Partial<OrderRequest>> {
+  const text = await readTextInput(ctx, path);
+  try {
+    return JSON.parse(text) as Partial<OrderRequest>;
+  } catch (error) {
+    throw usageError(`--body ${path} is not valid JSON: ${(error as Error).message.slice(0, 200)}`);
+  }
+}
+
 export async function buildOrder(ctx: Context, options: OrderOptions): Promise<OrderRequest> {
-  const base = options.body ? (JSON.parse(await readTextInput(ctx, options.body)) as Partial<OrderRequest>) : {};
+  const base = options.body ? await readBody(ctx, options.body) : {};
   const order: Partial<OrderRequest> = {
     ...base,
     ...(options.firstName ? { firstname: options.firstName } : {}),

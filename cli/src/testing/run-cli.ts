@@ -15,7 +15,7 @@ export interface CliRun {
 
 export interface RunOptions {
   env?: NodeJS.ProcessEnv;
-  stdin?: string;
+  stdin?: string | Buffer;
   cwd?: string;
   signal?: AbortSignal;
   tty?: boolean;
