@@ -1543,7 +1543,7 @@ export interface components {
             phone_number?: string;
             /**
              * Format: date
-             * @description `Y-m-d`.
+             * @description `Y-m-d`, year 0001 to 9999.
              */
             birth_day?: string;
             street?: string;
@@ -1571,7 +1571,7 @@ export interface components {
             phone_number?: string | null;
             /**
              * Format: date
-             * @description `Y-m-d`.
+             * @description `Y-m-d`, year 0001 to 9999.
              */
             birth_day?: string | null;
             street?: string | null;
@@ -1678,7 +1678,7 @@ export interface components {
                 message: string;
             };
         };
-        /** @description RFC 3339 date-time, or `YYYY-MM-DD HH:MM:SS` read as UTC; must be earlier than now. */
+        /** @description RFC 3339 date-time, or `YYYY-MM-DD HH:MM:SS` read as UTC; year 0001 or later and earlier than now. */
         SignupTimestamp: string;
         ImportSignupsRequest: {
             brand_id: string;
@@ -2531,7 +2531,7 @@ export interface components {
          */
         MemberUuidPath: string;
         /**
-         * @description Page number, from 1.
+         * @description Page number, from 1 (at most 2147483647).
          * @example 1
          */
         PageQuery: number;
@@ -4619,7 +4619,7 @@ export interface operations {
                  */
                 brand_id: components["parameters"]["BrandIdQuery"];
                 /**
-                 * @description Page number, from 1.
+                 * @description Page number, from 1 (at most 2147483647).
                  * @example 1
                  */
                 page?: components["parameters"]["PageQuery"];
@@ -4720,7 +4720,7 @@ export interface operations {
                  */
                 brand_id: components["parameters"]["BrandIdQuery"];
                 /**
-                 * @description Page number, from 1.
+                 * @description Page number, from 1 (at most 2147483647).
                  * @example 1
                  */
                 page?: components["parameters"]["PageQuery"];
@@ -5834,8 +5834,8 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The `next_cursor` of the previous response.
-                 * @example 1042
+                 * @description The `next_cursor` of the previous response; a cursor this feed did not issue answers `422`.
+                 * @example 771.1042
                  */
                 after?: string;
                 /**
@@ -5891,7 +5891,7 @@ export interface operations {
                      *           }
                      *         }
                      *       ],
-                     *       "next_cursor": "1043"
+                     *       "next_cursor": "771.1043"
                      *     }
                      */
                     "application/json": components["schemas"]["EventListResponse"];

@@ -3,6 +3,7 @@ import formatsModule from 'ajv-formats';
 import Boom from '@hapi/boom';
 import { invalid, type DomainError } from '../services/errors.js';
 import type { OpenApiDocument, Operation } from '../lib/openapi.js';
+import { textFaults } from '../lib/input-rules.js';
 
 const addFormats = ((formatsModule as unknown as { default?: unknown }).default ?? formatsModule) as (ajv: Ajv2020) => void;
 
@@ -82,12 +83,19 @@ function describe(field: string, e: ErrorObject): string {
   }
 }
 
-/** A hapi `validate` function for one part of the request. */
+/**
+ * A hapi `validate` function for one part of the request: its schema, and the document's input rule
+ * that every string is text (lib/input-rules.ts), declared or not.
+ */
 export function hapiValidator(validate: ValidateFunction, onError: (fields: Record<string, string[]>) => DomainError = invalid) {
   return async (value: unknown) => {
     const data = value ?? {};
-    if (validate(data)) return data;
-    const error = onError(fieldErrors(validate.errors));
+    const faults = textFaults(data);
+    const valid = validate(data);
+    if (valid && !Object.keys(faults).length) return data;
+    const fields = valid ? {} : fieldErrors(validate.errors);
+    for (const [field, messages] of Object.entries(faults)) (fields[field] ??= []).push(...messages);
+    const error = onError(fields);
     // Boomified so hapi passes the domain error on as it is (the errors plugin shapes it).
     throw Boom.boomify(error, { statusCode: error.kind === 'validation' ? 422 : 400 });
   };

@@ -27,7 +27,9 @@ export async function listEvents(sql: Sql, organizationId: string, query: FeedQu
   let after: { txid: string; seq: string } | undefined;
   if (query.after !== undefined) {
     const m = CURSOR.exec(query.after);
-    if (!m) throw invalidField('after', 'The after field is not a cursor of this feed.');
+    // openapi.yaml gives the cursor's shape; the bigint bound of its seq is checked here (a pattern
+    // for "at most 9223372036854775807" would be unreadable), so PostgreSQL never sees one out of range.
+    if (!m || BigInt(m[2]!) > BigInt(MAX_SEQ)) throw invalidField('after', 'The after field is not a cursor of this feed.');
     after = { txid: m[1]!, seq: m[2]! };
   }
   const deadline = Date.now() + (query.waitSeconds ?? 0) * 1000;
