@@ -192,3 +192,40 @@ it('survives SIGKILL mid-way: --resume creates exactly the valid rows once, exit
     expect(error).toMatch(bad.get(n)!.why);
   });
 });
+
+it('imports a semicolon CSV as Excel writes it (BOM, CRLF, quoted ";"), naming the columns it does not import once', async () => {
+  const fixture = path.resolve(import.meta.dirname, '../../fixtures/members-excel-semicolon.csv');
+  await writeFile(path.join(cli.dir, 'excel.csv'), await readFile(fixture));
+  const result = await cli.run(['members', 'import', 'excel.csv']);
+  expect(result.code, describeRun(result)).toBe(0);
+  expect(result.stdout).toMatch(/^\s+new\s+4$/m);
+  expect(result.stderr.match(/Columns not imported/g)).toEqual(['Columns not imported']);
+  expect(result.stderr).toContain('Columns not imported: "Kundennummer", "Filiale"');
+  const rows = await live.db.sql`SELECT email, first_name, last_name FROM members WHERE email LIKE '%@example.d_' OR email LIKE '%@example.at' ORDER BY email`;
+  expect(rows.map((r) => ({ ...r }))).toEqual([
+    { email: 'anna.schmidt@example.de', first_name: 'Anna', last_name: 'Schmidt' },
+    { email: 'j.mueller@example.de', first_name: 'Jürgen', last_name: 'Müller' },
+    { email: 'lea.weiss@example.at', first_name: 'Lea "Leni"', last_name: 'Weiß' },
+    { email: 'ole@example.dk', first_name: 'Øle', last_name: null },
+  ]);
+});
+
+it('refuses a binary file, a non-UTF-8 file and broken quoting in one line with file:line:column, exit 2, nothing created', async () => {
+  const before = Number((await live.db.sql`SELECT count(*)::int AS n FROM members`)[0]!.n);
+  const node = await readFile(process.execPath);
+  const cases: Array<[string, Buffer | string, RegExp]> = [
+    ['program.csv', node.subarray(0, 64 * 1024), /^✖ program\.csv:1:\d+: this is not a text file\. Export the data as CSV \(UTF-8\) or JSON Lines\.$/],
+    ['latin1.csv', Buffer.concat([Buffer.from('email;name\r\nj@example.org;J'), Buffer.from([0xf6]), Buffer.from('rg\r\n')]), /^✖ latin1\.csv:2:16: this file is not UTF-8 \(byte 0xF6\)\. .*`iconv -f WINDOWS-1252 -t UTF-8 latin1\.csv > utf8\.csv`$/],
+    ['quote.csv', 'email,name\nq1@example.org,Ann\nq2@example.org,"Bo\nq3@example.org,Cy\n', /^✖ quote\.csv:3:16: this quoted field is never closed\. /],
+  ];
+  for (const [name, content, expected] of cases) {
+    await writeFile(path.join(cli.dir, name), content);
+    const result = await cli.run(['members', 'import', name]);
+    expect(result.code, describeRun(result)).toBe(2);
+    const lines = result.stderr.split('\n').filter((line) => line !== '' && !line.startsWith('import: '));
+    expect(lines, describeRun(result)).toHaveLength(1);
+    expect(lines[0]).toMatch(expected);
+    expect(result.stdout).toBe('');
+  }
+  expect(Number((await live.db.sql`SELECT count(*)::int AS n FROM members`)[0]!.n)).toBe(before);
+});
