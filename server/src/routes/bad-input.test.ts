@@ -125,6 +125,22 @@ describe('input rules at the edge', () => {
   }
 });
 
+describe('percent-escapes that are not UTF-8', () => {
+  // A surrogate cannot be sent as UTF-8 (%ED%A0%80 is invalid UTF-8), nor can a stray byte.
+  const urls = [
+    '/tags/%ED%A0%80/vouchers', '/tags/%FF/vouchers', '/tags/edge/vouchers?brand_id=%ED%A0%80',
+    '/members?brand_id=%FF&email=edge%40example.org', '/tags/passes?brand_id=brand-acme&tag_id=%ED%B0%80', '/events?after=%00',
+  ];
+  for (const url of urls) {
+    it(`${url} answers 4xx, never 5xx`, async () => {
+      const method = url.includes('/vouchers') && !url.includes('?') ? 'POST' : 'GET';
+      const res = await t.inject({ method, url, headers: { ...admin, 'content-type': 'application/json' }, ...(method === 'POST' && { payload: JSON.stringify({ brand_id: 'brand-acme', coupon_id: 'coupon-welcome' }) }) });
+      expect(res.statusCode, res.payload).toBeGreaterThanOrEqual(400);
+      expect(res.statusCode, res.payload).toBeLessThan(500);
+    });
+  }
+});
+
 /**
  * Every string field of every operation's request, from openapi.yaml: a NUL (and, in JSON bodies,
  * a lone surrogate) in that one field answers 4xx naming it. The rest of the request is whatever
