@@ -82,11 +82,27 @@ export async function contextOf(command: Command): Promise<Context> {
       return brand;
     },
     client(tuning) {
+      requireHttpUrl(config);
       if (tuning) return createClient(createLoyaltyClient, config, apiUrl, tuning);
       client ??= createClient(createLoyaltyClient, config, apiUrl, {});
       return client;
     },
   };
+}
+
+const SOURCE_NAMES: Record<SettingSource, string> = { flag: '--api-url', env: 'LOYALTY_API_URL', profile: 'the profile', default: 'the default' };
+
+/**
+ * Checked when the API is about to be called, not when settings load, so that `loyalty config`
+ * still runs to fix a bad value.
+ */
+export function requireHttpUrl(config: ResolvedConfig): void {
+  const setting = config.settings.api_url!;
+  // URL() forgives surrounding spaces; the SDK, which gets the raw value, would not.
+  const url = setting.value === setting.value.trim() && URL.canParse(setting.value) ? new URL(setting.value) : undefined;
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw usageError(`The API URL ${JSON.stringify(setting.value)} (from ${SOURCE_NAMES[setting.source]}) is not an http(s) URL.`, 'For example: --api-url http://127.0.0.1:3000');
+  }
 }
 
 function createClient(

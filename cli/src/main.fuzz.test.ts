@@ -120,6 +120,27 @@ describe('every command under odd arguments', { timeout: 600_000 }, () => {
   }
 });
 
+describe('global options under odd values', { timeout: 600_000 }, () => {
+  const globals = buildProgram().options.filter((o) => (o.required || o.optional) && o.long);
+
+  it('covers --api-url, --profile, --brand and --token-file', () => {
+    expect(globals.map((o) => o.long)).toEqual(expect.arrayContaining(['--api-url', '--profile', '--brand', '--token-file']));
+  });
+
+  for (const command of [['tags', 'list'], ['members', 'import', 'members.csv'], ['config', 'list']]) {
+    it(`loyalty ${command.join(' ')}`, async () => {
+      const ws = await workspace();
+      await writeFile(join(ws.dir, 'members.csv'), 'email\na@example.com\n');
+      for (const option of globals) {
+        for (const value of ODD_VALUES(ws)) {
+          const args = [option.long!, value, ...command];
+          expectHandled(await runBounded(args, ws), args);
+        }
+      }
+    });
+  }
+});
+
 describe('loyalty members import under odd files', { timeout: 600_000 }, () => {
   const next = random(12);
   const header = 'email,first_name\n';

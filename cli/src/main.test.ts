@@ -50,6 +50,16 @@ describe('exit codes and error output', { timeout: 20_000 }, () => {
     expect(nul.stderr).toBe('✖ Argument 3 is not valid text (it has a NUL character).\n');
   });
 
+  it('refuses an API URL that is not an http(s) URL as a usage error, naming where it came from', async () => {
+    const env = loggedInEnv(await tempConfigHome());
+    const flag = await runCli(['--api-url', 'api.test', 'tags', 'list'], { env });
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toBe('✖ The API URL "api.test" (from --api-url) is not an http(s) URL.\n  → For example: --api-url http://127.0.0.1:3000\n');
+    const fromEnv = await runCli(['tags', 'list'], { env: { ...env, LOYALTY_API_URL: ' ' } });
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toContain('(from LOYALTY_API_URL)');
+  });
+
   it('exits 4 with what to do when not logged in', async () => {
     const result = await runCli(['tags', 'list'], { env: { XDG_CONFIG_HOME: await tempConfigHome(), LOYALTY_API_URL: API } });
     expect(result.code).toBe(4);

@@ -1,6 +1,6 @@
 // `loyalty login`: store client credentials (or a token) in a profile, after checking them.
 import { createLoyaltyClient, toLoyaltyError } from '@loyalty/sdk';
-import { USER_AGENT, type Context } from '../context.js';
+import { requireHttpUrl, USER_AGENT, type Context } from '../context.js';
 import { updateProfile } from '../config.js';
 import { prompt, readSecretStdin } from '../secrets.js';
 import { apiFailure } from './api.js';
@@ -28,6 +28,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<void> 
   }
 
   if (options.verify) {
+    requireHttpUrl(ctx.config);
     const client = createLoyaltyClient({
       baseUrl: ctx.apiUrl,
       userAgent: USER_AGENT,
