@@ -3,7 +3,7 @@
 // table plus a seeded generator instead of a property-testing library: the cases are few
 // and each failure names its exact command line.
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Command } from 'commander';
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
@@ -76,7 +76,10 @@ async function runBounded(args: string[], ws: Workspace, stdin: string | Buffer 
 
 const ODD_VALUES = (ws: Workspace): string[] => [
   '', ' ', '\u0000', '-', '--', '-1', '0', '1e309', 'NaN', '😀\u202e\ud800', 'x'.repeat(5000),
-  'a-directory.csv', 'missing/nowhere.csv', ws.files['binary.csv']!, ws.files['latin1.csv']!, 'http://[::1', '../../../../../../etc/passwd',
+  'a-directory.csv', 'missing/nowhere.csv', ws.files['binary.csv']!, ws.files['latin1.csv']!, 'http://[::1',
+  // A path that climbs and comes back: never a path outside the workspace (tests run as root, and
+  // a command that writes its output there would overwrite it: /etc/passwd was, once).
+  'nested/../../' + basename(ws.dir) + '/climbed.csv',
 ];
 
 interface Leaf {
