@@ -119,6 +119,12 @@ describe('readImportInput (real-world CSV files)', () => {
     expect((error as Error).message).toMatch(/^members\.csv:3:15: this quoted field is never closed\. /);
   });
 
+  it('does not count a BOM as a column, nor let it hide the quote that opens the first field', async () => {
+    await expect(read('\uFEFF"email\na@example.com\n')).rejects.toThrow(/^members\.csv:1:1: this quoted field is never closed/);
+    await expect(read('\uFEFFemail,"name\na@example.com,x\n')).rejects.toThrow(/^members\.csv:1:7: this quoted field is never closed/);
+    await expect(read('\uFEFFemail,na"me\na@example.com,x\n')).rejects.toThrow(/^members\.csv:1:9: a " inside a field/);
+  });
+
   it('points at a quote inside an unquoted field and at text after a closing quote', async () => {
     await expect(read('email,name\na@example.com,Ann "Bo" Lee\n')).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/^members\.csv:2:19: /) });
     await expect(read('email,name\na@example.com,"Ann"x\n')).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/^members\.csv:2:20: /) });

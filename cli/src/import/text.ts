@@ -71,7 +71,9 @@ export class TextGuard {
         throw this.refusal(start + i,
           `this file is not UTF-8 (byte 0x${byte.toString(16).toUpperCase()}). Save it as "CSV UTF-8", or convert it with \`iconv -f WINDOWS-1252 -t UTF-8 ${this.name} > utf8.csv\``);
       }
-      if (this.delimiter !== undefined) this.followQuotes(byte, start + i);
+      // A BOM is not part of the first field: the quote after it still opens one.
+      const bom = start + i === 0 && length === 3 && byte === 0xef && bytes[i + 1] === 0xbb && bytes[i + 2] === 0xbf;
+      if (this.delimiter !== undefined && !bom) this.followQuotes(byte, start + i);
       i += length;
     }
     this.carry = Buffer.from(bytes.subarray(i));
@@ -103,7 +105,7 @@ export class TextGuard {
     const index = line - lineAtStart;
     // Unless the window starts the file, its first line may have begun before it.
     if (index < (first.offset === 0 ? 0 : 1) || index >= lines.length) return undefined;
-    return lines[index]!.replace(/\r$/, '');
+    return lines[index]!.replace(/\r$/, '').replace(/^\uFEFF/, '');
   }
 
   private followQuotes(byte: number, at: number): void {
@@ -141,7 +143,8 @@ export class TextGuard {
     const first = this.recent[0];
     if (!first || lineStart < first.offset) return at - lineStart + 1; // a very long line: bytes will do
     const text = Buffer.concat(this.recent.map((r) => r.bytes)).subarray(lineStart - first.offset, at - first.offset);
-    return [...text.toString('utf8')].length + 1;
+    // Editors do not show a BOM, so it takes no column.
+    return [...text.toString('utf8').replace(/^\uFEFF/, '')].length + 1;
   }
 
   private remember(chunk: Buffer): void {
