@@ -160,6 +160,15 @@ describe('loyalty members import', { timeout: 20_000 }, () => {
     }
   });
 
+  it('on a terminal, prints the columns it does not import after the live view, not into its frame', async () => {
+    const { dir, env } = await workspace('email,first_name,city\na@example.com,Ann,Oslo\n');
+    const result = await runCli(['members', 'import', 'members.csv'], { env: { ...env, CI: '', TERM: 'xterm' }, cwd: dir, tty: true });
+    expect(result.code, result.stderr).toBe(0);
+    const at = result.stderr.indexOf('Columns not imported: "city"');
+    expect(at, result.stderr).toBeGreaterThan(0);
+    expect(result.stderr.slice(at), 'nothing of the live view after the line').toBe('Columns not imported: "city" (no member field; --map <field>=<column> reads one).\n');
+  });
+
   it('names the file when it does not exist', async () => {
     const dir = await tempConfigHome();
     const result = await runCli(['members', 'import', 'missing.csv'], { env: loggedInEnv(dir), cwd: dir });

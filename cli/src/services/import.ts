@@ -9,6 +9,7 @@ import { parseDelimiter } from '../import/csv-dialect.js';
 import { formatFromName, type InputFormat } from '../import/parse.js';
 import { runImport, type ImportProgress, type ImportSummary, type SendSignups } from '../import/run.js';
 import { formatCount } from '../ui/format.js';
+import { liveView } from '../ui/live.js';
 import { importReporter } from '../ui/reporters.js';
 import { apiFailure, request } from './api.js';
 import { openInput } from './inputs.js';
@@ -89,6 +90,12 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
   const reporter = await importReporter({ stream: ctx.runtime.stderr, env: ctx.runtime.env, plain: !options.progress }, file === '-' ? 'stdin' : file, initial);
   let last = initial;
   let summary: ImportSummary;
+  // A line written while the live view is drawn would be torn by its next frame: hold it.
+  const held: string[] = [];
+  const log = (message: string): void => {
+    if (liveView.active) held.push(message);
+    else ctx.output.info(message);
+  };
   try {
     summary = await runImport({
       input: { name: file, chunks, format, delimiter },
@@ -110,10 +117,11 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
         last = progress;
         reporter.update(progress);
       },
-      log: (message) => ctx.output.info(message),
+      log,
     });
   } finally {
     await reporter.finish(last);
+    for (const message of held) ctx.output.info(message);
   }
   printSummary(ctx, summary, brandId);
   if (summary.rejected > 0) {
