@@ -23,8 +23,9 @@ export interface ParsedInput {
   /** CSV header, or for JSON Lines every key in order of first appearance. */
   columns: string[];
   rows: SourceRow[];
-  /** CSV only: the delimiter that was given or detected. */
+  /** CSV only: the delimiter that was given or detected, and whether the file starts with a BOM. */
   delimiter?: string;
+  bom?: boolean;
   /** SHA-256 of the exact input bytes: the file's identity for checkpoints and idempotency keys. */
   sha256: string;
 }
@@ -91,7 +92,8 @@ export async function readImportInput(chunks: AsyncIterable<Buffer | string>, op
   }
 
   const parsed = dialect ? await readCsv(checked(), dialect, name, guard) : await readJsonLines(checked());
-  return { format, ...parsed, ...(dialect ? { delimiter: dialect.delimiter } : {}), sha256: hash.digest('hex') };
+  const csv = dialect ? { delimiter: dialect.delimiter, bom: headText.startsWith('\uFEFF') } : {};
+  return { format, ...parsed, ...csv, sha256: hash.digest('hex') };
 }
 
 async function readCsv(chunks: AsyncIterable<Buffer>, dialect: Dialect, name: string, guard: TextGuard): Promise<{ columns: string[]; rows: SourceRow[] }> {

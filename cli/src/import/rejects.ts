@@ -1,6 +1,6 @@
 // Writes rejected rows in the input's own format with the original columns plus `error`,
 // so the file can be fixed and imported again as it is (the `error` column is not mapped).
-// A CSV keeps its delimiter: a `;` file from Excel comes back as one that Excel opens.
+// A CSV keeps its delimiter and BOM: a `;` file from Excel comes back as one that Excel opens.
 // The rows are personal data: the file is written 0600, also when it already existed.
 import { stringify } from 'csv-stringify/sync';
 import { writePrivateData } from '../private-file.js';
@@ -20,7 +20,12 @@ export function errorColumnName(columns: readonly string[]): string {
   return name;
 }
 
-export function renderRejects(format: InputFormat, columns: readonly string[], rows: readonly RejectedRow[], delimiter = ','): string {
+export interface CsvStyle {
+  delimiter?: string | undefined;
+  bom?: boolean | undefined;
+}
+
+export function renderRejects(format: InputFormat, columns: readonly string[], rows: readonly RejectedRow[], style: CsvStyle = {}): string {
   const sorted = [...rows].sort((a, b) => a.line - b.line);
   const errorColumn = errorColumnName(columns);
   if (format === 'jsonl') {
@@ -28,7 +33,7 @@ export function renderRejects(format: InputFormat, columns: readonly string[], r
   }
   const header = [...columns, errorColumn];
   const records = sorted.map((row) => [...columns.map((column) => cell(row.fields[column])), `line ${row.line}: ${row.error}`]);
-  return stringify([header, ...records], { delimiter });
+  return (style.bom ? '\uFEFF' : '') + stringify([header, ...records], { delimiter: style.delimiter ?? ',' });
 }
 
 function cell(value: unknown): string {
@@ -41,7 +46,7 @@ export async function writeRejects(
   format: InputFormat,
   columns: readonly string[],
   rows: readonly RejectedRow[],
-  delimiter?: string,
+  style?: CsvStyle,
 ): Promise<void> {
-  await writePrivateData(path, renderRejects(format, columns, rows, delimiter));
+  await writePrivateData(path, renderRejects(format, columns, rows, style));
 }

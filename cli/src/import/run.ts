@@ -134,7 +134,7 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
   };
 
   if (request.dryRun) {
-    if (invalid.length > 0) await writeRejects(rejectsFile, input.format, input.columns, invalid, input.delimiter);
+    if (invalid.length > 0) await writeRejects(rejectsFile, input.format, input.columns, invalid, input);
     progress.phase = 'done';
     report();
     return summarize({}, [], 0);
@@ -204,7 +204,7 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
   await Promise.all(Array.from({ length: Math.max(1, Math.min(request.concurrency, pending.length)) }, worker));
 
   const rejectedRows = [...invalid, ...apiRejects()];
-  if (rejectedRows.length > 0) await writeRejects(rejectsFile, input.format, input.columns, rejectedRows, input.delimiter);
+  if (rejectedRows.length > 0) await writeRejects(rejectsFile, input.format, input.columns, rejectedRows, input);
   if (request.signal.aborted) {
     throw new InterruptedError(
       `Import interrupted after ${progress.batchesDone} of ${batches.length} batches; progress is saved.`,

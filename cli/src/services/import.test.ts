@@ -121,8 +121,8 @@ describe('loyalty members import', { timeout: 20_000 }, () => {
     expect(result.stderr.match(/not imported/g)).toHaveLength(1);
     expect(result.stderr).toContain('Columns not imported: "Ort", "Kundennummer"');
     const rejects = await readFile(join(dir, 'members.rejects.csv'), 'utf8');
-    expect(rejects.split('\n')[0]).toBe('E-Mail;Vorname;Nachname;Ort;Kundennummer;error');
-    expect(parse(rejects, { delimiter: ';' })[1]).toEqual(['not-an-email', 'X', 'Y', 'Wien', '18', 'line 3: "not-an-email" is not an e-mail address']);
+    expect(rejects.split('\n')[0], 'a BOM and ";" as the input had, so Excel opens it as UTF-8').toBe('\uFEFFE-Mail;Vorname;Nachname;Ort;Kundennummer;error');
+    expect(parse(rejects, { delimiter: ';', bom: true })[1]).toEqual(['not-an-email', 'X', 'Y', 'Wien', '18', 'line 3: "not-an-email" is not an e-mail address']);
   });
 
   it('reads the delimiter from --delimiter', async () => {
