@@ -66,6 +66,13 @@ describe('readImportInput (JSON Lines)', () => {
     ]);
   });
 
+  it('refuses JSON Lines that are not UTF-8, and a --delimiter for them', async () => {
+    const latin1 = Buffer.concat([Buffer.from('{"email":"a@example.com","name":"J'), Buffer.from([0xf6]), Buffer.from('rg"}\n')]);
+    await expect(readImportInput((async function* () { yield latin1; })(), { name: 'x.jsonl' }))
+      .rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/^x\.jsonl:1:35: this file is not UTF-8 \(byte 0xF6\)/) });
+    await expect(readImportInput(chunksOf('{"email":"a@example.com"}\n'), { delimiter: ';' })).rejects.toThrow('--delimiter applies to CSV input only.');
+  });
+
   it('marks lines that are not JSON objects', async () => {
     const input = await readImportInput(chunksOf('{"email":"a@example.com"}\n{broken\n[1,2]\n'), { format: 'jsonl' });
     expect(input.rows.map((row) => row.error)).toEqual([undefined, 'not valid JSON', 'expected a JSON object']);

@@ -92,10 +92,9 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
     name: request.input.name === '-' ? 'stdin' : request.input.name,
   });
   const mapping = mapColumns(input.columns, request.mapping);
-  const ignored = input.columns.filter((column) => !mapping.columns.has(column));
-  if (ignored.length > 0) {
-    log(`Columns not imported: ${ignored.map((column) => JSON.stringify(column)).join(', ')} (no member field; --map <field>=<column> reads one).`);
-  }
+  const ignored = input.columns.flatMap((column, i) =>
+    mapping.columns.has(column) ? [] : [column === '' ? `column ${i + 1} (no name)` : JSON.stringify(column)]);
+  if (ignored.length > 0) log(`Columns not imported: ${ignored.join(', ')} (no member field; --map <field>=<column> reads one).`);
   const identity: ImportIdentity = { sha256: input.sha256, brandId: request.brandId };
   const checkpointPath = request.checkpointPath ?? defaultCheckpointPath(request.configDir, { ...identity, apiUrl: request.apiUrl });
 

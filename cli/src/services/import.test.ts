@@ -120,6 +120,9 @@ describe('loyalty members import', { timeout: 20_000 }, () => {
     expect((signups()[0]!.body as { users: unknown[] }).users).toEqual([{ email: 'a@example.de', first_name: 'Jörg', last_name: 'Müller' }]);
     expect(result.stderr.match(/not imported/g)).toHaveLength(1);
     expect(result.stderr).toContain('Columns not imported: "Ort", "Kundennummer"');
+    const trailing = await workspace('email;first_name;\na@example.com;Ann;\n');
+    const unnamed = await runCli(['members', 'import', 'members.csv', '--dry-run'], { env: trailing.env, cwd: trailing.dir });
+    expect(unnamed.stderr).toContain('Columns not imported: column 3 (no name) (no member field;');
     const rejects = await readFile(join(dir, 'members.rejects.csv'), 'utf8');
     expect(rejects.split('\n')[0], 'a BOM and ";" as the input had, so Excel opens it as UTF-8').toBe('\uFEFFE-Mail;Vorname;Nachname;Ort;Kundennummer;error');
     expect(parse(rejects, { delimiter: ';', bom: true })[1]).toEqual(['not-an-email', 'X', 'Y', 'Wien', '18', 'line 3: "not-an-email" is not an e-mail address']);
