@@ -244,3 +244,48 @@ describe('purge of expired keys', () => {
     }
   });
 });
+
+describe('a claim under a request that runs longer than the lock', () => {
+  /** The plugin alone, on a server with a stand-in token and one slow route; a lock of 0.3 s. */
+  async function slowServer(db: TestDatabase, runMs: number) {
+    const { default: Hapi } = await import('@hapi/hapi');
+    const { idempotencyPlugin } = await import('./idempotency.js');
+    const server = Hapi.server();
+    server.auth.scheme('stand-in', () => ({ authenticate: (_request, h) => h.authenticated({ credentials: { tokenHash: 'slow-token' } }) }));
+    server.auth.strategy('stand-in', 'stand-in');
+    server.auth.default('stand-in');
+    await server.register({ plugin: idempotencyPlugin, options: { sql: db.sql, lockSeconds: 0.3 } });
+    const runs = { count: 0 };
+    server.route({
+      method: 'POST',
+      path: '/slow',
+      handler: async (_request, h) => {
+        runs.count++;
+        await new Promise((r) => setTimeout(r, runMs));
+        return h.response({ run: runs.count }).code(201);
+      },
+    });
+    await server.initialize();
+    return { server, runs };
+  }
+
+  it('is kept alive while the request runs: a second request with the key long past the lock gets 409, and the action runs once', async () => {
+    const db = await createTestDatabase();
+    try {
+      const { server, runs } = await slowServer(db, 1500);
+      const request = { method: 'POST', url: '/slow', headers: { 'idempotency-key': 'slow-1' }, payload: { a: 1 } } as const;
+      const first = server.inject(request);
+      await new Promise((r) => setTimeout(r, 1000)); // more than three lock lifetimes
+      const second = await server.inject(request);
+      expect(second.statusCode).toBe(409);
+      expect(JSON.parse(second.payload).error).toBe('idempotency_in_progress');
+      expect((await first).statusCode).toBe(201);
+      const third = await server.inject(request);
+      expect(third.headers['idempotent-replayed']).toBe('true');
+      expect(runs.count).toBe(1);
+    } finally {
+      await db.drop();
+    }
+  });
+
+});

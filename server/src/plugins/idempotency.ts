@@ -1,15 +1,20 @@
 import type { Plugin, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import type { Sql, Tx } from '../db/pool.js';
 import {
-  claimIdempotencyKey, parseIdempotencyKey, purgeExpiredIdempotencyKeys, releaseIdempotencyKey, requestHash, scopeHash,
+  claimIdempotencyKey, extendIdempotencyClaim, parseIdempotencyKey, purgeExpiredIdempotencyKeys, releaseIdempotencyKey, requestHash, scopeHash,
   storeIdempotentResponse, type StoredResponse,
 } from '../services/idempotency.js';
 import type { Principal } from '../services/tokens.js';
 
 export type IdempotencyOptions = {
   sql: Sql;
-  /** How long a claim stays "in progress" before it counts as abandoned by a crash. */
+  /**
+   * How long a claim outlives its last heartbeat before it counts as abandoned by a crash. While
+   * the request runs, the claim is extended every `heartbeatMs` (default: a third of this), so
+   * it cannot expire under a live request however long that runs.
+   */
   lockSeconds?: number;
+  heartbeatMs?: number;
   purgeIntervalMs?: number;
 };
 
@@ -17,6 +22,8 @@ export type IdempotencyOptions = {
 export type IdempotencyState = {
   scope: Buffer;
   stored: boolean;
+  /** Stops the heartbeat: the response is stored or the key released. */
+  settle: () => void;
   storeInTransaction: (tx: Tx, status: number, body: unknown) => Promise<void>;
 };
 
@@ -46,6 +53,7 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
   register(server, options) {
     const { sql } = options;
     const lockSeconds = options.lockSeconds ?? 120;
+    const heartbeatMs = options.heartbeatMs ?? (lockSeconds * 1000) / 3;
 
     server.ext('onPreHandler', async (request: Request, h: ResponseToolkit) => {
       const header = request.headers['idempotency-key'];
@@ -62,9 +70,13 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
       const outcome = await claimIdempotencyKey(sql, { scope, request: requestHash(request.payload, request.url.search), lockSeconds });
       switch (outcome.kind) {
         case 'claimed': {
+          const heartbeat = keepClaimAlive(sql, scope, outcome.claimedAt, lockSeconds, heartbeatMs);
+          // A client that goes away ends the request without onPreResponse: the claim then lapses after lockSeconds.
+          request.events.once('disconnect', heartbeat.stop);
           const state: IdempotencyState = {
             scope,
             stored: false,
+            settle: heartbeat.stop,
             storeInTransaction: async (tx, status, body) => {
               await storeIdempotentResponse(tx, scope, { status, headers: { 'content-type': JSON_TYPE }, body: JSON.stringify(body) });
               state.stored = true;
@@ -87,6 +99,7 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
       const state = request.plugins.idempotency;
       if (!state) return h.continue;
       request.plugins.idempotency = undefined; // once
+      state.settle();
       const response = request.response as ResponseObject & { isBoom?: boolean };
       const ok = !response.isBoom && response.statusCode >= 200 && response.statusCode < 300;
       if (ok && state.stored) return h.continue;
@@ -107,6 +120,35 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
     server.ext('onPreStop', () => clearInterval(timer));
   },
 };
+
+/**
+ * Extends a claim every `everyMs` until stopped. A beat that fails (the database is away) is
+ * retried at the next one; a beat that finds the claim gone (answered, released, taken over)
+ * stops.
+ */
+function keepClaimAlive(sql: Sql, scope: Buffer, claimedAt: string, lockSeconds: number, everyMs: number) {
+  let stopped = false;
+  let beating = false;
+  const timer = setInterval(() => {
+    if (beating || stopped) return;
+    beating = true;
+    extendIdempotencyClaim(sql, scope, claimedAt, lockSeconds).then(
+      (alive) => {
+        beating = false;
+        if (!alive) stop();
+      },
+      () => {
+        beating = false;
+      },
+    );
+  }, everyMs);
+  timer.unref();
+  const stop = () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+  return { stop };
+}
 
 /** The stored answer byte for byte, marked as a replay. */
 function replay(h: ResponseToolkit, stored: StoredResponse) {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/db.js';
 import { unixSocketOf, type Sql } from '../db/pool.js';
 import {
-  claimIdempotencyKey, parseIdempotencyKey, purgeExpiredIdempotencyKeys, releaseIdempotencyKey, requestHash, scopeHash,
+  claimIdempotencyKey, extendIdempotencyClaim, parseIdempotencyKey, purgeExpiredIdempotencyKeys, releaseIdempotencyKey, requestHash, scopeHash,
   storeIdempotentResponse,
 } from './idempotency.js';
 import { canonicalJson } from '../lib/hash.js';
@@ -72,7 +72,7 @@ describe('canonicalJson', () => {
 describe('claimIdempotencyKey', () => {
   it('claims a new key; the same request while it runs is in progress; another request is a reuse', async () => {
     const scope = newScope();
-    expect(await claim(scope, req({ a: 1 }))).toEqual({ kind: 'claimed' });
+    expect(await claim(scope, req({ a: 1 }))).toMatchObject({ kind: 'claimed' });
     expect(await claim(scope, req({ a: 1 }))).toEqual({ kind: 'in_progress' });
     expect(await claim(scope, req({ a: 2 }))).toEqual({ kind: 'reuse' });
   });
@@ -87,7 +87,7 @@ describe('claimIdempotencyKey', () => {
     const other = newScope();
     await claim(other, req({ a: 1 }));
     await releaseIdempotencyKey(db.sql, other);
-    expect(await claim(other, req({ a: 2 }))).toEqual({ kind: 'claimed' });
+    expect(await claim(other, req({ a: 2 }))).toMatchObject({ kind: 'claimed' });
   });
 
   it('costs one statement on a replay (and on a first claim)', async () => {
@@ -119,8 +119,26 @@ describe('claimIdempotencyKey', () => {
     const scope = newScope();
     await claim(scope, req({ a: 1 }));
     await db.sql`UPDATE idempotency_keys SET locked_until = now() - interval '1 second' WHERE scope_hash = ${scope}`;
-    expect(await claim(scope, req({ a: 1 }))).toEqual({ kind: 'claimed' });
+    expect(await claim(scope, req({ a: 1 }))).toMatchObject({ kind: 'claimed' });
     expect(await claim(scope, req({ a: 1 }))).toEqual({ kind: 'in_progress' });
+  });
+
+  it('extends only its own live claim: not one another request took over, not an answered one', async () => {
+    const scope = newScope();
+    const first = await claim(scope, req({ a: 1 }));
+    if (first.kind !== 'claimed') throw new Error(first.kind);
+    await db.sql`UPDATE idempotency_keys SET locked_until = now() + interval '1 second' WHERE scope_hash = ${scope}`;
+    expect(await extendIdempotencyClaim(db.sql, scope, first.claimedAt, 600)).toBe(true);
+    expect((await db.sql`SELECT locked_until > now() + interval '500 seconds' AS far FROM idempotency_keys WHERE scope_hash = ${scope}`)[0]!.far).toBe(true);
+
+    await db.sql`UPDATE idempotency_keys SET locked_until = now() - interval '1 second' WHERE scope_hash = ${scope}`;
+    const second = await claim(scope, req({ a: 1 })); // taken over: the first request's heartbeat must not keep it
+    if (second.kind !== 'claimed') throw new Error(second.kind);
+    expect(second.claimedAt).not.toBe(first.claimedAt);
+    expect(await extendIdempotencyClaim(db.sql, scope, first.claimedAt, 600)).toBe(false);
+    expect(await extendIdempotencyClaim(db.sql, scope, second.claimedAt, 600)).toBe(true);
+    await storeIdempotentResponse(db.sql, scope, stored);
+    expect(await extendIdempotencyClaim(db.sql, scope, second.claimedAt, 600)).toBe(false);
   });
 
   it('treats a stored response past its 24 hours as gone', async () => {
@@ -130,7 +148,7 @@ describe('claimIdempotencyKey', () => {
     const [row] = await db.sql<{ hours: number }[]>`SELECT round(extract(epoch FROM expires_at - now()) / 3600)::int AS hours FROM idempotency_keys WHERE scope_hash = ${scope}`;
     expect(row!.hours).toBe(24);
     await db.sql`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE scope_hash = ${scope}`;
-    expect(await claim(scope, req({ a: 2 }))).toEqual({ kind: 'claimed' });
+    expect(await claim(scope, req({ a: 2 }))).toMatchObject({ kind: 'claimed' });
   });
 });
 

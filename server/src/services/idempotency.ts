@@ -7,8 +7,12 @@ export const MAX_KEY_LENGTH = 255;
 
 export type StoredResponse = { status: number; headers: Record<string, string>; body: string };
 
+/**
+ * `claimedAt` names this claim: the row's created_at to the microsecond, as text (a JS Date keeps
+ * milliseconds only). A heartbeat extends its own claim only, never one another request took over.
+ */
 export type ClaimOutcome =
-  | { kind: 'claimed' }
+  | { kind: 'claimed'; claimedAt: string }
   | { kind: 'replay'; response: StoredResponse }
   | { kind: 'reuse' }
   | { kind: 'in_progress' };
@@ -37,7 +41,7 @@ export const scopeHash = (s: KeyScope): Buffer => sha256(s.tokenHash, s.method.t
 export const requestHash = (body: unknown, queryString: string): Buffer => sha256(canonicalJson(body ?? null)!, queryString);
 
 type Row = {
-  claimed: boolean;
+  claimed: string | null;
   request_hash: Buffer | null;
   state: 'in_progress' | 'done' | null;
   stale: boolean | null;
@@ -71,11 +75,11 @@ export async function claimIdempotencyKey(
                now() + make_interval(secs => ${input.lockSeconds}), now() + make_interval(secs => ${ttl})
         WHERE NOT EXISTS (SELECT 1 FROM existing)
         ON CONFLICT (scope_hash) DO NOTHING
-        RETURNING 1
+        RETURNING created_at::text
       )
-      SELECT EXISTS (SELECT 1 FROM claim) AS claimed, e.*
+      SELECT (SELECT created_at FROM claim) AS claimed, e.*
       FROM (VALUES (1)) AS one (x) LEFT JOIN existing e ON true`;
-    if (row!.claimed) return { kind: 'claimed' };
+    if (row!.claimed) return { kind: 'claimed', claimedAt: row!.claimed };
     if (!row!.state) continue; // lost the insert race to a request whose row this snapshot cannot see: read again
     if (row!.stale) {
       const taken = await db`
@@ -84,8 +88,9 @@ export async function claimIdempotencyKey(
           created_at = now(), expires_at = now() + make_interval(secs => ${ttl}),
           response_status = NULL, response_headers = NULL, response_body = NULL
         WHERE scope_hash = ${input.scope}
-          AND (expires_at <= now() OR (state = 'in_progress' AND locked_until <= now()))`;
-      if (taken.count === 1) return { kind: 'claimed' };
+          AND (expires_at <= now() OR (state = 'in_progress' AND locked_until <= now()))
+        RETURNING created_at::text AS claimed`;
+      if (taken.count === 1) return { kind: 'claimed', claimedAt: taken[0]!.claimed as string };
       continue; // another request took it over first
     }
     if (!input.request.equals(row!.request_hash!)) return { kind: 'reuse' };
@@ -94,6 +99,18 @@ export async function claimIdempotencyKey(
   }
   // Three rounds of losing races means the key is very busy right now.
   return { kind: 'in_progress' };
+}
+
+/**
+ * Pushes a live claim's `locked_until` another `lockSeconds` ahead (the plugin's heartbeat while
+ * its request runs). False when the claim is no longer this request's: answered, released, or
+ * taken over after a pause longer than the lock (the database was away).
+ */
+export async function extendIdempotencyClaim(db: Db, scope: Buffer, claimedAt: string, lockSeconds: number): Promise<boolean> {
+  const rows = await db`
+    UPDATE idempotency_keys SET locked_until = now() + make_interval(secs => ${lockSeconds})
+    WHERE scope_hash = ${scope} AND state = 'in_progress' AND created_at = ${claimedAt}::text::timestamptz`;
+  return rows.count === 1;
 }
 
 /** Records the response of a claimed key (in the action's own transaction where there is one). */
