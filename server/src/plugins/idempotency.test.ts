@@ -287,5 +287,4 @@ describe('a claim under a request that runs longer than the lock', () => {
       await db.drop();
     }
   });
-
 });
