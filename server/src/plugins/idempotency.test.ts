@@ -247,10 +247,10 @@ describe('purge of expired keys', () => {
 
 describe('a claim under a request that runs longer than the lock', () => {
   /** The plugin alone, on a server with a stand-in token and one slow route; a lock of 0.3 s. */
-  async function slowServer(db: TestDatabase, runMs: number) {
+  async function slowServer(db: TestDatabase, runMs: number, timeoutMs: number | false = false) {
     const { default: Hapi } = await import('@hapi/hapi');
     const { idempotencyPlugin } = await import('./idempotency.js');
-    const server = Hapi.server();
+    const server = Hapi.server({ routes: { timeout: { server: timeoutMs } } });
     server.auth.scheme('stand-in', () => ({ authenticate: (_request, h) => h.authenticated({ credentials: { tokenHash: 'slow-token' } }) }));
     server.auth.strategy('stand-in', 'stand-in');
     server.auth.default('stand-in');
@@ -282,6 +282,26 @@ describe('a claim under a request that runs longer than the lock', () => {
       expect((await first).statusCode).toBe(201);
       const third = await server.inject(request);
       expect(third.headers['idempotent-replayed']).toBe('true');
+      expect(runs.count).toBe(1);
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('outlives a response sent before the handler finished (request timeout): a retry gets 409 until it finishes, then the replay of what it did', async () => {
+    const db = await createTestDatabase();
+    try {
+      const { server, runs } = await slowServer(db, 1000, 100);
+      const request = { method: 'POST', url: '/slow', headers: { 'idempotency-key': 'slow-timeout' }, payload: { a: 1 } } as const;
+      expect((await server.inject(request)).statusCode).toBe(503); // the handler runs on
+      const retry = await server.inject(request);
+      expect(retry.statusCode).toBe(409);
+      expect(JSON.parse(retry.payload).error).toBe('idempotency_in_progress');
+      await new Promise((r) => setTimeout(r, 1300));
+      const later = await server.inject(request);
+      expect(later.statusCode).toBe(201);
+      expect(later.headers['idempotent-replayed']).toBe('true');
+      expect(JSON.parse(later.payload)).toEqual({ run: 1 });
       expect(runs.count).toBe(1);
     } finally {
       await db.drop();

@@ -1,4 +1,4 @@
-import type { Plugin, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
+import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import type { Sql, Tx } from '../db/pool.js';
 import {
   claimIdempotencyKey, extendIdempotencyClaim, parseIdempotencyKey, purgeExpiredIdempotencyKeys, releaseIdempotencyKey, requestHash, scopeHash,
@@ -24,6 +24,8 @@ export type IdempotencyState = {
   stored: boolean;
   /** Stops the heartbeat: the response is stored or the key released. */
   settle: () => void;
+  /** The route's handler: whether it started, and how it ended (set by the wrapper every route gets). */
+  handler: { started: boolean; done: boolean; ended: Promise<HandlerEnd>; end: (outcome: HandlerEnd) => void };
   storeInTransaction: (tx: Tx, status: number, body: unknown) => Promise<void>;
 };
 
@@ -32,6 +34,8 @@ declare module '@hapi/hapi' {
     idempotency?: IdempotencyState;
   }
 }
+
+type HandlerEnd = { result: unknown } | { error: unknown };
 
 const METHODS = new Set(['post', 'put', 'patch']);
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -47,6 +51,11 @@ const problem = (h: ResponseToolkit, status: number, error: string, message: str
  * request is "the same" when body and query string are. A 2xx answer is stored: inside the
  * action's transaction when the route uses respondInTransaction, otherwise in onPreResponse.
  * Any other answer releases the key.
+ *
+ * The claim lives as long as its handler: a heartbeat extends it while the handler runs, also
+ * past an answer sent before the handler ended (hapi's request timeout answers 503 and lets the
+ * handler run on; a client may go away). Such a key is settled when the handler ends: what it
+ * stored stays, a 2xx it returns is stored for the retry to replay, anything else frees the key.
  */
 export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
   name: 'loyalty-idempotency',
@@ -54,6 +63,37 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
     const { sql } = options;
     const lockSeconds = options.lockSeconds ?? 120;
     const heartbeatMs = options.heartbeatMs ?? (lockSeconds * 1000) / 3;
+
+    // Every route's handler reports its end to the claim it runs under (hapi has no event for a
+    // handler that ends after its request was answered).
+    server.events.on('route', (route) => {
+      const handler = route.settings.handler;
+      if (typeof handler !== 'function') return;
+      route.settings.handler = async function (this: unknown, request: Request, h: ResponseToolkit) {
+        const claim = request.plugins.idempotency?.handler;
+        if (claim) claim.started = true;
+        try {
+          const result = await (handler as Lifecycle.Method).call(this as object | null, request, h);
+          claim?.end({ result });
+          return result;
+        } catch (error) {
+          claim?.end({ error });
+          throw error;
+        }
+      } as Lifecycle.Method;
+    });
+
+    /** Stores a 2xx the handler returned after its request was answered; frees the key otherwise. */
+    const settleLate = async (state: IdempotencyState, end: HandlerEnd) => {
+      state.settle();
+      if (state.stored) return;
+      const late = 'result' in end ? lateResponse(end.result) : undefined;
+      if (late) await storeIdempotentResponse(sql, state.scope, late);
+      else await releaseIdempotencyKey(sql, state.scope);
+    };
+    const finishAfterHandler = (state: IdempotencyState) => {
+      state.handler.ended.then((end) => settleLate(state, end)).catch(() => {}); // not stored or released: the claim lapses after lockSeconds
+    };
 
     server.ext('onPreHandler', async (request: Request, h: ResponseToolkit) => {
       const header = request.headers['idempotency-key'];
@@ -71,18 +111,30 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
       switch (outcome.kind) {
         case 'claimed': {
           const heartbeat = keepClaimAlive(sql, scope, outcome.claimedAt, lockSeconds, heartbeatMs);
-          // A client that goes away ends the request without onPreResponse: the claim then lapses after lockSeconds.
-          request.events.once('disconnect', heartbeat.stop);
+          let resolveEnded!: (outcome: HandlerEnd) => void;
+          const ended = new Promise<HandlerEnd>((resolve) => (resolveEnded = resolve));
+          const end = (outcome: HandlerEnd) => {
+            state.handler.done = true;
+            resolveEnded(outcome);
+          };
           const state: IdempotencyState = {
             scope,
             stored: false,
             settle: heartbeat.stop,
+            handler: { started: false, done: false, ended, end },
             storeInTransaction: async (tx, status, body) => {
               await storeIdempotentResponse(tx, scope, { status, headers: { 'content-type': JSON_TYPE }, body: JSON.stringify(body) });
               state.stored = true;
             },
           };
           request.plugins.idempotency = state;
+          // A client that goes away ends the request without onPreResponse.
+          request.events.once('disconnect', () => {
+            if (request.plugins.idempotency !== state) return;
+            request.plugins.idempotency = undefined;
+            if (state.handler.started) finishAfterHandler(state);
+            else void settleLate(state, { error: 'disconnected' }).catch(() => {});
+          });
           return h.continue;
         }
         case 'replay':
@@ -99,9 +151,13 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
       const state = request.plugins.idempotency;
       if (!state) return h.continue;
       request.plugins.idempotency = undefined; // once
-      state.settle();
       const response = request.response as ResponseObject & { isBoom?: boolean };
       const ok = !response.isBoom && response.statusCode >= 200 && response.statusCode < 300;
+      if (state.handler.started && !state.handler.done && !ok) {
+        finishAfterHandler(state); // answered while the handler runs on (a timeout): the key waits for it
+        return h.continue;
+      }
+      state.settle();
       if (ok && state.stored) return h.continue;
       const stored = ok ? storable(response) : undefined;
       if (stored) await storeIdempotentResponse(sql, state.scope, stored);
@@ -155,6 +211,16 @@ function replay(h: ResponseToolkit, stored: StoredResponse) {
   const response = h.response(stored.body).code(stored.status);
   for (const [name, value] of Object.entries(stored.headers)) response.header(name, value);
   return response.header('idempotent-replayed', 'true').takeover();
+}
+
+/** What a handler that ended after its request was answered returned, as the retry will replay it. */
+function lateResponse(result: unknown): StoredResponse | undefined {
+  if (result && typeof result === 'object' && 'statusCode' in result && 'variety' in result) {
+    const response = result as ResponseObject;
+    return response.statusCode >= 200 && response.statusCode < 300 ? storable(response) : undefined;
+  }
+  if (result === null || result === undefined || typeof result === 'symbol' || (result as { isBoom?: boolean }).isBoom) return undefined;
+  return typeof result === 'string' ? { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: result } : { status: 200, headers: { 'content-type': JSON_TYPE }, body: JSON.stringify(result) };
 }
 
 /**
