@@ -25,7 +25,7 @@ export type IdempotencyState = {
   /** Stops the heartbeat: the response is stored or the key released. */
   settle: () => void;
   /** The route's handler: whether it started, and how it ended (set by the wrapper every route gets). */
-  handler: { started: boolean; done: boolean; ended: Promise<HandlerEnd>; end: (outcome: HandlerEnd) => void };
+  handler: { started: boolean; done: boolean; awaited: boolean; ended: Promise<HandlerEnd>; end: (outcome: HandlerEnd) => void };
   storeInTransaction: (tx: Tx, status: number, body: unknown) => Promise<void>;
 };
 
@@ -92,6 +92,8 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
       else await releaseIdempotencyKey(sql, state.scope);
     };
     const finishAfterHandler = (state: IdempotencyState) => {
+      if (state.handler.awaited) return;
+      state.handler.awaited = true;
       state.handler.ended.then((end) => settleLate(state, end)).catch(() => {}); // not stored or released: the claim lapses after lockSeconds
     };
 
@@ -121,7 +123,7 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
             scope,
             stored: false,
             settle: heartbeat.stop,
-            handler: { started: false, done: false, ended, end },
+            handler: { started: false, done: false, awaited: false, ended, end },
             storeInTransaction: async (tx, status, body) => {
               await storeIdempotentResponse(tx, scope, { status, headers: { 'content-type': JSON_TYPE }, body: JSON.stringify(body) });
               state.stored = true;
@@ -131,8 +133,7 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
           // A client that goes away ends the request without onPreResponse.
           request.events.once('disconnect', () => {
             if (request.plugins.idempotency !== state) return;
-            request.plugins.idempotency = undefined;
-            if (state.handler.started) finishAfterHandler(state);
+            if (state.handler.started) finishAfterHandler(state); // stays on the request: respondInTransaction may still store there
             else void settleLate(state, { error: 'disconnected' }).catch(() => {});
           });
           return h.continue;
@@ -149,14 +150,16 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
     // Before the errors plugin, which takes error responses over (later extensions would not run).
     server.ext('onPreResponse', async (request: Request, h: ResponseToolkit) => {
       const state = request.plugins.idempotency;
-      if (!state) return h.continue;
-      request.plugins.idempotency = undefined; // once
+      if (!state || state.handler.awaited) return h.continue;
       const response = request.response as ResponseObject & { isBoom?: boolean };
       const ok = !response.isBoom && response.statusCode >= 200 && response.statusCode < 300;
       if (state.handler.started && !state.handler.done && !ok) {
-        finishAfterHandler(state); // answered while the handler runs on (a timeout): the key waits for it
+        // Answered while the handler runs on (a timeout): the key waits for it, and stays on the
+        // request so that respondInTransaction still stores in the action's transaction.
+        finishAfterHandler(state);
         return h.continue;
       }
+      request.plugins.idempotency = undefined; // once
       state.settle();
       if (ok && state.stored) return h.continue;
       const stored = ok ? storable(response) : undefined;
