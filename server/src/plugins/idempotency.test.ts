@@ -288,6 +288,31 @@ describe('a claim under a request that runs longer than the lock', () => {
     }
   });
 
+  it('outlives a client that went away: a retry gets 409 while the handler runs, then the replay of what it did', async () => {
+    const db = await createTestDatabase();
+    const { server, runs } = await slowServer(db, 1000);
+    await server.start();
+    try {
+      const { request: httpRequest } = await import('node:http');
+      const sent = httpRequest(`${server.info.uri}/slow`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'slow-gone' } });
+      sent.on('error', () => {});
+      sent.end('{"a":1}');
+      while (runs.count === 0) await new Promise((r) => setTimeout(r, 10));
+      sent.destroy(); // the client goes away while the handler runs
+      const request = { method: 'POST', url: '/slow', headers: { 'idempotency-key': 'slow-gone' }, payload: { a: 1 } } as const;
+      await new Promise((r) => setTimeout(r, 600)); // past the lock of 0.3 s
+      expect((await server.inject(request)).statusCode).toBe(409);
+      await new Promise((r) => setTimeout(r, 800));
+      const later = await server.inject(request);
+      expect(later.statusCode).toBe(201);
+      expect(later.headers['idempotent-replayed']).toBe('true');
+      expect(runs.count).toBe(1);
+    } finally {
+      await server.stop();
+      await db.drop();
+    }
+  });
+
   it('outlives a response sent before the handler finished (request timeout): a retry gets 409 until it finishes, then the replay of what it did', async () => {
     const db = await createTestDatabase();
     try {

@@ -64,25 +64,6 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
     const lockSeconds = options.lockSeconds ?? 120;
     const heartbeatMs = options.heartbeatMs ?? (lockSeconds * 1000) / 3;
 
-    // Every route's handler reports its end to the claim it runs under (hapi has no event for a
-    // handler that ends after its request was answered).
-    server.events.on('route', (route) => {
-      const handler = route.settings.handler;
-      if (typeof handler !== 'function') return;
-      route.settings.handler = async function (this: unknown, request: Request, h: ResponseToolkit) {
-        const claim = request.plugins.idempotency?.handler;
-        if (claim) claim.started = true;
-        try {
-          const result = await (handler as Lifecycle.Method).call(this as object | null, request, h);
-          claim?.end({ result });
-          return result;
-        } catch (error) {
-          claim?.end({ error });
-          throw error;
-        }
-      } as Lifecycle.Method;
-    });
-
     /** Stores a 2xx the handler returned after its request was answered; frees the key otherwise. */
     const settleLate = async (state: IdempotencyState, end: HandlerEnd) => {
       state.settle();
@@ -96,6 +77,31 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
       state.handler.awaited = true;
       state.handler.ended.then((end) => settleLate(state, end)).catch(() => {}); // not stored or released: the claim lapses after lockSeconds
     };
+
+    // Every route's handler reports its end to the claim it runs under (hapi has no event for a
+    // handler that ends after its request was answered).
+    server.events.on('route', (route) => {
+      const handler = route.settings.handler;
+      if (typeof handler !== 'function') return;
+      route.settings.handler = async function (this: unknown, request: Request, h: ResponseToolkit) {
+        const state = request.plugins.idempotency;
+        if (state) state.handler.started = true;
+        const end = (outcome: HandlerEnd) => {
+          if (!state) return;
+          state.handler.end(outcome);
+          // A connection closed under the handler ends the request without onPreResponse (and without 'disconnect').
+          if (!request.active()) finishAfterHandler(state);
+        };
+        try {
+          const result = await (handler as Lifecycle.Method).call(this as object | null, request, h);
+          end({ result });
+          return result;
+        } catch (error) {
+          end({ error });
+          throw error;
+        }
+      } as Lifecycle.Method;
+    });
 
     server.ext('onPreHandler', async (request: Request, h: ResponseToolkit) => {
       const header = request.headers['idempotency-key'];
