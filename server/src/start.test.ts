@@ -210,6 +210,13 @@ describe('node server/dist/start.js', () => {
     expect(debug.code).toBe(1);
     expect(debug.err.split('\n')[0]).toBe(err.trim());
     expect(debug.err).toMatch(/\n\s+at /);
+    if (process.platform === 'linux') {
+      // A parent that cannot hold directories at all: Node's recursive mkdir never returns there.
+      const proc = await startToExit({ LOYALTY_DATA_DIR: '/proc/loyalty-start-test/data' });
+      expect(proc.code).toBe(1);
+      expect(proc.err.trim().split('\n'), proc.err).toHaveLength(1);
+      expect(proc.err).toMatch(/^loyalty: cannot create or write the data directory \/proc\/loyalty-start-test\/data \(ENOENT on \/proc\/loyalty-start-test\).*Set LOYALTY_DATA_DIR/);
+    }
   }, 60_000);
 
   it('with a bad environment value exits 1 with one line naming the variable; LOYALTY_DEBUG=1 adds the stack', async () => {

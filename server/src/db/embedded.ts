@@ -96,7 +96,7 @@ export async function startEmbeddedPostgres(options: {
     onError: (e) => options.log?.(`postgres: ${String(e)}`),
   });
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
-    await mkdir(path.dirname(dataDir), { recursive: true }).catch((error: unknown) => {
+    await makeDirectories(path.dirname(dataDir)).catch((error: unknown) => {
       throw dataDirFailure(dataDir, error);
     });
     await pg.initialise().catch((error: unknown) => {
@@ -154,6 +154,20 @@ export async function startEmbeddedPostgres(options: {
       if (socketDir && socketDir !== dataDir) await rm(socketDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * `mkdir -p`, one level at a time: Node's recursive mkdir never returns under a parent that cannot
+ * hold directories (e.g. /proc), where this fails with ENOENT.
+ */
+async function makeDirectories(dir: string): Promise<void> {
+  const missing: string[] = [];
+  for (let at = dir; !existsSync(at) && path.dirname(at) !== at; at = path.dirname(at)) missing.unshift(at);
+  for (const at of missing) {
+    await mkdir(at).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error; // made meanwhile by another start
+    });
+  }
 }
 
 /**
