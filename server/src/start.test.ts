@@ -38,7 +38,7 @@ async function startToExit(env: Record<string, string>): Promise<{ code: number 
   });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000); // a start that should fail but listens instead
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000); // a start that should fail but listens (or hangs) instead: within the tests' timeouts
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   clearTimeout(timer);
   return { code, err };
@@ -182,6 +182,22 @@ describe('node server/dist/start.js', () => {
     }
     expect(await again.exited, again.stderr()).toBe(0);
     expect(existsSync(pidFile)).toBe(false);
+  }, 120_000);
+
+  it('on a data directory that a running server uses exits 1 with one line naming both pids, and leaves that server running', async () => {
+    const running = await start();
+    try {
+      const postmaster = Number((await readFile(path.join(dataDir, 'data', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+      const { code, err } = await startToExit({ LOYALTY_DATA_DIR: path.join(dataDir, 'data') });
+      expect(code).toBe(1);
+      expect(err.trim().split('\n'), err).toHaveLength(1);
+      expect(err).toContain(`is in use by PostgreSQL (pid ${postmaster}) of another running process (pid ${running.child.pid}): stop that server first, or set LOYALTY_DATA_DIR`);
+      expect((await fetch(`${running.url}/health`)).status).toBe(200);
+      expect(alive(postmaster)).toBe(true);
+    } finally {
+      running.child.kill('SIGTERM');
+    }
+    expect(await running.exited, running.stderr()).toBe(0);
   }, 120_000);
 
   it('with its port in use exits 1 with one line naming the port and the fix, and leaves no PostgreSQL running', async () => {
