@@ -52,12 +52,13 @@ export async function createServer({ sql, streamSql = sql, config, routes = allR
   server.app = app;
 
   await server.register([
-    { plugin: errorsPlugin, options: { log: (error: Error) => log(`loyalty: internal error: ${error.stack ?? error.message}`) } },
+    { plugin: errorsPlugin, options: { log: (error: Error) => log(`loyalty: internal error: ${error.stack ?? error.message}`), notice: log } },
     { plugin: authPlugin, options: { resolve: createTokenResolver(sql) } },
     { plugin: getBodyPlugin },
     {
       plugin: rateLimitPlugin,
-      options: { sql, tokenLimit: config.rateLimitToken, ipLimit: config.rateLimitIp, windowSeconds: config.rateLimitWindowSeconds },
+      // Readiness is probed by orchestrators and must answer while the database (and so the counters) is down.
+      options: { sql, exempt: ['/health', '/health/ready'], tokenLimit: config.rateLimitToken, ipLimit: config.rateLimitIp, windowSeconds: config.rateLimitWindowSeconds },
     },
     { plugin: idempotencyPlugin, options: { sql } },
   ]);

@@ -3,6 +3,7 @@ import { createTestDatabase, type TestDatabase } from '../../../test/helpers/db.
 import { TEST_SECRET_KEY } from '../../../test/helpers/server.js';
 import { loadConfig } from '../config.js';
 import { createServer } from '../server.js';
+import { createPool } from '../db/pool.js';
 
 /**
  * Requests that run out of time are expected states, not bugs: a documented 503 with
@@ -40,5 +41,62 @@ describe('timeouts', () => {
     const res = await server.inject({ method: 'GET', url: '/health' });
     expect(res.statusCode).toBe(503);
     expect(JSON.parse(res.payload)).toMatchObject({ error: 'request_timeout' });
+  });
+});
+
+describe('a database that is down', () => {
+  /** A server whose pool points at a closed port: every query fails to connect, as when PostgreSQL is stopped. */
+  async function serverOnDeadDatabase() {
+    const logged: string[] = [];
+    const sql = createPool('postgres://loyalty@127.0.0.1:1/loyalty', { max: 2 });
+    const config = { ...loadConfig({ LOYALTY_SECRET_KEY: TEST_SECRET_KEY }), fixtures: 'none' };
+    const server = await createServer({ sql, config, log: (m) => logged.push(m) });
+    await server.initialize();
+    return { server, logged, sql };
+  }
+
+  it('answers every request 503 database_unavailable with Retry-After, and logs the outage once', async () => {
+    const { server, logged, sql } = await serverOnDeadDatabase();
+    try {
+      const requests = [
+        ...Array.from({ length: 4 }, () => server.inject({ method: 'GET', url: '/tags?brand_id=brand-acme', headers: { authorization: 'Bearer abc' } })),
+        ...Array.from({ length: 4 }, () => server.inject({ method: 'POST', url: '/oauth/token', payload: { grant_type: 'client_credentials', client_id: 'a', client_secret: 'b' } })),
+      ];
+      for (const res of await Promise.all(requests)) {
+        expect(res.statusCode).toBe(503);
+        expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+        expect(JSON.parse(res.payload)).toEqual({ message: expect.stringMatching(/database/i), error: 'database_unavailable' });
+      }
+      expect(logged.filter((line) => /database/i.test(line))).toHaveLength(1);
+      expect(logged.join('\n')).not.toMatch(/internal error/);
+    } finally {
+      await server.stop();
+      await sql.end({ timeout: 1 });
+    }
+  });
+
+  it('keeps /health (liveness) at 200 while /health/ready answers 503 naming the database', async () => {
+    const { server, sql } = await serverOnDeadDatabase();
+    try {
+      const live = await server.inject({ method: 'GET', url: '/health' });
+      expect(live.statusCode).toBe(200);
+      expect(JSON.parse(live.payload)).toEqual({ status: 'ok' });
+      const ready = await server.inject({ method: 'GET', url: '/health/ready' });
+      expect(ready.statusCode).toBe(503);
+      expect(ready.headers['retry-after']).toBeDefined();
+      expect(JSON.parse(ready.payload)).toMatchObject({ error: 'not_ready', status: 'unavailable', checks: { database: 'down' } });
+    } finally {
+      await server.stop();
+      await sql.end({ timeout: 1 });
+    }
+  });
+
+  it('/health/ready answers 200 when the database answers', async () => {
+    const config = { ...loadConfig({ LOYALTY_SECRET_KEY: TEST_SECRET_KEY }), fixtures: 'none' };
+    const full = await createServer({ sql: db.sql, config, log: () => {} });
+    await full.initialize();
+    const ready = await full.inject({ method: 'GET', url: '/health/ready' });
+    expect(ready.statusCode).toBe(200);
+    expect(JSON.parse(ready.payload)).toEqual({ status: 'ok', checks: { database: 'ok' } });
   });
 });

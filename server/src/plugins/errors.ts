@@ -1,5 +1,7 @@
 import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
 import type { Boom } from '@hapi/boom';
+import type { AppContext } from '../context.js';
+import { createDatabaseOutage, isDatabaseUnavailable } from '../db/outage.js';
 import { DomainError, type ErrorKind } from '../services/errors.js';
 
 const statusOf: Record<ErrorKind, number> = {
@@ -19,10 +21,37 @@ const codeOfStatus: Record<number, string> = {
 const isTimeout = (error: Boom & { code?: unknown }) =>
   (error.output.statusCode === 503 && !error.data && /unavailable/i.test(error.message)) || error.code === '57014';
 
-/** The one place where errors become HTTP responses: `{ message, error }`, plus `errors` on 422. */
-export const errorsPlugin: Plugin<{ log?: (error: Error) => void }> = {
-  name: 'loyalty-errors',
+/** Seconds a client waits before retrying while the database is down: PostgreSQL restarts in a few seconds. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * PostgreSQL stopped or unreachable: every request fails alike, so the outage is logged once (and
+ * its end), not per request, and each request gets a documented 503 with Retry-After; the pools
+ * reconnect by themselves when it is back. A plugin of its own so that its extension can run before
+ * every other onPreResponse extension (hapi orders extensions by plugin).
+ */
+const databaseOutagePlugin: Plugin<{ notice?: (line: string) => void }> = {
+  name: 'loyalty-database-outage',
   register(server, options) {
+    const outage = createDatabaseOutage((server.app as AppContext).sql, options.notice ?? console.error);
+    server.ext('onPreStop', () => outage.stop());
+    // First: the other extensions (rate-limit headers, idempotency keys) would query the database
+    // again, and an extension that throws ends the cycle with hapi's own 500.
+    server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
+      const response = request.response;
+      if (!response || !('isBoom' in response) || !response.isBoom || !isDatabaseUnavailable(response)) return h.continue;
+      outage.report(response);
+      const message = 'The database is unavailable at the moment; send the request again after Retry-After seconds (with the same Idempotency-Key, if any).';
+      return h.response({ message, error: 'database_unavailable' }).code(503).header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS)).takeover();
+    }, { before: ['loyalty-rate-limit', 'loyalty-idempotency', 'loyalty-errors'] });
+  },
+};
+
+/** The one place where errors become HTTP responses: `{ message, error }`, plus `errors` on 422. */
+export const errorsPlugin: Plugin<{ log?: (error: Error) => void; notice?: (line: string) => void }> = {
+  name: 'loyalty-errors',
+  async register(server, options) {
+    await server.register({ plugin: databaseOutagePlugin, options: { notice: options.notice } });
     server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
       const response = request.response;
       if (!response || !('isBoom' in response) || !response.isBoom) return h.continue;
