@@ -1,7 +1,9 @@
 import type { Config } from './config.js';
 import { dataDirSecret, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
+import { describeDatabaseError, isDatabaseUnavailable } from './db/outage.js';
 import { createPool, type Sql } from './db/pool.js';
+import { StartupError } from './lib/startup-errors.js';
 import { secretBoxOf } from './lib/secret-box.js';
 import { loadFixtureFile } from './services/fixtures.js';
 import { sealWebhookSecrets } from './services/webhook-subscriptions.js';
@@ -19,6 +21,7 @@ export async function openDatabase(config: Config, { seed = true } = {}): Promis
   const url = config.databaseUrl ?? embedded!.url;
   const sql = createPool(url, { max: 20 });
   try {
+    if (!embedded) await waitForDatabase(sql, url, config.dbWaitSeconds);
     if (embedded && !config.secretKey) config = { ...config, secretKey: await dataDirSecret(config.dataDir, 'loyalty-secret-key') };
     await migrate(sql, url);
     await sealWebhookSecrets(sql, secretBoxOf(config));
@@ -29,6 +32,50 @@ export async function openDatabase(config: Config, { seed = true } = {}): Promis
     throw error;
   }
   return { url, sql, embedded, config };
+}
+
+/** `host:port` of a connection URL (never its password), or the socket directory of a Unix socket URL. */
+function whereIs(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.host ? `${decodeURIComponent(u.hostname)}:${u.port || 5432}` : 'DATABASE_URL';
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
+/**
+ * A PostgreSQL that cannot be reached yet (starting beside us, a network not up yet) is waited
+ * for up to `seconds`, with backoff (0.25 s doubling to 5 s): one line when the wait begins, one
+ * when it answers or the time is up. Other errors (a wrong password, a missing database) fail at once.
+ */
+export async function waitForDatabase(sql: Sql, url: string, seconds: number, log: (line: string) => void = console.error): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
+  let delay = 250;
+  let waiting = false;
+  for (;;) {
+    try {
+      await sql`SELECT 1`;
+      if (waiting) log(`loyalty: PostgreSQL at ${whereIs(url)} answers; starting`);
+      return;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      const why = (error as { code?: string }).code ?? describeDatabaseError(error);
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        const failure = new StartupError(
+          `PostgreSQL at ${whereIs(url)} did not answer within ${seconds} s (${why}): start it, or set DATABASE_URL to a reachable server ` +
+            '(LOYALTY_DB_WAIT_SECONDS sets how long a start waits).',
+        );
+        failure.cause = error;
+        throw failure;
+      }
+      if (!waiting) log(`loyalty: cannot reach PostgreSQL at ${whereIs(url)} (${why}); retrying for up to ${seconds} s`);
+      waiting = true;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
+      delay = Math.min(delay * 2, 5000);
+    }
+  }
 }
 
 /**

@@ -23,6 +23,8 @@ export type Config = {
   rateLimitWindowSeconds: number;
   /** Connections of the pool that serves API requests (streams and workers have pools of their own). */
   dbPoolSize: number;
+  /** How long a start waits (retrying with backoff) for a DATABASE_URL that cannot be reached yet. */
+  dbWaitSeconds: number;
   /** Longest a handler (and each of its SQL statements) may run before the request fails with 503. */
   requestTimeoutMs: number;
   /** A connection that neither sends nor takes a byte for this long is closed (a stalled reader). */
@@ -55,6 +57,7 @@ const schema = Joi.object({
   LOYALTY_RATE_LIMIT_IP: Joi.number().integer().min(1).default(60),
   LOYALTY_RATE_LIMIT_WINDOW_SECONDS: Joi.number().integer().min(1).default(60),
   LOYALTY_DB_POOL_SIZE: Joi.number().integer().min(2).max(500).default(10),
+  LOYALTY_DB_WAIT_SECONDS: Joi.number().integer().min(0).max(3600).default(30),
   LOYALTY_REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).default(30_000),
   LOYALTY_SOCKET_TIMEOUT_MS: Joi.number().integer().min(200).greater(Joi.ref('LOYALTY_REQUEST_TIMEOUT_MS')).default(60_000)
     .messages({ 'number.greater': 'LOYALTY_SOCKET_TIMEOUT_MS must be greater than LOYALTY_REQUEST_TIMEOUT_MS' }),
@@ -85,6 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitIp: value.LOYALTY_RATE_LIMIT_IP,
     rateLimitWindowSeconds: value.LOYALTY_RATE_LIMIT_WINDOW_SECONDS,
     dbPoolSize: value.LOYALTY_DB_POOL_SIZE,
+    dbWaitSeconds: value.LOYALTY_DB_WAIT_SECONDS,
     requestTimeoutMs: value.LOYALTY_REQUEST_TIMEOUT_MS,
     socketTimeoutMs: value.LOYALTY_SOCKET_TIMEOUT_MS,
     streamsPerToken: value.LOYALTY_STREAMS_PER_TOKEN,
