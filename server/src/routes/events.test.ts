@@ -79,6 +79,17 @@ describe('GET /events', () => {
     expect(Date.now() - quiet).toBeGreaterThanOrEqual(900);
   });
 
+  it('a long poll with the longest wait answers 200 (empty) before the request timeout, never 503', async () => {
+    const short = await createTestServer({ requestTimeoutMs: 1500, socketTimeoutMs: 5000 });
+    try {
+      const res = await short.inject({ method: 'GET', url: '/events?wait=30', headers: await short.auth('acme-admin') });
+      expect(res.statusCode, res.payload).toBe(200);
+      expect((res.result as Feed).data).toEqual([]);
+    } finally {
+      await short.close();
+    }
+  });
+
   it('shows one organization only: organization_id is required with several, foreign ones are 404', async () => {
     const globexEvent = await emit(t.db.sql, 'member.created', 'org-globex');
     const acme = await feed('?limit=100');
