@@ -26,3 +26,12 @@ it('starts a new reader at the latest events, oldest of them first', async () =>
   const latest = await listEvents(db.sql, 'org-acme', { limit: 5 });
   expect(latest.data.map((e) => (e.data as { member_id: string }).member_id)).toEqual(['b-7', 'b-8', 'b-9', 'b-10', 'b-11']);
 });
+
+it('reads a cursor whose txid has leading zeros as decimal (PostgreSQL would read it as octal and fail)', async () => {
+  const start = await listEvents(db.sql, 'org-acme', {});
+  await db.sql.begin((tx) => recordEvents(tx, twelve('c')));
+  const [txid, seq] = start.next_cursor.split('.');
+  const padded = await listEvents(db.sql, 'org-acme', { after: `0${txid}.${seq}`, limit: 100 });
+  expect(padded.data.map((e) => (e.data as { member_id: string }).member_id)).toEqual(twelve('c').map((e) => e.data.member_id));
+  await expect(listEvents(db.sql, 'org-acme', { after: '09082112456.5359449491' })).resolves.toMatchObject({ data: [] });
+});

@@ -30,7 +30,8 @@ export async function listEvents(sql: Sql, organizationId: string, query: FeedQu
     // openapi.yaml gives the cursor's shape; the bigint bound of its seq is checked here (a pattern
     // for "at most 9223372036854775807" would be unreadable), so PostgreSQL never sees one out of range.
     if (!m || BigInt(m[2]!) > BigInt(MAX_SEQ)) throw invalidField('after', 'The after field is not a cursor of this feed.');
-    after = { txid: m[1]!, seq: m[2]! };
+    // Decimal, without leading zeros: PostgreSQL reads xid8 text with a leading 0 as octal ("0796" fails).
+    after = { txid: BigInt(m[1]!).toString(), seq: m[2]! };
   }
   const deadline = Date.now() + (query.waitSeconds ?? 0) * 1000;
   const waiter = query.waitSeconds ? feedWaiter(sql) : undefined;
