@@ -17,7 +17,7 @@ export function payloadOptionsFor(document: OpenApiDocument, op: Operation, rout
   const types = requestMediaTypes(document, op);
   // hapi's default, made explicit: a body without a Content-Type is read as JSON (RFC 9110 lets
   // the recipient decide; the document's first type is JSON everywhere).
-  if (types.length) return { ...routePayload, allow: types, defaultContentType: types[0], failAction: 'error' };
+  if (types.length) return { ...routePayload, allow: types, defaultContentType: types[0], failAction: routePayload?.failAction ?? 'error' };
   return routePayload ?? { allow: ['application/json'], failAction: ignoreUnreadableBody };
 }
 

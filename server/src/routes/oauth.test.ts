@@ -61,6 +61,14 @@ describe('POST /oauth/token', () => {
     expect(res.result).toMatchObject({ error: 'unsupported_grant_type' });
   });
 
+  it('answers 400 invalid_request (the OAuth error shape) for a body its Content-Type cannot read', async () => {
+    for (const [contentType, payload] of [['application/json', 'grant_type=client_credentials&client_id=acme-admin'], ['application/json', '{"grant_type":'], ['application/x-www-form-urlencoded', '%']]) {
+      const res = await token(payload!, { 'content-type': contentType! });
+      expect(res.statusCode, res.payload).toBe(400);
+      expect(JSON.parse(res.payload)).toMatchObject({ error: 'invalid_request' });
+    }
+  });
+
   it('gives device clients a token for the device organization', async () => {
     const res = await token({ grant_type: 'client_credentials', client_id: 'acme-pos-1', client_secret: 'acme-pos-1-secret' });
     expect(res.statusCode).toBe(200);

@@ -7,7 +7,17 @@ export const oauthRoutes: RouteDef[] = [
     method: 'POST',
     path: '/oauth/token',
     options: {
-      payload: { allow: ['application/json', 'application/x-www-form-urlencoded'] },
+      payload: {
+        allow: ['application/json', 'application/x-www-form-urlencoded'],
+        // RFC 6749 §5.2: a body that cannot be read is an invalid_request, in the OAuth error shape
+        // the document gives this endpoint (found by the fuzz: a form body sent as JSON).
+        failAction: (_request, _h, error) => {
+          if ((error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode === 400) {
+            throw oauthValidationError({ body: ['The request body could not be read as its Content-Type says.'] });
+          }
+          throw error;
+        },
+      },
       onValidationError: oauthValidationError,
     },
     handler: async (request, h) => {
