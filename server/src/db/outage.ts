@@ -1,5 +1,3 @@
-import type { Sql } from './pool.js';
-
 /** Node's errors of a connection that could not be made or was lost. */
 const NETWORK_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND',
@@ -34,41 +32,44 @@ export function describeDatabaseError(error: unknown): string {
 }
 
 export type DatabaseOutage = {
-  /** An error that says the database is unreachable: logged when an outage starts, not again until it ends. */
-  report: (error: unknown) => void;
+  /**
+   * An error that says the database is unreachable: logged when an outage starts, not again until
+   * it ends; `probe` (e.g. `SELECT 1` on the pool that failed) tells when it is back.
+   */
+  report: (error: unknown, probe: () => Promise<unknown>) => void;
   readonly down: boolean;
   stop: () => void;
 };
 
 /**
  * Tracks an outage of the database so that it is logged once, not once per failing request: the
- * first failure logs a line and starts probing (`SELECT 1` every `probeIntervalMs`); the first probe
- * that succeeds logs that the database is back. The pools reconnect by themselves; nothing restarts.
+ * first failure logs a line and starts probing (every `probeIntervalMs`); the first probe that
+ * succeeds logs that the database is back. The pools reconnect by themselves; nothing restarts.
  */
-export function createDatabaseOutage(sql: Sql, log: (line: string) => void, probeIntervalMs = 1000): DatabaseOutage {
+export function createDatabaseOutage(log: (line: string) => void, probeIntervalMs = 1000): DatabaseOutage {
   let down = false;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
-  const probe = () => {
+  const probeUntilBack = (probe: () => Promise<unknown>) => {
     timer = setTimeout(() => {
-      sql`SELECT 1`.then(
+      Promise.resolve().then(probe).then(
         () => {
           down = false;
           log('loyalty: database is reachable again; serving requests');
         },
         () => {
-          if (!stopped) probe();
+          if (!stopped) probeUntilBack(probe);
         },
       );
     }, probeIntervalMs);
     timer.unref();
   };
   return {
-    report(error) {
+    report(error, probe) {
       if (down || stopped) return;
       down = true;
       log(`loyalty: database unavailable (${describeDatabaseError(error)}); answering 503 with Retry-After until it is back`);
-      probe();
+      probeUntilBack(probe);
     },
     get down() {
       return down;

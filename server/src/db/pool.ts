@@ -10,6 +10,11 @@ export function createPool(url: string, options: { max?: number; connection?: Re
     ...unixSocketOf(url),
     max: options.max ?? 10,
     onnotice: () => {},
+    // postgres.js waits before each new connection after failed ones, up to 20 s and shared by the
+    // pool: with PostgreSQL down every query would wait that long (a hang, not a 503), and once it
+    // is back the first ones too. A failed connection is retried after a tenth of a second instead;
+    // clients wait Retry-After between their attempts.
+    backoff: () => 0.1,
     // bigint counts (COUNT(*)) come back as numbers; our counts stay far below 2^53.
     types: { bigint: postgres.BigInt },
     transform: { undefined: null },

@@ -75,6 +75,21 @@ describe('a database that is down', () => {
     }
   });
 
+  it('answers at once however long the outage lasts (the pool does not back off for seconds before each attempt)', async () => {
+    const { server, sql } = await serverOnDeadDatabase();
+    try {
+      for (let i = 0; i < 25; i++) {
+        const began = Date.now();
+        const res = await server.inject({ method: 'GET', url: '/tags', headers: { authorization: `Bearer token-${i}` } });
+        expect(res.statusCode).toBe(503);
+        expect(Date.now() - began).toBeLessThan(1000);
+      }
+    } finally {
+      await server.stop();
+      await sql.end({ timeout: 1 });
+    }
+  });
+
   it('keeps /health (liveness) at 200 while /health/ready answers 503 naming the database', async () => {
     const { server, sql } = await serverOnDeadDatabase();
     try {

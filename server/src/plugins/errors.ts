@@ -1,6 +1,6 @@
 import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
 import type { Boom } from '@hapi/boom';
-import type { AppContext } from '../context.js';
+import { appOf } from '../context.js';
 import { createDatabaseOutage, isDatabaseUnavailable } from '../db/outage.js';
 import { DomainError, type ErrorKind } from '../services/errors.js';
 
@@ -33,14 +33,15 @@ const DATABASE_RETRY_AFTER_SECONDS = 5;
 const databaseOutagePlugin: Plugin<{ notice?: (line: string) => void }> = {
   name: 'loyalty-database-outage',
   register(server, options) {
-    const outage = createDatabaseOutage((server.app as AppContext).sql, options.notice ?? console.error);
+    const outage = createDatabaseOutage(options.notice ?? console.error);
     server.ext('onPreStop', () => outage.stop());
     // First: the other extensions (rate-limit headers, idempotency keys) would query the database
     // again, and an extension that throws ends the cycle with hapi's own 500.
     server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
       const response = request.response;
       if (!response || !('isBoom' in response) || !response.isBoom || !isDatabaseUnavailable(response)) return h.continue;
-      outage.report(response);
+      const { sql } = appOf(request);
+      outage.report(response, () => sql`SELECT 1`);
       const message = 'The database is unavailable at the moment; send the request again after Retry-After seconds (with the same Idempotency-Key, if any).';
       return h.response({ message, error: 'database_unavailable' }).code(503).header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS)).takeover();
     }, { before: ['loyalty-rate-limit', 'loyalty-idempotency', 'loyalty-errors'] });
