@@ -37,6 +37,9 @@ beforeAll(async () => {
     url: ['https://example.org/hook', 'http://127.0.0.1:9/hook'], client_id: ['acme-admin', 'globex-admin', 'acme-pos-1'],
     client_secret: ['acme-admin-secret', 'globex-admin-secret', 'acme-pos-1-secret'], grant_type: ['client_credentials'],
     id: ['fuzz', subscriptionId],
+    subscribed_at: ['2026-01-02 03:04:05', '2026-01-02T03:04:05Z'], expiration_date: ['2030-01-01'], birth_day: ['1990-05-17'],
+    products: [[{ product_id: 2, quantity: 1 }], [{ product_id: 1, quantity: 1, location_id: 1, variant_id: 11 }]],
+    shipping_address: [{ first_name: 'Ann', last_name: 'Lee', address1: 'Main 1', city: 'Utrecht', country: 'NL', zip: '1234AB' }],
     // A long poll holds its request for `wait` seconds: valid ones stay short (mutations still reach 30 and beyond).
     wait: { only: [0, 1] },
   };

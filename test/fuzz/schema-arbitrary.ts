@@ -23,7 +23,9 @@ export function arbitraryOf(document: OpenApiDocument, schema: unknown, hints: H
   const hinted = name !== undefined ? hints[name] : undefined;
   if (!hinted) return own;
   if ('only' in hinted) return fc.constantFrom(...hinted.only);
-  return hinted.length ? fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...hinted) }, { weight: 1, arbitrary: own }) : own;
+  // A name means different things in different operations (`email`: one address, or a list).
+  const fitting = hinted.filter((v) => fits(node, v));
+  return fitting.length ? fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...fitting) }, { weight: 1, arbitrary: own }) : own;
 }
 
 function schemaArbitrary(document: OpenApiDocument, node: Schema, hints: Hints, depth: number): fc.Arbitrary<unknown> {
@@ -31,18 +33,14 @@ function schemaArbitrary(document: OpenApiDocument, node: Schema, hints: Hints, 
   if (Array.isArray(node.enum)) return fc.constantFrom(...(node.enum as unknown[]));
   if (Array.isArray(node.allOf)) {
     // Merged shallowly: the document's allOf combine object shapes.
-    const merged = (node.allOf as unknown[]).map((s) => deref<Schema>(document, s)).reduce<Schema>((acc, s) => ({
-      ...acc, ...s,
-      properties: { ...(acc.properties as Schema), ...(s.properties as Schema) },
-      required: [...((acc.required as string[]) ?? []), ...((s.required as string[]) ?? [])],
-    }), { ...node, allOf: undefined });
+    const merged = (node.allOf as unknown[]).map((s) => deref<Schema>(document, s)).reduce<Schema>(mergeObjects, { ...node, allOf: undefined });
     delete merged.allOf;
     return schemaArbitrary(document, merged, hints, depth);
   }
   for (const key of ['oneOf', 'anyOf'] as const) {
     if (Array.isArray(node[key])) {
       const { [key]: branches, ...rest } = node;
-      return fc.oneof(...(branches as unknown[]).map((b) => schemaArbitrary(document, { ...rest, ...deref<Schema>(document, b) }, hints, depth + 1)));
+      return fc.oneof(...(branches as unknown[]).map((b) => schemaArbitrary(document, mergeObjects(rest, deref<Schema>(document, b)), hints, depth + 1)));
     }
   }
   const types = ([] as string[]).concat((node.type as string | string[] | undefined) ?? (node.properties ? 'object' : []));
@@ -63,11 +61,29 @@ function schemaArbitrary(document: OpenApiDocument, node: Schema, hints: Hints, 
       const properties = (node.properties as Record<string, unknown> | undefined) ?? {};
       const required = new Set((node.required as string[] | undefined) ?? []);
       const record: Record<string, fc.Arbitrary<unknown>> = {};
-      for (const [key, sub] of Object.entries(properties)) record[key] = arbitraryOf(document, sub, hints, key, depth + 1);
-      return fc.record(record, { requiredKeys: Object.keys(properties).filter((k) => required.has(k)) });
+      for (const [key, sub] of Object.entries(properties)) {
+        // `name: false` (a oneOf branch that forbids the other branch's field): never sent.
+        if (sub !== false) record[key] = arbitraryOf(document, sub, hints, key, depth + 1);
+      }
+      return fc.record(record, { requiredKeys: Object.keys(record).filter((k) => required.has(k)) });
     }
     default: return fc.oneof(fc.string(), fc.integer(), fc.boolean());
   }
+}
+
+/** Both shapes' properties and required fields (allOf parts, or a oneOf branch with its parent). */
+const mergeObjects = (a: Schema, b: Schema): Schema => ({
+  ...a, ...b,
+  properties: { ...(a.properties as Schema), ...(b.properties as Schema) },
+  required: [...new Set([...((a.required as string[]) ?? []), ...((b.required as string[]) ?? [])])],
+});
+
+/** Whether a hinted value has a type the schema allows (the schema's other keywords aside). */
+function fits(node: Schema, value: unknown): boolean {
+  const types = ([] as string[]).concat((node.type as string | string[] | undefined) ?? []);
+  if (!types.length) return true;
+  const type = Array.isArray(value) ? 'array' : value === null ? 'null' : Number.isInteger(value) ? 'integer' : typeof value;
+  return types.includes(type) || (type === 'integer' && types.includes('number'));
 }
 
 const num = (value: unknown, fallback: number) => (typeof value === 'number' ? value : fallback);
