@@ -25,13 +25,19 @@ beforeAll(async () => {
   const headers = { authorization: tokens.admin };
   const member = await t.inject({ method: 'POST', url: '/members', headers, payload: { brand_id: 'brand-acme', email: 'fuzz@example.org' } });
   const memberId = JSON.parse(member.payload).member_id as string;
-  await t.inject({ method: 'POST', url: '/tags', headers, payload: { brand_id: 'brand-acme', external_reference: 'fuzz', tag: 'Fuzz' } });
+  const tag = await t.inject({ method: 'POST', url: '/tags', headers, payload: { brand_id: 'brand-acme', external_reference: 'fuzz', tag: 'Fuzz' } });
+  const tagUuid = JSON.parse(tag.payload).data.uuid as string;
+  const passCodes: string[] = [];
+  for (const pass of [{ coupon_id: 'coupon-welcome' }, { storecard_id: 'card-points' }]) {
+    const issued = await t.inject({ method: 'POST', url: `/members/${memberId}/passes`, headers, payload: { brand_id: 'brand-acme', ...pass } });
+    passCodes.push(JSON.parse(issued.payload).pass_code as string);
+  }
   const subscription = await t.inject({ method: 'POST', url: '/webhook-subscriptions', headers, payload: { url: 'https://example.org/hook', events: ['member.created'] } });
   const subscriptionId = JSON.parse(subscription.payload).id as string;
   // Values the fixtures know (fixtures/demo.json and the rows above), so valid requests get past 404.
   hints = {
     brand_id: ['brand-acme', 'brand-globex'], coupon_id: ['coupon-welcome', 'coupon-retired'], storecard_id: ['card-points'],
-    tag_id: ['fuzz'], member_id: [memberId], uuid: [memberId], identifier: [memberId, 'fuzz@example.org'], users: [[memberId]],
+    tag_id: ['fuzz', tagUuid], pass_code: passCodes, points: [1, 5], type: ['earn', 'spend'], member_id: [memberId], uuid: [memberId], identifier: [memberId, 'fuzz@example.org'], users: [[memberId]],
     email: ['fuzz@example.org'], location_id: ['1'], organization_identifier: ['org-acme'], organization_id: ['org-acme', 'org-globex'],
     promotion_identifier: ['0b6f0c5e-3d0a-4f57-9a54-0c1f4c8d2a10'], product_id: [1, 2], variant_id: [11], product_ids: [[1, 2]],
     url: ['https://example.org/hook', 'http://127.0.0.1:9/hook'], client_id: ['acme-admin', 'globex-admin', 'acme-pos-1'],
