@@ -25,8 +25,10 @@ beforeAll(async () => {
   const headers = { authorization: tokens.admin };
   const member = await t.inject({ method: 'POST', url: '/members', headers, payload: { brand_id: 'brand-acme', email: 'fuzz@example.org' } });
   const memberId = JSON.parse(member.payload).member_id as string;
-  const tag = await t.inject({ method: 'POST', url: '/tags', headers, payload: { brand_id: 'brand-acme', external_reference: 'fuzz', tag: 'Fuzz' } });
-  const tagUuid = JSON.parse(tag.payload).data.uuid as string;
+  await t.inject({ method: 'POST', url: '/tags', headers, payload: { brand_id: 'brand-acme', external_reference: 'fuzz', tag: 'Fuzz' } });
+  // Updates and deletes name a tag by its uuid: a second tag, so deleting it leaves 'fuzz' to the tag-member operations.
+  const doomed = await t.inject({ method: 'POST', url: '/tags', headers, payload: { brand_id: 'brand-acme', external_reference: 'fuzz-doomed', tag: 'Doomed' } });
+  const tagUuid = JSON.parse(doomed.payload).data.uuid as string;
   const passCodes: string[] = [];
   for (const pass of [{ coupon_id: 'coupon-welcome' }, { storecard_id: 'card-points' }]) {
     const issued = await t.inject({ method: 'POST', url: `/members/${memberId}/passes`, headers, payload: { brand_id: 'brand-acme', ...pass } });
