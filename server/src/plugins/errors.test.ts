@@ -90,6 +90,18 @@ describe('a database that is down', () => {
     }
   });
 
+  it('answers a request that needs no database (an unknown path with a token) as usual, never 500', async () => {
+    const { server, sql } = await serverOnDeadDatabase();
+    try {
+      const res = await server.inject({ method: 'GET', url: '/no-such-path', headers: { authorization: 'Bearer abc' } });
+      expect(res.statusCode).toBe(404);
+      expect(JSON.parse(res.payload)).toMatchObject({ error: 'not_found' });
+    } finally {
+      await server.stop();
+      await sql.end({ timeout: 1 });
+    }
+  });
+
   it('keeps /health (liveness) at 200 while /health/ready answers 503 naming the database', async () => {
     const { server, sql } = await serverOnDeadDatabase();
     try {

@@ -1,5 +1,6 @@
 import type { Plugin, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import type { Boom } from '@hapi/boom';
+import { isDatabaseUnavailable } from '../db/outage.js';
 import type { Sql } from '../db/pool.js';
 import { createRequestCounter, purgeRateLimits, type RateLimitPolicy, type RateLimitState } from '../services/rate-limits.js';
 import type { Principal } from '../services/tokens.js';
@@ -80,7 +81,14 @@ export const rateLimitPlugin: Plugin<RateLimitOptions> = {
       if (own.exempt) return h.continue;
       let state = own.state;
       if (!state) {
-        state = await count(request, policyOf(request));
+        try {
+          state = await count(request, policyOf(request));
+        } catch (error) {
+          // The database is down and this answer needed none (an unknown path, say): it goes out
+          // as it is, without counting (a throw here would turn it into hapi's own 500).
+          if (isDatabaseUnavailable(error)) return h.continue;
+          throw error;
+        }
         if (state.exceeded) return setHeaders(request, tooMany(h, state), state);
       }
       setHeaders(request, request.response as ResponseObject | Boom, state);
