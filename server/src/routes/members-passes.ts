@@ -6,8 +6,6 @@ import { issuePassToMember, type IssuePassInput } from '../services/passes-issue
 import { payloadOf, queryOf, scopeOf, type Schemas } from './members.js';
 import type { RouteDef } from './types.js';
 
-const json = { payload: { allow: ['application/json'] } };
-
 type PageQuery = { brand_id: string; page?: number; per_page?: number };
 
 const pageArgs = (request: Request, kind: 'coupon' | 'storecard') => {
@@ -40,7 +38,6 @@ export const memberPassRoutes: RouteDef[] = [
   {
     method: 'POST',
     path: '/members/{uuid}/passes',
-    options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
         const issued = await issuePassToMember(tx, scopeOf(request), request.params.uuid as string, payloadOf<IssuePassInput>(request), appOf(request).baseUrl());
@@ -53,7 +50,6 @@ export const memberPassRoutes: RouteDef[] = [
   {
     method: 'POST',
     path: '/members/location',
-    options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
         body: { success: true, users: await setFavouriteLocation(tx, scopeOf(request), payloadOf<{ location_id: string; users: string[] }>(request)) } satisfies Schemas['FavoriteLocationResponse'],

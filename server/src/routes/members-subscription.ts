@@ -3,13 +3,10 @@ import { setSubscription, setSubscriptionBulk } from '../services/members-subscr
 import { payloadOf, scopeOf, type Schemas } from './members.js';
 import type { RouteDef } from './types.js';
 
-const json = { payload: { allow: ['application/json'] } };
-
 /** PATCH subscribes/unsubscribes one member by e-mail; POST does it for up to 2000 e-mails. */
 const single = (subscribe: boolean): RouteDef => ({
   method: 'PATCH',
   path: subscribe ? '/members/subscribe' : '/members/unsubscribe',
-  options: json,
   handler: (request, h) =>
     respondInTransaction(request, h, async (tx) => ({
       body: { message: 'Request successful', data: await setSubscription(tx, scopeOf(request), payloadOf<{ brand_id: string; email: string }>(request), subscribe) } satisfies Schemas['MessageText'],
@@ -19,7 +16,6 @@ const single = (subscribe: boolean): RouteDef => ({
 const bulk = (subscribe: boolean): RouteDef => ({
   method: 'POST',
   path: subscribe ? '/members/subscribe' : '/members/unsubscribe',
-  options: json,
   handler: (request, h) =>
     respondInTransaction(request, h, async (tx) => ({
       body: { message: 'Request successful', data: await setSubscriptionBulk(tx, scopeOf(request), payloadOf<{ brand_id: string; email: string[] }>(request), subscribe) } satisfies Schemas['BulkSubscriptionResponse'],

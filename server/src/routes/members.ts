@@ -16,9 +16,8 @@ import type { RouteDef } from './types.js';
 export type Schemas = components['schemas'];
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-const json = { payload: { allow: ['application/json'] } };
 /** Whole lists run to tens of megabytes: the fastest gzip level costs a third of the default's time. */
-const listOptions = { ...json, compression: { gzip: { level: 1 }, deflate: { level: 1 } } };
+const listOptions = { compression: { gzip: { level: 1 }, deflate: { level: 1 } } };
 
 export const scopeOf = (request: Request): Scope => principalOf(request);
 export const payloadOf = <T>(request: Request) => (request.payload ?? {}) as T;
@@ -118,7 +117,6 @@ export const memberRoutes: RouteDef[] = [
   {
     method: 'POST',
     path: '/members',
-    options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
         const { created, memberId } = await createMember(tx, scopeOf(request), payloadOf<CreateMemberInput>(request));
@@ -134,7 +132,6 @@ export const memberRoutes: RouteDef[] = [
   {
     method: 'PUT',
     path: '/members/{uuid}',
-    options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
         body: (await updateMember(tx, scopeOf(request), request.params.uuid as string, payloadOf<ProfileInput & { brand_id: string }>(request), baseUrlOf(request))) satisfies Schemas['MemberResponse'],
@@ -153,7 +150,6 @@ export const memberRoutes: RouteDef[] = [
   {
     method: 'PUT',
     path: '/bulk/members',
-    options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
         body: ok(await bulkUpdateMembers(tx, scopeOf(request), payloadOf<{ brand_id: string; members: BulkMemberUpdate[] }>(request))) satisfies Schemas['BulkUpdateMembersResponse'],
@@ -162,14 +158,12 @@ export const memberRoutes: RouteDef[] = [
   {
     method: 'POST',
     path: '/members/uuid',
-    options: json,
     handler: async (request) =>
       ok(await findMemberUuids(appOf(request).sql, scopeOf(request), payloadOf<{ brand_id: string; emails: string[] }>(request))) satisfies Schemas['FindMemberUuidsResponse'],
   },
   {
     method: 'POST',
     path: '/members/signups',
-    options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
         body: ok(await importSignups(tx, scopeOf(request), payloadOf<{ brand_id: string; users: SignupInput[] }>(request))) satisfies Schemas['ImportSignupsResponse'],

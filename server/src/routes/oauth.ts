@@ -8,7 +8,6 @@ export const oauthRoutes: RouteDef[] = [
     path: '/oauth/token',
     options: {
       payload: {
-        allow: ['application/json', 'application/x-www-form-urlencoded'],
         // RFC 6749 §5.2: a body that cannot be read is an invalid_request, in the OAuth error shape
         // the document gives this endpoint (found by the fuzz: a form body sent as JSON).
         failAction: (_request, _h, error) => {

@@ -4,14 +4,11 @@ import { scanStorecard, type StorecardScanInput } from '../services/storecard-sc
 import { payloadOf, scopeOf, type Schemas } from './members.js';
 import type { RouteDef } from './types.js';
 
-const json = { payload: { allow: ['application/json'] } };
-
 /** Scans at the till: API tokens with passes.store or device tokens with promotions.scan. */
 export const passRoutes: RouteDef[] = [
   {
     method: 'POST',
     path: '/passes/scan',
-    options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
         body: (await redeemCouponPass(tx, scopeOf(request), payloadOf<{ pass_code: string; brand_id?: string }>(request))) satisfies Schemas['RedeemPassResponse'],
@@ -20,7 +17,6 @@ export const passRoutes: RouteDef[] = [
   {
     method: 'POST',
     path: '/passes/scan/storecard',
-    options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
         const { status, body } = await scanStorecard(tx, scopeOf(request), payloadOf<StorecardScanInput>(request));

@@ -4,14 +4,11 @@ import { findProducts } from '../services/products.js';
 import { payloadOf, type Schemas } from './members.js';
 import type { RouteDef } from './types.js';
 
-const json = { payload: { allow: ['application/json'] } };
-
 /** Product lookup for webshops (device token, promotions.scan). */
 export const productRoutes: RouteDef[] = [
   {
     method: 'POST',
     path: '/products/batch',
-    options: json,
     handler: async (request) => ({
       success: true,
       ...(await findProducts(appOf(request).sql, principalOf(request).organizationIds, payloadOf<{ product_ids: number[] }>(request).product_ids)),

@@ -20,15 +20,11 @@ const toTag = (row: tags.TagRow): Schemas['Tag'] => ({
 
 const message = (text: string): Schemas['SuccessMessage'] => ({ success: true, message: text });
 
-/** JSON bodies only: a form or text body is a 415, not something half-understood. */
-const json = { payload: { allow: ['application/json'] } };
-
 /**
  * The spec sends DELETE parameters in a JSON body; openapi.yaml promises the query string works
  * too. Before validation, query values fill in whatever the body does not give.
  */
 const bodyOrQuery = {
-  ...json,
   ext: {
     onPostAuth: {
       method: ((request: Request, h) => {
@@ -59,7 +55,6 @@ export const tagRoutes: RouteDef[] = [
   {
     method: 'POST',
     path: '/tags',
-    options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
         const tag = await tags.createTag(tx, tenancy(request), payloadOf<Schemas['CreateTagRequest']>(request));
@@ -69,7 +64,6 @@ export const tagRoutes: RouteDef[] = [
   {
     method: 'PUT',
     path: '/tags',
-    options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
         const tag = await tags.updateTag(tx, tenancy(request), payloadOf<Schemas['UpdateTagRequest']>(request));
@@ -97,7 +91,6 @@ export const tagRoutes: RouteDef[] = [
   {
     method: 'POST',
     path: '/tags/passes',
-    options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
         await tags.addPassToTag(tx, tenancy(request), payloadOf<Schemas['TagPassRequest']>(request));
@@ -125,7 +118,6 @@ export const tagRoutes: RouteDef[] = [
   {
     method: 'POST',
     path: '/tags/members',
-    options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
         await tags.addMemberToTag(tx, tenancy(request), payloadOf<Schemas['TagMemberRequest']>(request));
@@ -145,7 +137,6 @@ export const tagRoutes: RouteDef[] = [
   {
     method: 'POST',
     path: '/tags/members/bulk',
-    options: json,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
         const added = await tags.addMembersToTagBulk(tx, tenancy(request), payloadOf<Schemas['TagMembersBulkRequest']>(request));

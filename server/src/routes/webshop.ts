@@ -6,15 +6,12 @@ import { createWebshopOrder, type WebshopOrderInput } from '../services/webshop-
 import { payloadOf, type Schemas } from './members.js';
 import type { RouteDef } from './types.js';
 
-const json = { payload: { allow: ['application/json'] } };
-
 /** Webshop endpoints, called with a device token (promotions.scan). */
 export const webshopRoutes: RouteDef[] = [
   {
     method: 'POST',
     path: '/webshop-promotions/orders',
     options: {
-      ...json,
       // The spec: 401 (not 403) for a token without promotions.scan, and its own validation body.
       insufficientScopeStatus: 401,
       onValidationError: webshopValidationError,
