@@ -31,21 +31,22 @@ export const MAX_LANES = 64;
 export const laneKey = (subscriptionId: string, lane: number) => `webhook_lane:${subscriptionId}:${lane}`;
 
 /**
- * SQL that wakes lanes 0..lanes-1 of each subscription in `subs` (a query of `subscription_id`s)
+ * SQL that wakes lanes 0..lanes-1 of each subscription in `subs` (a query of subscription ids)
  * now: a waiting or sleeping lane job is brought forward, else one is queued. A lane that is
- * running meanwhile keeps running; the new job finds it busy and ends (runDeliveryLane). Callers
- * hold a share lock on the subscriptions, which a lane giving itself up waits for: a delivery
- * created meanwhile is seen by the lane, or the lane is free for the new job.
+ * running meanwhile keeps running; the new job finds it busy and ends (runDeliveryLane). The
+ * subscriptions are share-locked until the caller commits, which a lane giving itself up waits
+ * for (sleepLane): a delivery created meanwhile is seen by the lane, or the lane is free for the
+ * new job.
  */
 const wakeLanes = (db: Db, subs: postgres.PendingQuery<postgres.Row[]>, lanes: number) => db`
-  SELECT graphile_worker.add_job('deliver_webhook', json_build_object('subscription_id', w.subscription_id, 'lane', l),
-           max_attempts => ${JOB_MAX_ATTEMPTS}, job_key => 'webhook_lane:' || w.subscription_id || ':' || l, job_key_mode => 'replace')
-  FROM (${subs}) w, generate_series(0, ${lanes}::int - 1) l`;
+  WITH w AS (SELECT id FROM webhook_subscriptions WHERE id IN (${subs}) FOR SHARE)
+  SELECT graphile_worker.add_job('deliver_webhook', json_build_object('subscription_id', w.id, 'lane', l),
+           max_attempts => ${JOB_MAX_ATTEMPTS}, job_key => 'webhook_lane:' || w.id || ':' || l, job_key_mode => 'replace')
+  FROM w, generate_series(0, ${lanes}::int - 1) l`;
 
 /** Wakes the lanes of the subscriptions (manual retries): see wakeLanes. */
 export async function wakeDeliveryLanes(db: Db, subscriptionIds: string[], lanes: number): Promise<void> {
-  await db`SELECT 1 FROM webhook_subscriptions WHERE id = ANY(${subscriptionIds}::uuid[]) FOR SHARE`;
-  await wakeLanes(db, db`SELECT unnest(${subscriptionIds}::uuid[]) AS subscription_id`, lanes);
+  await wakeLanes(db, db`SELECT unnest(${subscriptionIds}::uuid[])`, lanes);
 }
 
 /**
@@ -56,17 +57,13 @@ export async function wakeDeliveryLanes(db: Db, subscriptionIds: string[], lanes
 export async function fanOutEvents(db: Db, eventIds: string[], lanes = 4): Promise<number> {
   if (!eventIds.length) return 0;
   const [row] = await db<{ created: number }[]>`
-    WITH subs AS (
-      SELECT s.id FROM webhook_subscriptions s
-      WHERE s.active AND s.organization_id IN (SELECT DISTINCT organization_id FROM events WHERE id = ANY(${eventIds}::uuid[]))
-      FOR SHARE
-    ), created AS (
+    WITH created AS (
       INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, next_attempt_at)
       SELECT s.id, e.id, e.type, now()
       FROM events e
       JOIN webhook_subscriptions s
         ON s.organization_id = e.organization_id AND s.active AND e.type = ANY(s.events) AND s.created_at <= e.created_at
-      WHERE e.id = ANY(${eventIds}::uuid[]) AND s.id IN (SELECT id FROM subs)
+      WHERE e.id = ANY(${eventIds}::uuid[])
       ON CONFLICT (subscription_id, event_id) DO NOTHING
       RETURNING subscription_id
     ), woken AS (
@@ -80,15 +77,9 @@ export async function fanOutEvents(db: Db, eventIds: string[], lanes = 4): Promi
  * The cron's safety net (resume_stalled_jobs): wakes the lanes of subscriptions with a delivery
  * overdue by more than a minute, e.g. after a worker died holding all of its lanes.
  */
-export async function wakeOverdueLanes(sql: Sql, lanes: number): Promise<void> {
-  await sql.begin(async (tx) => {
-    await tx`
-      SELECT 1 FROM webhook_subscriptions WHERE id IN (
-        SELECT DISTINCT subscription_id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at < now() - interval '1 minute')
-      FOR SHARE`;
-    await wakeLanes(tx, tx`
-      SELECT DISTINCT subscription_id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at < now() - interval '1 minute'`, lanes);
-  });
+export async function wakeOverdueLanes(db: Db, lanes: number): Promise<void> {
+  await wakeLanes(db, db`
+    SELECT subscription_id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at < now() - interval '1 minute'`, lanes);
 }
 
 type Target = {

@@ -13,7 +13,7 @@ export const deliverWebhookTask = ({ sql, config, webhookClient }: TaskContext &
   const p = payload as LanePayload | LegacyPayload;
   if ('delivery_id' in p) {
     const [row] = await sql<{ subscription_id: string }[]>`SELECT subscription_id FROM webhook_deliveries WHERE id = ${p.delivery_id}`;
-    if (row) await sql.begin((tx) => wakeDeliveryLanes(tx, [row.subscription_id], lanes));
+    if (row) await wakeDeliveryLanes(sql, [row.subscription_id], lanes);
     return;
   }
   if (p.lane >= lanes) return; // a lane of a larger setting than this process's
