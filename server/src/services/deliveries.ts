@@ -28,7 +28,10 @@ export const LANE_SLICE_MS = 250;
 /** The most lanes a subscription may have (LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION). */
 export const MAX_LANES = 64;
 
-export const laneKey = (subscriptionId: string, lane: number) => `webhook_lane:${subscriptionId}:${lane}`;
+const LANE_KEY_PREFIX = 'webhook_lane:';
+export const laneKey = (subscriptionId: string, lane: number) => `${LANE_KEY_PREFIX}${subscriptionId}:${lane}`;
+/** Every lane key a subscription can have (a delete removes its lanes from the queue). */
+export const allLaneKeys = (subscriptionId: string) => Array.from({ length: MAX_LANES }, (_, lane) => laneKey(subscriptionId, lane));
 
 /**
  * SQL that wakes lanes 0..lanes-1 of each subscription in `subs` (a query of subscription ids)
@@ -41,7 +44,7 @@ export const laneKey = (subscriptionId: string, lane: number) => `webhook_lane:$
 const wakeLanes = (db: Db, subs: postgres.PendingQuery<postgres.Row[]>, lanes: number) => db`
   WITH w AS (SELECT id FROM webhook_subscriptions WHERE id IN (${subs}) FOR SHARE)
   SELECT graphile_worker.add_job('deliver_webhook', json_build_object('subscription_id', w.id, 'lane', l),
-           max_attempts => ${JOB_MAX_ATTEMPTS}, job_key => 'webhook_lane:' || w.id || ':' || l, job_key_mode => 'replace')
+           max_attempts => ${JOB_MAX_ATTEMPTS}, job_key => ${LANE_KEY_PREFIX} || w.id || ':' || l, job_key_mode => 'replace')
   FROM w, generate_series(0, ${lanes}::int - 1) l`;
 
 /** Wakes the lanes of the subscriptions (manual retries): see wakeLanes. */

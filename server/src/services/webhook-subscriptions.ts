@@ -2,7 +2,7 @@ import type { Db, Sql } from '../db/pool.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import { newWebhookSecret } from '../lib/signing.js';
 import { DomainError, invalidField, notFound } from './errors.js';
-import { MAX_LANES } from './deliveries.js';
+import { allLaneKeys } from './deliveries.js';
 import type { EventType } from './events.js';
 import { isUuid } from './members-scope.js';
 
@@ -84,9 +84,8 @@ export async function requireSubscription(db: Db, t: Tenancy, id: string, { lock
  */
 export async function deleteSubscription(db: Db, t: Tenancy, id: string) {
   await requireSubscription(db, t, id, { lock: true });
-  // Its delivery lanes leave the queue (services/deliveries.ts; at most MAX_LANES of them).
-  await db`
-    SELECT graphile_worker.remove_job('webhook_lane:' || ${id}::text || ':' || l) FROM generate_series(0, ${MAX_LANES - 1}::int) l`;
+  // Its delivery lanes leave the queue (services/deliveries.ts).
+  await db`SELECT graphile_worker.remove_job(k) FROM unnest(${allLaneKeys(id)}::text[]) k`;
   await db`DELETE FROM webhook_subscriptions WHERE id = ${id}`;
   return { id, deleted: true as const };
 }
