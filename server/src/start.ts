@@ -4,6 +4,7 @@ import { createPools } from './db/pools.js';
 import { createServer } from './server.js';
 import { exitOnStartupFailure } from './lib/startup-errors.js';
 import { startWorker } from './worker.js';
+import { surviveLostDatabaseRejections } from './lib/lost-database-rejections.js';
 
 async function main() {
   const db = await openDatabase(loadConfig());
@@ -33,4 +34,5 @@ async function main() {
   console.log(`Loyalty reference server listening on ${server.info.uri}`);
 }
 
+surviveLostDatabaseRejections();
 main().catch((error: unknown) => exitOnStartupFailure(error));

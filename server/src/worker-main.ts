@@ -3,6 +3,7 @@ import { onShutdown, openDatabase } from './boot.js';
 import { createPools } from './db/pools.js';
 import { exitOnStartupFailure } from './lib/startup-errors.js';
 import { startWorker } from './worker.js';
+import { surviveLostDatabaseRejections } from './lib/lost-database-rejections.js';
 
 /** `npm run worker`: background jobs only, for deployments that split API and workers. */
 async function main() {
@@ -19,4 +20,5 @@ async function main() {
   console.log('Loyalty worker running');
 }
 
+surviveLostDatabaseRejections();
 main().catch((error: unknown) => exitOnStartupFailure(error));
