@@ -33,6 +33,8 @@ export type Config = {
   streamsPerToken: number;
   /** Delivery attempts in flight at once for one webhook subscription (its delivery lanes), across all processes. */
   webhookConcurrencyPerSubscription: number;
+  /** Voucher-job lanes without progress and deliveries overdue for this long are taken over (a worker was killed mid-work). */
+  stalledJobSeconds: number;
 };
 
 const schema = Joi.object({
@@ -63,6 +65,7 @@ const schema = Joi.object({
     .messages({ 'number.greater': 'LOYALTY_SOCKET_TIMEOUT_MS must be greater than LOYALTY_REQUEST_TIMEOUT_MS' }),
   LOYALTY_STREAMS_PER_TOKEN: Joi.number().integer().min(1).default(2),
   LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: Joi.number().integer().min(1).max(64).default(4),
+  LOYALTY_STALLED_JOB_SECONDS: Joi.number().integer().min(1).max(86_400).default(60),
 }).unknown(true);
 
 export class ConfigError extends Error {}
@@ -93,5 +96,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     socketTimeoutMs: value.LOYALTY_SOCKET_TIMEOUT_MS,
     streamsPerToken: value.LOYALTY_STREAMS_PER_TOKEN,
     webhookConcurrencyPerSubscription: value.LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION,
+    stalledJobSeconds: value.LOYALTY_STALLED_JOB_SECONDS,
   };
 }

@@ -1,4 +1,4 @@
-import { run, type Runner } from 'graphile-worker';
+import { run } from 'graphile-worker';
 import pg from 'pg';
 import type { Config } from './config.js';
 import type { Sql } from './db/pool.js';
@@ -7,6 +7,7 @@ import { failFastResolver } from './lib/dns-failures.js';
 import { createWebhookClient } from './lib/safe-fetch.js';
 import { systemResolver } from './lib/ssrf.js';
 import { BACKGROUND_TASKS, createTaskList, DELIVERY_TASKS, type TaskContext } from './tasks/index.js';
+import { superviseRunner, type SupervisedRunner } from './worker-supervisor.js';
 
 /** Webhook attempts at once per process: they mostly wait on the network. */
 export const DEFAULT_CONCURRENCY = 32;
@@ -14,7 +15,7 @@ export const DEFAULT_CONCURRENCY = 32;
 export const BACKGROUND_CONCURRENCY = 4;
 
 /** The worker of one process: two graphile-worker runners, stopped and awaited together. */
-export type WorkerRunner = { stop: () => Promise<void>; promise: Promise<void> };
+export type WorkerRunner = { stop: () => Promise<void> };
 
 /**
  * The graphile-worker runners: in the server process by default, or alone (`npm run worker`).
@@ -37,7 +38,10 @@ export async function startWorker(options: {
   tasks?: Partial<Omit<TaskContext, 'sql' | 'config'>>;
   only?: string[];
   pollInterval?: number;
+  /** Where a runner that stopped by itself and started again is reported (default: stderr). */
+  log?: (line: string) => void;
 }): Promise<WorkerRunner> {
+  const log = options.log ?? ((line: string) => console.error(line));
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const webhookClient = createWebhookClient({
     timeoutMs: options.config.webhookTimeoutMs,
@@ -62,25 +66,27 @@ export async function startWorker(options: {
     return pool;
   };
 
-  const runners: Runner[] = [];
+  const runners: SupervisedRunner[] = [];
   const background = pick(BACKGROUND_TASKS);
   if (Object.keys(background).length) {
-    runners.push(await run({
+    const backgroundPool = poolOf(BACKGROUND_CONCURRENCY + 1, 'loyalty-worker-background');
+    runners.push(await superviseRunner('background', () => run({
       ...common,
       concurrency: BACKGROUND_CONCURRENCY,
       taskList: background,
-      crontab: background.resume_stalled_jobs ? '* * * * * resume_stalled_jobs' : '',
-      pgPool: poolOf(BACKGROUND_CONCURRENCY + 1, 'loyalty-worker-background'),
-    }));
+      crontab: '',
+      pgPool: backgroundPool,
+    }), log));
   }
   const deliveries = pick(DELIVERY_TASKS);
   if (Object.keys(deliveries).length) {
-    runners.push(await run({
+    const deliveriesPool = poolOf(Math.min(10, concurrency + 2), 'loyalty-worker-deliveries');
+    runners.push(await superviseRunner('deliveries', () => run({
       ...common,
       concurrency,
       taskList: deliveries,
       crontab: '',
-      pgPool: poolOf(Math.min(10, concurrency + 2), 'loyalty-worker-deliveries'),
+      pgPool: deliveriesPool,
       preset: {
         worker: {
           localQueue: { size: Math.max(2, concurrency * 2) },
@@ -88,15 +94,29 @@ export async function startWorker(options: {
           failJobBatchDelay: 5,
         },
       },
-    }));
+    }), log));
   }
-  const promise = Promise.all(runners.map((r) => r.promise)).then(() => {});
-  void promise.finally(() => webhookClient.close()).catch(() => {});
+  const stallChecks = background.resume_stalled_jobs ? checkForStalledWork(runners[0]!, options.config.stalledJobSeconds) : undefined;
   return {
-    promise,
     stop: async () => {
+      clearInterval(stallChecks);
       await Promise.all(runners.map((r) => r.stop()));
+      await webhookClient.close();
       await Promise.all(pools.map((p) => p.end()));
     },
   };
+}
+
+/**
+ * Queues the stall check (resume_stalled_jobs) now, the usual moment after a crash, and then every
+ * half of LOYALTY_STALLED_JOB_SECONDS (at most every minute): work that a killed process, or a
+ * database killed under a running job, left locked resumes within that time and a half. One job
+ * key for every process: the checks of several workers on one database collapse into one.
+ */
+function checkForStalledWork(runner: SupervisedRunner, stalledJobSeconds: number): NodeJS.Timeout {
+  const queue = () => void runner.addJob('resume_stalled_jobs', {}, { jobKey: 'resume_stalled_jobs' }).catch(() => {}); // the database is away: the next tick
+  queue();
+  const timer = setInterval(queue, Math.min(60, Math.max(1, stalledJobSeconds / 2)) * 1000);
+  timer.unref();
+  return timer;
 }

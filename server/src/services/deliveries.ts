@@ -77,12 +77,13 @@ export async function fanOutEvents(db: Db, eventIds: string[], lanes = 4): Promi
 }
 
 /**
- * The cron's safety net (resume_stalled_jobs): wakes the lanes of subscriptions with a delivery
- * overdue by more than a minute, e.g. after a worker died holding all of its lanes.
+ * The stall check's safety net (resume_stalled_jobs): wakes the lanes of subscriptions with a delivery
+ * overdue by more than `overdueSeconds`, e.g. after a worker died holding all of its lanes.
  */
-export async function wakeOverdueLanes(db: Db, lanes: number): Promise<void> {
+export async function wakeOverdueLanes(db: Db, lanes: number, overdueSeconds = 60): Promise<void> {
   await wakeLanes(db, db`
-    SELECT subscription_id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at < now() - interval '1 minute'`, lanes);
+    SELECT subscription_id FROM webhook_deliveries
+    WHERE status = 'pending' AND next_attempt_at < now() - make_interval(secs => ${overdueSeconds})`, lanes);
 }
 
 type Target = {
@@ -117,6 +118,11 @@ export type DeliveryContext = {
   timeoutMs: number;
   /** Lanes per subscription (config.webhookConcurrencyPerSubscription). */
   lanes: number;
+  /**
+   * How long past an attempt's timeout its claim and its lane stay leased (config.stalledJobSeconds,
+   * default 60): what a killed worker held is sent by another (or the next start) after that long.
+   */
+  leaseMarginSeconds?: number;
 };
 
 /**
@@ -150,7 +156,7 @@ export async function runDeliveryLane(ctx: DeliveryContext, subscriptionId: stri
 
 /** The subscription's next due delivery, leased to this lane until its attempt has surely ended. */
 async function claimDueDelivery(ctx: DeliveryContext, subscriptionId: string): Promise<Target | undefined> {
-  const leaseSeconds = ctx.timeoutMs / 1000 + 60;
+  const leaseSeconds = ctx.timeoutMs / 1000 + (ctx.leaseMarginSeconds ?? 60);
   const [target] = await ctx.sql<Target[]>`
     WITH claimed AS (
       UPDATE webhook_deliveries d SET claimed_until = now() + make_interval(secs => ${leaseSeconds})
@@ -204,7 +210,7 @@ async function sendAttempt(ctx: DeliveryContext, target: Target): Promise<Attemp
 
 /** The lane for this run, unless another run holds it; held for a slice and an attempt at most (a lease). */
 async function takeLane(ctx: DeliveryContext, subscriptionId: string, lane: number): Promise<boolean> {
-  const leaseSeconds = LANE_SLICE_MS / 1000 + ctx.timeoutMs / 1000 + 60;
+  const leaseSeconds = LANE_SLICE_MS / 1000 + ctx.timeoutMs / 1000 + (ctx.leaseMarginSeconds ?? 60);
   const taken = await ctx.sql`
     INSERT INTO webhook_lanes AS l (subscription_id, lane, busy_until)
     SELECT id, ${lane}, now() + make_interval(secs => ${leaseSeconds}) FROM webhook_subscriptions WHERE id = ${subscriptionId}

@@ -51,8 +51,8 @@ afterAll(async () => {
 });
 
 const config = (overrides: Partial<Config> = {}): Config => ({ ...t.config, webhookRetryDelays: [0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2], webhookTimeoutMs: 2000, ...overrides });
-const work = (overrides: Partial<Config> = {}) =>
-  startWorker({ connectionString: t.db.url, sql: t.db.sql, config: config(overrides), pollInterval: 50 }).then((r) => (runner = r));
+const work = (overrides: Partial<Config> = {}, only?: string[]) =>
+  startWorker({ connectionString: t.db.url, sql: t.db.sql, config: config(overrides), pollInterval: 50, only }).then((r) => (runner = r));
 
 async function subscribe() {
   const res = await t.inject({ method: 'POST', url: '/webhook-subscriptions', payload: { url: `${base}/hook`, events: ['member.created'] }, headers: await t.auth('acme-admin') });
@@ -68,6 +68,19 @@ async function until(what: () => Promise<boolean> | boolean, timeoutMs = 15_000)
     if (Date.now() > deadline) throw new Error('timed out waiting');
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** A lane taken by a worker that died, and a delivery it had claimed, with no job left in the queue; the event's id. */
+async function deadWorkersDelivery(): Promise<string> {
+  const subscriptionId = await subscribe();
+  received.length = 0;
+  const [eventId] = await emit(1);
+  await t.db.sql`DELETE FROM graphile_worker._private_jobs`;
+  await t.db.sql`
+    INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, next_attempt_at, claimed_until)
+    VALUES (${subscriptionId}, ${eventId!}, 'member.created', now() - interval '2 minutes', now() - interval '1 minute')`;
+  await t.db.sql`INSERT INTO webhook_lanes (subscription_id, lane, busy_until) VALUES (${subscriptionId}, 0, now() - interval '1 minute')`;
+  return eventId!;
 }
 
 describe('delivery lanes', () => {
@@ -88,19 +101,18 @@ describe('delivery lanes', () => {
   });
 
   it('deliver what a lane of a dead worker held, once the safety net runs', async () => {
-    const subscriptionId = await subscribe();
-    received.length = 0;
-    // A lane taken by a worker that died, and a delivery it had claimed, with no job left in the queue.
-    const [eventId] = await emit(1);
-    await t.db.sql`DELETE FROM graphile_worker._private_jobs`;
-    await t.db.sql`
-      INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, next_attempt_at, claimed_until)
-      VALUES (${subscriptionId}, ${eventId!}, 'member.created', now() - interval '2 minutes', now() - interval '1 minute')`;
-    await t.db.sql`INSERT INTO webhook_lanes (subscription_id, lane, busy_until) VALUES (${subscriptionId}, 0, now() - interval '1 minute')`;
-    await work();
+    const eventId = await deadWorkersDelivery();
+    await work({}, ['deliver_webhook', 'fan_out_events']); // without the stall check
     await new Promise((r) => setTimeout(r, 300));
     expect(received).toHaveLength(0); // nothing wakes it by itself
     await wakeOverdueLanes(t.db.sql, t.config.webhookConcurrencyPerSubscription);
+    await until(() => received.length === 1);
+    expect(JSON.parse(received[0]!).id).toBe(eventId);
+  });
+
+  it('deliver what a lane of a dead worker held when a worker starts (its stall check runs at once)', async () => {
+    const eventId = await deadWorkersDelivery();
+    await work({ stalledJobSeconds: 30 });
     await until(() => received.length === 1);
     expect(JSON.parse(received[0]!).id).toBe(eventId);
   });

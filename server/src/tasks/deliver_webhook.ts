@@ -18,7 +18,7 @@ export const deliverWebhookTask = ({ sql, config, webhookClient }: TaskContext &
   }
   if (p.lane >= lanes) return; // a lane of a larger setting than this process's
   await runDeliveryLane(
-    { sql, client: webhookClient, retryDelays: config.webhookRetryDelays, secrets: secretBoxOf(config), timeoutMs: config.webhookTimeoutMs, lanes },
+    { sql, client: webhookClient, retryDelays: config.webhookRetryDelays, secrets: secretBoxOf(config), timeoutMs: config.webhookTimeoutMs, lanes, leaseMarginSeconds: config.stalledJobSeconds },
     p.subscription_id,
     p.lane,
   );

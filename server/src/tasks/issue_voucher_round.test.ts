@@ -96,7 +96,7 @@ describe('issue_voucher_round under crashes', () => {
 
     await t.db.sql.unsafe('DROP TRIGGER test_slow_round ON voucher_grants; DROP FUNCTION test_slow_round();');
     const second = await spawnWorker();
-    // What the resume_stalled_jobs cron task does once the job has been quiet for two minutes.
+    // What the resume_stalled_jobs task does once the job has been quiet for LOYALTY_STALLED_JOB_SECONDS.
     expect(await resumeStalledVoucherJobs(t.db.sql, 0)).toBeGreaterThanOrEqual(1);
     const done = await until(async () => {
       const row = await jobRow(jobId);

@@ -3,15 +3,14 @@ import { wakeOverdueLanes } from '../services/deliveries.js';
 import { resumeStalledVoucherJobs } from '../services/voucher-rounds.js';
 import type { TaskContext } from './index.js';
 
-/** Seconds without progress after which a voucher job counts as stalled (rounds take well under one). */
-export const STALLED_AFTER_SECONDS = 120;
-
 /**
- * Every minute (crontab in worker.ts): a worker killed mid-round leaves its graphile-worker job
- * locked for hours; this queues the job's next round again so the voucher job carries on. The
- * same for delivery lanes: a subscription with a delivery overdue by a minute gets its lanes back.
+ * Queued when a worker starts (the usual moment after a crash) and then every half of
+ * LOYALTY_STALLED_JOB_SECONDS (checkForStalledWork in worker.ts). A worker killed mid-work leaves its graphile-worker jobs locked for hours; once a voucher
+ * job's lane has made no progress for config.stalledJobSeconds (LOYALTY_STALLED_JOB_SECONDS,
+ * default 60; rounds take well under a second), its next round is queued again so the voucher job
+ * carries on, and a subscription with a delivery overdue by as long gets its lanes back.
  */
 export const resumeStalledJobsTask = ({ sql, config }: TaskContext): Task => async () => {
-  await resumeStalledVoucherJobs(sql, STALLED_AFTER_SECONDS);
-  await wakeOverdueLanes(sql, config.webhookConcurrencyPerSubscription);
+  await resumeStalledVoucherJobs(sql, config.stalledJobSeconds);
+  await wakeOverdueLanes(sql, config.webhookConcurrencyPerSubscription, config.stalledJobSeconds);
 };
