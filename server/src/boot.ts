@@ -22,6 +22,7 @@ export async function openDatabase(config: Config, { seed = true } = {}): Promis
   const sql = createPool(url, { max: 20 });
   try {
     if (!embedded) await waitForDatabase(sql, url, config.dbWaitSeconds);
+    if (!embedded) await requireSupportedVersion(sql, url);
     if (embedded && !config.secretKey) config = { ...config, secretKey: await dataDirSecret(config.dataDir, 'loyalty-secret-key') };
     await migrate(sql, url);
     await sealWebhookSecrets(sql, secretBoxOf(config));
@@ -42,6 +43,22 @@ function whereIs(url: string): string {
   } catch {
     return 'DATABASE_URL';
   }
+}
+
+/** The oldest PostgreSQL the migrations run on (MERGE-free SQL, gen_random_uuid() in core, uuidv7() defined where missing). */
+export const OLDEST_POSTGRES = 14;
+
+/** A DATABASE_URL server older than OLDEST_POSTGRES stops the start with one line, before any migration runs. */
+export async function requireSupportedVersion(sql: Sql, url: string): Promise<number> {
+  const [row] = await sql<{ v: number; version: string }[]>`SELECT current_setting('server_version_num')::int AS v, current_setting('server_version') AS version`;
+  const major = Math.floor(row!.v / 10_000);
+  if (major < OLDEST_POSTGRES) {
+    throw new StartupError(
+      `PostgreSQL ${row!.version} at ${whereIs(url)} is too old: the server needs PostgreSQL ${OLDEST_POSTGRES} or newer ` +
+        '(point DATABASE_URL at a newer server, or unset it to use the embedded PostgreSQL 18).',
+    );
+  }
+  return major;
 }
 
 /**
