@@ -11,7 +11,12 @@ export const TEMPLATE_DB = 'loyalty_template';
 
 declare module 'vitest' {
   export interface ProvidedContext {
+    /** A superuser's URL of the run's PostgreSQL (its `postgres` database). */
     pgAdminUrl: string;
+    /** The migrated, seeded database that each test file clones. */
+    pgTemplate: string;
+    /** PostgreSQL's major version (CREATE DATABASE … STRATEGY exists from 15). */
+    pgMajor: number;
   }
 }
 
@@ -32,6 +37,8 @@ export default async function setup(project: TestProject) {
     await sql.end({ timeout: 5 });
   }
   project.provide('pgAdminUrl', pg.url.replace(/\/[^/]+$/, '/postgres'));
+  project.provide('pgTemplate', TEMPLATE_DB);
+  project.provide('pgMajor', 18);
   return async () => {
     await pg.stop();
     await rm(dataDir, { recursive: true, force: true });
