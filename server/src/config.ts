@@ -35,6 +35,10 @@ export type Config = {
   webhookConcurrencyPerSubscription: number;
   /** Voucher-job lanes without progress and deliveries overdue for this long are taken over (a worker was killed mid-work). */
   stalledJobSeconds: number;
+  /** Events, deliveries and their attempts older than this many days are purged (pending deliveries never). */
+  retentionDays: number;
+  /** Bearer token that GET /metrics asks for; unset: /metrics is open (bind to a private address). */
+  metricsToken: string | undefined;
 };
 
 const schema = Joi.object({
@@ -66,6 +70,9 @@ const schema = Joi.object({
   LOYALTY_STREAMS_PER_TOKEN: Joi.number().integer().min(1).default(2),
   LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: Joi.number().integer().min(1).max(64).default(4),
   LOYALTY_STALLED_JOB_SECONDS: Joi.number().integer().min(1).max(86_400).default(60),
+  LOYALTY_RETENTION_DAYS: Joi.number().min(0.0001).max(36_500).default(30),
+  LOYALTY_METRICS_TOKEN: Joi.string().min(16).max(512).optional()
+    .messages({ 'string.min': 'LOYALTY_METRICS_TOKEN must be at least 16 characters' }),
 }).unknown(true);
 
 export class ConfigError extends Error {}
@@ -97,5 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     streamsPerToken: value.LOYALTY_STREAMS_PER_TOKEN,
     webhookConcurrencyPerSubscription: value.LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION,
     stalledJobSeconds: value.LOYALTY_STALLED_JOB_SECONDS,
+    retentionDays: value.LOYALTY_RETENTION_DAYS,
+    metricsToken: value.LOYALTY_METRICS_TOKEN,
   };
 }
