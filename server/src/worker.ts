@@ -97,9 +97,11 @@ export async function startWorker(options: {
     }), log));
   }
   const stallChecks = background.resume_stalled_jobs ? checkForStalledWork(runners[0]!, options.config.stalledJobSeconds) : undefined;
+  const purges = background.prune_old_rows ? schedulePurge(runners[0]!, options.config.retentionDays) : undefined;
   return {
     stop: async () => {
       clearInterval(stallChecks);
+      clearInterval(purges);
       await Promise.all(runners.map((r) => r.stop()));
       await webhookClient.close();
       await Promise.all(pools.map((p) => p.end()));
@@ -117,6 +119,19 @@ function checkForStalledWork(runner: SupervisedRunner, stalledJobSeconds: number
   const queue = () => void runner.addJob('resume_stalled_jobs', {}, { jobKey: 'resume_stalled_jobs' }).catch(() => {}); // the database is away: the next tick
   queue();
   const timer = setInterval(queue, Math.min(60, Math.max(1, stalledJobSeconds / 2)) * 1000);
+  timer.unref();
+  return timer;
+}
+
+/**
+ * Queues retention (prune_old_rows) now and then every 10 minutes, or every quarter of
+ * LOYALTY_RETENTION_DAYS when that is shorter (at most every second). One job key for every
+ * process, like the stall check: several workers on one database purge once.
+ */
+function schedulePurge(runner: SupervisedRunner, retentionDays: number): NodeJS.Timeout {
+  const queue = () => void runner.addJob('prune_old_rows', {}, { jobKey: 'prune_old_rows' }).catch(() => {}); // the database is away: the next tick
+  queue();
+  const timer = setInterval(queue, Math.min(600, Math.max(1, (retentionDays * 86_400) / 4)) * 1000);
   timer.unref();
   return timer;
 }

@@ -6,6 +6,7 @@ import type { Resolver } from '../lib/ssrf.js';
 import { deliverWebhookTask } from './deliver_webhook.js';
 import { fanOutEventsTask } from './fan_out_events.js';
 import { issueVoucherRoundTask } from './issue_voucher_round.js';
+import { pruneOldRowsTask } from './prune_old_rows.js';
 import { resumeStalledJobsTask } from './resume_stalled_jobs.js';
 
 export type TaskContext = {
@@ -20,7 +21,7 @@ export type TaskContext = {
 };
 
 /** Tasks of the background runner: crons, fan-out and voucher rounds never wait behind deliveries. */
-export const BACKGROUND_TASKS = ['issue_voucher_round', 'fan_out_events', 'resume_stalled_jobs'];
+export const BACKGROUND_TASKS = ['issue_voucher_round', 'fan_out_events', 'resume_stalled_jobs', 'prune_old_rows'];
 /** Tasks of the delivery runner. */
 export const DELIVERY_TASKS = ['deliver_webhook'];
 
@@ -36,5 +37,6 @@ export function createTaskList(context: TaskContext): TaskList {
     fan_out_events: fanOutEventsTask(context),
     deliver_webhook: deliverWebhookTask({ ...context, webhookClient }),
     resume_stalled_jobs: resumeStalledJobsTask(context),
+    prune_old_rows: pruneOldRowsTask(context),
   };
 }

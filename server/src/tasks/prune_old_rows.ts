@@ -1,0 +1,14 @@
+import type { Task } from 'graphile-worker';
+import { describePurge, purgeOldRows } from '../services/retention.js';
+import type { TaskContext } from './index.js';
+
+/**
+ * Retention: queued when a worker starts and then every 10 minutes, or every quarter of
+ * LOYALTY_RETENTION_DAYS when that is shorter (schedulePurge in worker.ts), under one job key.
+ * Deletes what is older than LOYALTY_RETENTION_DAYS in small batches (services/retention.ts) and
+ * logs one line when anything went.
+ */
+export const pruneOldRowsTask = ({ sql, config }: TaskContext): Task => async () => {
+  const line = describePurge(await purgeOldRows(sql, { retentionDays: config.retentionDays }));
+  if (line) console.error(line);
+};
