@@ -8,6 +8,7 @@ import { payloadOptionsFor } from './plugins/content-type.js';
 import { errorsPlugin } from './plugins/errors.js';
 import { getBodyPlugin } from './plugins/get-body.js';
 import { idempotencyPlugin } from './plugins/idempotency.js';
+import { metricsPlugin } from './plugins/metrics.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { createValidators, hapiValidator } from './plugins/validation.js';
 import { createStreamSlots } from './lib/stream-slots.js';
@@ -52,13 +53,14 @@ export async function createServer({ sql, streamSql = sql, config, routes = allR
   server.app = app;
 
   await server.register([
+    { plugin: metricsPlugin },
     { plugin: errorsPlugin, options: { log: (error: Error) => log(`loyalty: internal error: ${error.stack ?? error.message}`), notice: log } },
     { plugin: authPlugin, options: { resolve: createTokenResolver(sql) } },
     { plugin: getBodyPlugin },
     {
       plugin: rateLimitPlugin,
       // Readiness is probed by orchestrators and must answer while the database (and so the counters) is down.
-      options: { sql, exempt: ['/health', '/health/ready'], tokenLimit: config.rateLimitToken, ipLimit: config.rateLimitIp, windowSeconds: config.rateLimitWindowSeconds },
+      options: { sql, exempt: ['/health', '/health/ready', '/metrics'], tokenLimit: config.rateLimitToken, ipLimit: config.rateLimitIp, windowSeconds: config.rateLimitWindowSeconds },
     },
     { plugin: idempotencyPlugin, options: { sql } },
   ]);

@@ -101,6 +101,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics (extension)
+         * @description **Extension** (not in the service specification). The server's metrics in the Prometheus text
+         *     exposition format, for a Prometheus scrape: request durations by route template and status,
+         *     rate-limit rejections, idempotency replays and conflicts, open event-feed long polls, Node
+         *     process metrics, and gauges read from the database at scrape time (worker queue depth and oldest
+         *     job age per task, voucher jobs by status and passes issued, passes by kind (an estimate),
+         *     pending webhook deliveries and the attempts of the last 5 minutes by outcome and duration,
+         *     database connections by application and state). All metric names start with `loyalty_`.
+         *
+         *     No OAuth token and not rate limited. When the server is started with `LOYALTY_METRICS_TOKEN`,
+         *     the request must carry `Authorization: Bearer <that token>` (the metrics token, not an access
+         *     token of `/oauth/token`); without it, or with another token, the answer is `401`. Without
+         *     `LOYALTY_METRICS_TOKEN` the endpoint is open: bind the server to a private address.
+         */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tags": {
         parameters: {
             query?: never;
@@ -2848,6 +2879,46 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics, in the Prometheus text format (version 0.0.4). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example # HELP loyalty_http_request_duration_seconds Duration of HTTP requests by method, route template and status.
+                     *     # TYPE loyalty_http_request_duration_seconds histogram
+                     *     loyalty_http_request_duration_seconds_bucket{le="0.005",method="GET",route="/tags",status="200"} 3
+                     */
+                    "text/plain": string;
+                };
+            };
+            /** @description `LOYALTY_METRICS_TOKEN` is set and the request does not carry `Authorization: Bearer` with that token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated.",
+                     *       "error": "unauthenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listTags: {

@@ -1,4 +1,5 @@
 import { healthRoutes } from './health.js';
+import { metricsRoutes } from '../plugins/metrics.js';
 import { memberPassRoutes } from './members-passes.js';
 import { memberSubscriptionRoutes } from './members-subscription.js';
 import { memberRoutes } from './members.js';
@@ -26,4 +27,5 @@ export const routes: RouteDef[] = [
   ...voucherRoutes,
   ...webhookRoutes,
   ...eventRoutes,
+  ...metricsRoutes,
 ];
