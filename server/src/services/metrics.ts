@@ -13,14 +13,17 @@ import type { Sql } from '../db/pool.js';
  *   on every scrape would not stay under 50 ms;
  * - webhook deliveries: the pending ones counted exactly through their partial index
  *   (webhook_deliveries_due_idx); attempts of the last 5 minutes by outcome with their duration
- *   quantiles (webhook_attempts has no index on attempted_at: a sequential scan, ~10 ms at 100k rows;
- *   the retention task keeps the table bounded);
+ *   quantiles (webhook_attempts has no index on attempted_at: a sequential scan; the retention task
+ *   keeps the table bounded);
  * - database connections: postgres.js exposes no pool statistics (connections in use, queries
  *   waiting for one), so what PostgreSQL sees is reported instead: the connections to this database
  *   by application_name (loyalty-server, loyalty-server-streams, loyalty-worker, …) and state, and
  *   those waiting on a lock.
  *
  * A query that fails (the database is down) leaves its gauges empty and `loyalty_metrics_database_up` 0.
+ *
+ * Measured (embedded PostgreSQL, 100k deliveries of which 10k pending, 100k attempts, 2,000 queued
+ * jobs): a whole GET /metrics takes 26–30 ms warm, 55 ms for the first one.
  */
 export type DatabaseMetrics = { refresh: (sql: Sql) => Promise<void> };
 
