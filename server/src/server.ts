@@ -1,4 +1,4 @@
-import Hapi, { type Server } from '@hapi/hapi';
+import Hapi, { type Request, type Server } from '@hapi/hapi';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import type { Sql } from './db/pool.js';
@@ -10,6 +10,7 @@ import { getBodyPlugin } from './plugins/get-body.js';
 import { idempotencyPlugin } from './plugins/idempotency.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
+import { requestIdOf, requestIdPlugin } from './plugins/request-id.js';
 import { createValidators, hapiValidator } from './plugins/validation.js';
 import { createStreamSlots } from './lib/stream-slots.js';
 import { routes as allRoutes } from './routes/index.js';
@@ -54,7 +55,11 @@ export async function createServer({ sql, streamSql = sql, config, routes = allR
 
   await server.register([
     { plugin: metricsPlugin },
-    { plugin: errorsPlugin, options: { log: (error: Error) => log(`loyalty: internal error: ${error.stack ?? error.message}`), notice: log } },
+    { plugin: requestIdPlugin },
+    {
+      plugin: errorsPlugin,
+      options: { log: (error: Error, request: Request) => log(`loyalty: internal error (request ${requestIdOf(request)}): ${error.stack ?? error.message}`), notice: log },
+    },
     { plugin: authPlugin, options: { resolve: createTokenResolver(sql) } },
     { plugin: getBodyPlugin },
     {

@@ -119,7 +119,7 @@ describe('PostgreSQL stopped under load', () => {
     for (const o of down) {
       expect(o.status, o.body).toBe(503);
       expect(Number(o.retryAfter)).toBeGreaterThan(0);
-      expect(JSON.parse(o.body)).toEqual({ message: expect.stringMatching(/database/i), error: 'database_unavailable' });
+      expect(JSON.parse(o.body)).toEqual({ message: expect.stringMatching(/database/i), error: 'database_unavailable', request_id: expect.any(String) });
     }
     expect(Math.max(...outcomes.map((o) => o.ms))).toBeLessThan(10_000);
     expect(live.status).toBe(200);

@@ -1306,6 +1306,8 @@ export interface components {
         Error: {
             message: string;
             error: string;
+            /** @description Server errors (`5XX`) only (extension): the response's `X-Request-Id`, which names the server's log line. */
+            request_id?: string;
         };
         /**
          * @description `422` validation failure. `errors` maps each failing field (dotted path for nested fields, e.g.

@@ -29,7 +29,7 @@ describe('timeouts', () => {
     const res = await server.inject({ method: 'GET', url: '/health' });
     expect(res.statusCode).toBe(503);
     expect(res.headers['retry-after']).toBe('1');
-    expect(JSON.parse(res.payload)).toEqual({ message: expect.stringMatching(/too long/), error: 'request_timeout' });
+    expect(JSON.parse(res.payload)).toEqual({ message: expect.stringMatching(/too long/), error: 'request_timeout', request_id: res.headers['x-request-id'] });
     expect(logged.join('\n')).not.toMatch(/internal error/);
   });
 
@@ -65,7 +65,7 @@ describe('a database that is down', () => {
       for (const res of await Promise.all(requests)) {
         expect(res.statusCode).toBe(503);
         expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
-        expect(JSON.parse(res.payload)).toEqual({ message: expect.stringMatching(/database/i), error: 'database_unavailable' });
+        expect(JSON.parse(res.payload)).toEqual({ message: expect.stringMatching(/database/i), error: 'database_unavailable', request_id: res.headers['x-request-id'] });
       }
       expect(logged.filter((line) => /database/i.test(line))).toHaveLength(1);
       expect(logged.join('\n')).not.toMatch(/internal error/);

@@ -3,6 +3,7 @@ import type { Boom } from '@hapi/boom';
 import { appOf } from '../context.js';
 import { createDatabaseOutage, isDatabaseUnavailable } from '../db/outage.js';
 import { DomainError, type ErrorKind } from '../services/errors.js';
+import { requestIdOf } from './request-id.js';
 
 const statusOf: Record<ErrorKind, number> = {
   not_found: 404, validation: 422, conflict: 409, bad_request: 400, forbidden: 403, unauthenticated: 401, unprocessable: 422,
@@ -43,13 +44,13 @@ const databaseOutagePlugin: Plugin<{ notice?: (line: string) => void }> = {
       const { sql } = appOf(request);
       outage.report(response, () => sql`SELECT 1`);
       const message = 'The database is unavailable at the moment; send the request again after Retry-After seconds (with the same Idempotency-Key, if any).';
-      return h.response({ message, error: 'database_unavailable' }).code(503).header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS)).takeover();
+      return h.response({ message, error: 'database_unavailable', request_id: requestIdOf(request) }).code(503).header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS)).takeover();
     }, { before: ['loyalty-rate-limit', 'loyalty-idempotency', 'loyalty-errors'] });
   },
 };
 
 /** The one place where errors become HTTP responses: `{ message, error }`, plus `errors` on 422. */
-export const errorsPlugin: Plugin<{ log?: (error: Error) => void; notice?: (line: string) => void }> = {
+export const errorsPlugin: Plugin<{ log?: (error: Error, request: Request) => void; notice?: (line: string) => void }> = {
   name: 'loyalty-errors',
   async register(server, options) {
     await server.register({ plugin: databaseOutagePlugin, options: { notice: options.notice } });
@@ -68,14 +69,15 @@ export const errorsPlugin: Plugin<{ log?: (error: Error) => void; notice?: (line
       }
       if (isTimeout(error)) {
         const message = 'The request took too long and was stopped; send it again (with the same Idempotency-Key, if any).';
-        return h.response({ message, error: 'request_timeout' }).code(503).header('retry-after', '1').takeover();
+        return h.response({ message, error: 'request_timeout', request_id: requestIdOf(request) }).code(503).header('retry-after', '1').takeover();
       }
       let status = error.output.statusCode;
       const routeSettings = request.route.settings.plugins as { loyalty?: { insufficientScopeStatus?: number } };
       if (status === 403 && routeSettings.loyalty?.insufficientScopeStatus) status = routeSettings.loyalty.insufficientScopeStatus;
       if (status >= 500) {
-        options.log?.(error);
-        return h.response({ message: 'Internal server error.', error: 'internal_error' }).code(status).takeover();
+        options.log?.(error, request);
+        // The request id (also in X-Request-Id) names the log line with the stack: what a bug report needs.
+        return h.response({ message: 'Internal server error.', error: 'internal_error', request_id: requestIdOf(request) }).code(status).takeover();
       }
       const payload = error.output.payload as { message?: string };
       let message = payload.message ?? error.message;
