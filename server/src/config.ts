@@ -39,6 +39,8 @@ export type Config = {
   retentionDays: number;
   /** Bearer token that GET /metrics asks for; unset: /metrics is open (bind to a private address). */
   metricsToken: string | undefined;
+  /** API processes of `npm start` on this machine (node:cluster, one shared port); 1: no cluster. */
+  apiProcesses: number;
 };
 
 const schema = Joi.object({
@@ -73,6 +75,7 @@ const schema = Joi.object({
   LOYALTY_RETENTION_DAYS: Joi.number().min(0.0001).max(36_500).default(30),
   LOYALTY_METRICS_TOKEN: Joi.string().min(16).max(512).optional()
     .messages({ 'string.min': 'LOYALTY_METRICS_TOKEN must be at least 16 characters' }),
+  LOYALTY_API_PROCESSES: Joi.number().integer().min(1).max(64).empty('').default(1),
 }).unknown(true);
 
 export class ConfigError extends Error {}
@@ -106,5 +109,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stalledJobSeconds: value.LOYALTY_STALLED_JOB_SECONDS,
     retentionDays: value.LOYALTY_RETENTION_DAYS,
     metricsToken: value.LOYALTY_METRICS_TOKEN,
+    apiProcesses: value.LOYALTY_API_PROCESSES,
   };
 }

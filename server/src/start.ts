@@ -5,14 +5,18 @@ import { createServer } from './server.js';
 import { exitOnStartupFailure } from './lib/startup-errors.js';
 import { startWorker } from './worker.js';
 import { surviveLostDatabaseRejections } from './lib/lost-database-rejections.js';
+import { isClusterApiProcess, runClusterApiProcess, runClusterPrimary } from './cluster.js';
 
 async function main() {
+  if (isClusterApiProcess()) return runClusterApiProcess(loadConfig());
+  if (loadConfig().apiProcesses > 1) return runClusterPrimary(loadConfig()); // LOYALTY_API_PROCESSES: see cluster.ts
   const db = await openDatabase(loadConfig());
   const { config } = db; // with the embedded database's generated key of webhook secrets when LOYALTY_SECRET_KEY is unset
   await db.sql.end({ timeout: 5 }); // migrations and fixtures are done; requests and jobs get pools of their own
   const pools = createPools(db.url, config);
-  const server = await createServer({ sql: pools.api, streamSql: pools.streams, config });
   let runner: Awaited<ReturnType<typeof startWorker>> | undefined;
+  const workerHealth = config.worker ? () => runner?.health() ?? { ok: false, lastBeatAt: null } : undefined;
+  const server = await createServer({ sql: pools.api, streamSql: pools.streams, config, workerHealth });
   try {
     await server.start();
     runner = config.worker ? await startWorker({ connectionString: db.url, sql: pools.worker, config }) : undefined;

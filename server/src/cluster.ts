@@ -1,0 +1,122 @@
+import cluster, { type Worker } from 'node:cluster';
+import { createServer as createNetServer } from 'node:net';
+import { onShutdown, openDatabase } from './boot.js';
+import type { Config } from './config.js';
+import { createPools } from './db/pools.js';
+import { createServer } from './server.js';
+import { startWorker } from './worker.js';
+
+/**
+ * LOYALTY_API_PROCESSES > 1 (`loyalty server --processes N`): every core of one machine.
+ *
+ * The primary opens the database once (the embedded PostgreSQL, migrations, fixtures, the sealing
+ * of webhook secrets), runs the background worker when LOYALTY_WORKER is on, and forks N API
+ * processes (node:cluster) that share its port: each has its own pools and hapi server and runs
+ * no jobs. Rate limits, idempotency keys, jobs and events live in PostgreSQL, so the processes
+ * behave as one server. The URL line is printed once, when every API process listens.
+ * SIGTERM/SIGINT to the primary stops the API processes gracefully (in-flight requests finish),
+ * then the worker, then the embedded PostgreSQL. An API process that dies is replaced.
+ */
+
+type Ready = { type: 'loyalty-listening'; uri: string };
+const isReady = (message: unknown): message is Ready => (message as Ready | undefined)?.type === 'loyalty-listening';
+
+/** A free TCP port on `host`: the API processes must all listen on one port (PORT=0 picks it here, once). */
+async function freePortOn(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createNetServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, host, () => {
+      const address = srv.address();
+      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export async function runClusterPrimary(config: Config): Promise<void> {
+  const db = await openDatabase(config);
+  config = db.config; // with the embedded database's generated key of webhook secrets
+  await db.sql.end({ timeout: 5 });
+  const port = config.port === 0 ? await freePortOn(config.host) : config.port;
+  const env: Record<string, string> = {
+    PORT: String(port),
+    DATABASE_URL: db.url,
+    LOYALTY_SECRET_KEY: config.secretKey!,
+    LOYALTY_WORKER: 'off',
+    LOYALTY_FIXTURES: 'none',
+  };
+  let stopping = false;
+  let pools: ReturnType<typeof createPools> | undefined;
+  let runner: Awaited<ReturnType<typeof startWorker>> | undefined;
+  const workers = new Set<Worker>();
+  const exited = (worker: Worker) => new Promise<void>((resolve) => (worker.isDead() ? resolve() : worker.once('exit', () => resolve())));
+
+  const fork = (): Promise<string> => {
+    const worker = cluster.fork(env);
+    workers.add(worker);
+    return new Promise<string>((resolve, reject) => {
+      let listening = false;
+      worker.on('message', (message: unknown) => {
+        if (!isReady(message)) return;
+        listening = true;
+        resolve(message.uri);
+      });
+      worker.once('exit', (code, signal) => {
+        workers.delete(worker);
+        if (!listening) reject(new Error(`an API process exited before listening (${signal ?? `code ${code}`})`));
+        else if (!stopping) {
+          console.error(`loyalty: API process ${worker.process.pid} exited (${signal ?? `code ${code}`}); starting another`);
+          fork().catch((error: unknown) => console.error(`loyalty: ${(error as Error).message}`));
+        }
+      });
+    });
+  };
+
+  const stopAll = async () => {
+    stopping = true;
+    // SIGTERM: each API process stops its server (in-flight requests complete) and its pools.
+    for (const worker of workers) worker.process.kill('SIGTERM');
+    await Promise.all([...workers].map(exited));
+    await runner?.stop();
+    await pools?.end();
+    await db.embedded?.stop();
+  };
+
+  let uri: string;
+  try {
+    [uri] = (await Promise.all(Array.from({ length: config.apiProcesses }, fork))) as [string];
+    if (config.worker) {
+      pools = createPools(db.url, config);
+      runner = await startWorker({ connectionString: db.url, sql: pools.worker, config });
+    }
+  } catch (error) {
+    await stopAll().catch(() => {});
+    throw error;
+  }
+  onShutdown(stopAll);
+  const where = config.databaseUrl ? 'DATABASE_URL' : `embedded PostgreSQL in ${config.dataDir}`;
+  console.error(`loyalty: database: ${where}; fixtures: ${config.fixtures}; worker: ${config.worker ? 'on' : 'off'}; API processes: ${config.apiProcesses}`);
+  console.log(`Loyalty reference server listening on ${uri}`);
+}
+
+/** An API process of the cluster: its pools and hapi server on the primary's port; no jobs, no migrations. */
+export async function runClusterApiProcess(config: Config): Promise<void> {
+  const pools = createPools(config.databaseUrl!, config);
+  const server = await createServer({ sql: pools.api, streamSql: pools.streams, config });
+  try {
+    await server.start();
+  } catch (error) {
+    await pools.end().catch(() => {});
+    throw error;
+  }
+  onShutdown(async () => {
+    await server.stop({ timeout: 10_000 });
+    await pools.end();
+  });
+  // The primary going away without stopping us (kill -9): stop too, rather than serve alone.
+  process.on('disconnect', () => process.kill(process.pid, 'SIGTERM'));
+  process.send!({ type: 'loyalty-listening', uri: server.info.uri } satisfies Ready);
+}
+
+export const isClusterApiProcess = (): boolean => cluster.isWorker;
