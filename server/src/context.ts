@@ -15,6 +15,13 @@ export type AppContext = {
   openapi: { document: OpenApiDocument; yamlText: string };
   /** Public base URL, used in paginator links and wallet URLs. */
   baseUrl: () => string;
+  /** The last migration this version knows: readiness checks that the database has it. */
+  lastMigration?: string;
+  /** The state of this process's worker, when it runs one (readiness). */
+  workerHealth?: () => WorkerHealth;
 };
+
+/** Whether a process's worker works: its runners run and its heartbeat (a query on its own pool) is recent. */
+export type WorkerHealth = { ok: boolean; lastBeatAt: number | null };
 
 export const appOf = (request: Request): AppContext => request.server.app as AppContext;

@@ -1,6 +1,7 @@
 import Hapi, { type Request, type Server } from '@hapi/hapi';
 import type { Config } from './config.js';
-import type { AppContext } from './context.js';
+import type { AppContext, WorkerHealth } from './context.js';
+import { migrationFiles } from './db/migrate.js';
 import type { Sql } from './db/pool.js';
 import { listOperations, loadOpenApi } from './lib/openapi.js';
 import { authPlugin } from './plugins/auth.js';
@@ -24,10 +25,12 @@ export type ServerOptions = {
   config: Config;
   routes?: RouteDef[];
   log?: (message: string) => void;
+  /** The state of the worker this process runs (start.ts): /health/ready checks it. */
+  workerHealth?: () => WorkerHealth;
 };
 
 /** Composes the API server without listening (tests use `server.inject`; start.ts listens). */
-export async function createServer({ sql, streamSql = sql, config, routes = allRoutes, log = console.error }: ServerOptions): Promise<Server> {
+export async function createServer({ sql, streamSql = sql, config, routes = allRoutes, log = console.error, workerHealth }: ServerOptions): Promise<Server> {
   const openapi = loadOpenApi();
   const server = Hapi.server({
     port: config.port,
@@ -50,6 +53,8 @@ export async function createServer({ sql, streamSql = sql, config, routes = allR
     config,
     openapi,
     baseUrl: () => config.publicUrl ?? server.info.uri ?? `http://${config.host}:${config.port}`,
+    lastMigration: (await migrationFiles()).at(-1),
+    workerHealth,
   };
   server.app = app;
 

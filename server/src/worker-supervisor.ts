@@ -4,7 +4,12 @@ import { describeDatabaseError } from './db/outage.js';
 /** Pauses before starting a runner again, growing while it keeps failing. */
 const RESTART_BACKOFF_MS = [1000, 2000, 5000, 10_000];
 
-export type SupervisedRunner = { stop: () => Promise<void>; addJob: Runner['addJob'] };
+export type SupervisedRunner = {
+  stop: () => Promise<void>;
+  addJob: Runner['addJob'];
+  /** False from the moment the runner stopped by itself until it runs again. */
+  running: () => boolean;
+};
 
 /**
  * A graphile-worker runner that is started again when it stops by itself. graphile-worker ends
@@ -18,6 +23,7 @@ export async function superviseRunner(name: string, start: () => Promise<Runner>
   let stopping = false;
   let current = await start();
   let restarting: Promise<void> | undefined;
+  let down = false;
   let wake: (() => void) | undefined;
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -35,6 +41,7 @@ export async function superviseRunner(name: string, start: () => Promise<Runner>
   };
   const onEnd = (runner: Runner, why: string) => {
     if (stopping || runner !== current) return;
+    down = true;
     log(`loyalty: the ${name} worker stopped (${why}); starting it again`);
     restarting = (async () => {
       for (let attempt = 0; !stopping; attempt++) {
@@ -42,6 +49,7 @@ export async function superviseRunner(name: string, start: () => Promise<Runner>
         if (stopping) return;
         try {
           current = await start();
+          down = false;
           watch(current);
           log(`loyalty: the ${name} worker is running again`);
           return;
@@ -54,6 +62,7 @@ export async function superviseRunner(name: string, start: () => Promise<Runner>
   watch(current);
   return {
     addJob: (...args) => current.addJob(...args),
+    running: () => !down && !stopping,
     stop: async () => {
       stopping = true;
       wake?.();

@@ -1,6 +1,7 @@
 import { run } from 'graphile-worker';
 import pg from 'pg';
 import type { Config } from './config.js';
+import type { WorkerHealth } from './context.js';
 import type { Sql } from './db/pool.js';
 import { quietLogger } from './db/migrate.js';
 import { failFastResolver } from './lib/dns-failures.js';
@@ -15,7 +16,12 @@ export const DEFAULT_CONCURRENCY = 32;
 export const BACKGROUND_CONCURRENCY = 4;
 
 /** The worker of one process: two graphile-worker runners, stopped and awaited together. */
-export type WorkerRunner = { stop: () => Promise<void> };
+export type WorkerRunner = { stop: () => Promise<void>; health: () => WorkerHealth };
+
+/** How often the worker proves it works: a query on its own pool, from its own event loop. */
+const HEARTBEAT_MS = 5000;
+/** A heartbeat older than this means the worker is stuck (or its database connections are). */
+const HEARTBEAT_STALE_MS = 4 * HEARTBEAT_MS;
 
 /**
  * The graphile-worker runners: in the server process by default, or alone (`npm run worker`).
@@ -98,8 +104,18 @@ export async function startWorker(options: {
   }
   const stallChecks = background.resume_stalled_jobs ? checkForStalledWork(runners[0]!, options.config.stalledJobSeconds) : undefined;
   const purges = background.prune_old_rows ? schedulePurge(runners[0]!, options.config.retentionDays) : undefined;
+  let lastBeatAt: number | null = null;
+  const beat = () => void pools[0]?.query('SELECT 1').then(() => (lastBeatAt = Date.now()), () => {});
+  beat();
+  const heartbeat = setInterval(beat, HEARTBEAT_MS);
+  heartbeat.unref();
   return {
+    health: () => ({
+      ok: runners.every((r) => r.running()) && lastBeatAt !== null && Date.now() - lastBeatAt < HEARTBEAT_STALE_MS,
+      lastBeatAt,
+    }),
     stop: async () => {
+      clearInterval(heartbeat);
       clearInterval(stallChecks);
       clearInterval(purges);
       await Promise.all(runners.map((r) => r.stop()));

@@ -67,8 +67,11 @@ export interface paths {
         };
         /**
          * Readiness check
-         * @description Whether the server can serve requests now: `200` when its database answers, `503` naming the
-         *     part that is down (`checks`) otherwise, with `Retry-After`. `GET /health` stays the liveness
+         * @description Whether the server can serve requests now: `200` when every check passes, `503` naming the
+         *     part that is down (`checks`, and `message`) otherwise, with `Retry-After`. Checks: `database`
+         *     (answers within 2 s), `migrations` (the database has this version's last migration: `behind`
+         *     otherwise) and, in a process that runs the worker, `worker` (its runners run and its
+         *     heartbeat, a query on its own connections every 5 s, is under 20 s old). `GET /health` stays the liveness
          *     check: it answers `200` while the process runs, also when the database is down. No token, not
          *     rate limited.
          */
@@ -1369,6 +1372,16 @@ export interface components {
             checks: {
                 /** @enum {string} */
                 database: "ok" | "down";
+                /**
+                 * @description Absent when the database is down.
+                 * @enum {string}
+                 */
+                migrations?: "ok" | "behind";
+                /**
+                 * @description Only in a process that runs the worker (`LOYALTY_WORKER` on).
+                 * @enum {string}
+                 */
+                worker?: "ok" | "down";
             } & {
                 [key: string]: string;
             };

@@ -7,6 +7,11 @@ import type { Sql } from './pool.js';
 export const migrationsDir = fileURLToPath(new URL('../../migrations/', import.meta.url));
 export const quietLogger = new Logger(() => () => {});
 
+/** The names of this version's migration files, in the order they apply. */
+export async function migrationFiles(): Promise<string[]> {
+  return (await readdir(migrationsDir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
+}
+
 /**
  * Applies graphile-worker's schema, then our numbered `NNNN_name.sql` files in order, each in
  * a transaction of its own (a failing file leaves the ones before it applied), under a session
@@ -14,7 +19,7 @@ export const quietLogger = new Logger(() => () => {});
  */
 export async function migrate(sql: Sql, connectionString: string): Promise<string[]> {
   await runWorkerMigrations({ connectionString, logger: quietLogger });
-  const files = (await readdir(migrationsDir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
+  const files = await migrationFiles();
   const applied: string[] = [];
   const conn = await sql.reserve();
   try {

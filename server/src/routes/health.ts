@@ -4,17 +4,36 @@ import type { RouteDef } from './types.js';
 /** Longest the readiness check waits for the database: a probe must answer quickly, even when PostgreSQL hangs. */
 const READINESS_TIMEOUT_MS = 2000;
 
-/** Whether the database answers `SELECT 1` within the readiness timeout. */
-async function databaseAnswers(request: Parameters<RouteDef['handler']>[0]): Promise<boolean> {
+type Check = 'ok' | 'down' | 'behind';
+
+/**
+ * The database within the readiness timeout: `down` when it does not answer, `behind` when it
+ * lacks this version's last migration (a process newer than the schema: start it once alone, or
+ * run the migrations), `ok` otherwise.
+ */
+async function databaseState(request: Parameters<RouteDef['handler']>[0]): Promise<{ database: Check; migrations?: Check }> {
+  const { sql, lastMigration } = appOf(request);
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), READINESS_TIMEOUT_MS)));
-  const query = appOf(request).sql`SELECT 1`.then(() => true, () => false);
+  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), READINESS_TIMEOUT_MS)));
+  const query = (lastMigration
+    ? sql<{ applied: boolean }[]>`SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE name = ${lastMigration}) AS applied`
+    : sql`SELECT 1`
+  ).then((rows) => rows, () => 'failed' as const);
   try {
-    return await Promise.race([query, timeout]);
+    const answer = await Promise.race([query, timeout]);
+    if (answer === 'timeout' || answer === 'failed') return { database: 'down' };
+    if (!lastMigration) return { database: 'ok' };
+    return { database: 'ok', migrations: (answer[0] as { applied: boolean }).applied ? 'ok' : 'behind' };
   } finally {
     clearTimeout(timer);
   }
 }
+
+const NOT_READY: Record<string, string> = {
+  database: 'the database is unavailable',
+  migrations: 'the database lacks migrations of this version',
+  worker: 'the worker of this process is not running',
+};
 
 export const healthRoutes: RouteDef[] = [
   // Liveness: the process is up and accepts requests, whatever the state of the database.
@@ -24,13 +43,16 @@ export const healthRoutes: RouteDef[] = [
     method: 'GET',
     path: '/health/ready',
     handler: async (request, h) => {
-      if (await databaseAnswers(request)) return { status: 'ok', checks: { database: 'ok' } };
+      const health = appOf(request).workerHealth?.();
+      const checks: Record<string, Check> = { ...(await databaseState(request)), ...(health && { worker: health.ok ? 'ok' : 'down' }) };
+      const failing = Object.keys(checks).filter((part) => checks[part] !== 'ok');
+      if (!failing.length) return { status: 'ok', checks };
       return h
         .response({
-          message: 'Not ready: the database is unavailable.',
+          message: `Not ready: ${failing.map((part) => NOT_READY[part]).join('; ')}.`,
           error: 'not_ready',
           status: 'unavailable',
-          checks: { database: 'down' },
+          checks,
         })
         .code(503)
         .header('retry-after', '5');
