@@ -3,6 +3,7 @@
  * turns an error result into one `LoyaltyError` shape. Only failures without any response
  * (connection errors, timeouts after the retries) are thrown, and then as a `LoyaltyError` too.
  */
+import { REQUEST_ID_HEADER, sentRequestIdOf } from './request-id.js';
 
 /** The spec's error codes, the generic codes of the API decisions, and the SDK's own. */
 export type LoyaltyErrorCode =
@@ -34,6 +35,8 @@ export interface LoyaltyErrorInit {
   response?: Response | undefined;
   body?: unknown;
   cause?: unknown;
+  /** Default: from `response` and `body` (see `LoyaltyError.requestId`). */
+  requestId?: string | undefined;
 }
 
 export class LoyaltyError extends Error {
@@ -47,6 +50,12 @@ export class LoyaltyError extends Error {
   readonly response: Response | undefined;
   /** The parsed error body as the server sent it. */
   readonly body: unknown;
+  /**
+   * The request id to quote when reporting the error: the server's `X-Request-Id` answer, else the
+   * body's `request_id` (5XX), else the id the SDK sent the request with (also for `network_error`
+   * and `timeout`: the last attempt's). Undefined when no request was sent.
+   */
+  readonly requestId: string | undefined;
 
   constructor(init: LoyaltyErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -55,7 +64,16 @@ export class LoyaltyError extends Error {
     this.fields = init.fields;
     this.response = init.response;
     this.body = init.body;
+    this.requestId = init.requestId ?? requestIdFrom(init.response, init.body);
   }
+}
+
+function requestIdFrom(response: Response | undefined, body: unknown): string | undefined {
+  const echoed = response?.headers.get(REQUEST_ID_HEADER);
+  if (echoed) return echoed;
+  const inBody = typeof body === 'object' && body !== null ? (body as { request_id?: unknown }).request_id : undefined;
+  if (typeof inBody === 'string' && inBody) return inBody;
+  return response && sentRequestIdOf(response);
 }
 
 export function isLoyaltyError(value: unknown): value is LoyaltyError {

@@ -6,6 +6,7 @@ export { createLoyaltyClient, type LoyaltyClient, type LoyaltyClientOptions } fr
 export type { ClientCredentials } from './auth.js';
 export { isLoyaltyError, LoyaltyError, toLoyaltyError, unwrap, type LoyaltyErrorCode } from './errors.js';
 export { wasReplayed } from './idempotency.js';
+export { requestIdOf } from './request-id.js';
 export type { PacingOptions } from './rate-limit.js';
 export type { RetryOptions } from './retry.js';
 export type { components, paths, webhooks } from './generated/openapi.js';

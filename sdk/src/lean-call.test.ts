@@ -27,14 +27,17 @@ interface Seen {
   url: string;
   headers: Record<string, string>;
   hasKey: boolean;
+  idShape: boolean;
   body: string;
 }
 
 /** Answers by the `reply` query parameter, so one handler serves every case. */
 function echoServer(seen: Seen[]) {
   const answer = async ({ request }: { request: Request }) => {
-    const headers = Object.fromEntries([...request.headers].filter(([k]) => k !== 'authorization' && k !== 'idempotency-key'));
-    seen.push({ method: request.method, url: request.url, headers, hasKey: request.headers.has('idempotency-key'), body: await request.text() });
+    // Random per call: compared by shape (request-id.test.ts checks the values).
+    const headers = Object.fromEntries([...request.headers].filter(([k]) => k !== 'authorization' && k !== 'idempotency-key' && k !== 'x-request-id'));
+    const idShape = /^[0-9a-f-]{36}-1$/.test(request.headers.get('x-request-id') ?? '');
+    seen.push({ method: request.method, url: request.url, headers, hasKey: request.headers.has('idempotency-key'), idShape, body: await request.text() });
     const json = '{"success":true,"data":{"a":1}}';
     switch (new URL(request.url).searchParams.get('reply')) {
       case 'sized':

@@ -5,6 +5,7 @@
  */
 import type { LoyaltyClient } from './client.js';
 import { LoyaltyError, toLoyaltyError } from './errors.js';
+import { requestIdOf } from './request-id.js';
 import type { components } from './generated/openapi.js';
 
 type Schemas = components['schemas'];
@@ -16,7 +17,7 @@ export type LoyaltyEvent = Schemas['Event'];
 function orThrow<D>(result: { data?: D; error?: unknown; response: Response }): D {
   const err = toLoyaltyError(result);
   if (err) throw err;
-  if (result.data === undefined) throw new LoyaltyError({ status: result.response.status, code: 'invalid_response', message: 'Empty response body' });
+  if (result.data === undefined) throw new LoyaltyError({ status: result.response.status, code: 'invalid_response', message: 'Empty response body', requestId: requestIdOf(result.response) });
   return result.data;
 }
 

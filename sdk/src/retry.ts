@@ -5,6 +5,7 @@
  * AbortSignal stops any wait at once.
  */
 import { LoyaltyError } from './errors.js';
+import { callerRequestId, noteSentRequestId, REQUEST_ID_HEADER, requestIdSequence } from './request-id.js';
 
 export interface RetryOptions {
   /** Attempts in total, the first included. Default 4. */
@@ -41,7 +42,8 @@ export interface AttemptContext {
   /** The request's headers, shared by all attempts: set credentials here (`setHeader`) before sending. */
   headers: HeaderBag;
   /**
-   * Sends this attempt with `signal` (default: the caller's). Every attempt is a new request made
+   * Sends this attempt with `signal` (default: the caller's), with a request id of its own in
+   * `X-Request-Id` (see request-id.ts). Every attempt is a new request made
    * from the template and the body it was created with (or its bytes, read once), so a body is
    * never "already used" and keeps a known length.
    */
@@ -211,10 +213,14 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-function toThrown(error: unknown): LoyaltyError {
-  if (error instanceof LoyaltyError) return error;
+/** The error of a call that got no response; `requestId`: the id its last request was sent with. */
+function toThrown(error: unknown, requestId: string | undefined): LoyaltyError {
+  if (error instanceof LoyaltyError) {
+    if (error.requestId === undefined && requestId !== undefined) (error as { requestId: string | undefined }).requestId = requestId;
+    return error;
+  }
   const detail = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
-  return new LoyaltyError({ status: 0, code: 'network_error', message: `Network error: ${detail}`, cause: error });
+  return new LoyaltyError({ status: 0, code: 'network_error', message: `Network error: ${detail}`, cause: error, requestId });
 }
 
 /**
@@ -238,15 +244,26 @@ export async function sendWithRetry(
   const start = Date.now();
   let waited = 0;
   const elapsed = () => Date.now() - start - waited;
+  const headers = template.headers;
+  const nextId = requestIdSequence(callerRequestId(headers));
+  let lastId: string | undefined;
+  const sendOne = call
+    ? // No signal at all for undici when none can abort (it would tie the attempt's Request to it).
+      (fetchFn: FetchWithInit, s: AbortSignal) => fetchFn(call.url, { method: call.method, headers: call.headers, body, signal: s === neverAborted ? undefined : s })
+    : (fetchFn: FetchWithInit, s: AbortSignal) => fetchFn(template as Request, body === undefined ? { signal: s } : { body, signal: s });
   const ctx: AttemptContext = {
     attempt: 0,
     timeoutMs,
     signal: callerSignal,
-    headers: template.headers,
-    send: call
-      ? // No signal at all for undici when none can abort (it would tie the attempt's Request to it).
-        (fetchFn, s = signal) => fetchFn(call.url, { method: call.method, headers: call.headers, body, signal: s === neverAborted ? undefined : s })
-      : (fetchFn, s = signal) => fetchFn(template as Request, body === undefined ? { signal: s } : { body, signal: s }),
+    headers,
+    send: (fetchFn, s = signal) => {
+      const id = (lastId = nextId());
+      setHeader(headers, REQUEST_ID_HEADER, id);
+      return sendOne(fetchFn, s).then((response) => {
+        noteSentRequestId(response, id);
+        return response;
+      });
+    },
     waited: (ms) => (waited += ms),
     sendBy: Infinity,
   };
@@ -266,7 +283,7 @@ export async function sendWithRetry(
     const delay = options && n < maxAttempts ? await retryDelay(response, n, options, random) : undefined;
     if (delay === undefined || elapsed() + delay >= deadlineMs || Date.now() + delay > ctx.sendBy) {
       if (response) return response;
-      throw toThrown(error);
+      throw toThrown(error, lastId);
     }
     // Free the connection of a response nobody will read (not awaited: a teed body settles late).
     response?.body?.cancel().catch(() => {});

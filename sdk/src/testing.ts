@@ -8,7 +8,7 @@
  *
  * Endpoints: POST /oauth/token, GET and POST /tags, POST /members, POST /members/list,
  * POST /tags/members/bulk, POST /tags/{id}/vouchers, GET /tags/{id}/vouchers/{job}, GET /events.
- * Like the server: POST/PUT/PATCH with an Idempotency-Key replay their stored 2xx response
+ * Like the server: every answer carries `X-Request-Id`; POST/PUT/PATCH with an Idempotency-Key replay their stored 2xx response
  * (`Idempotent-Replayed: true`). Requires `msw` 2 (an optional peer dependency of the SDK).
  */
 import { http, HttpResponse, type HttpHandler } from 'msw';
@@ -48,6 +48,8 @@ export interface MockRequest {
   path: string;
   idempotencyKey: string | null;
   status: number;
+  /** The request's id, answered in `X-Request-Id`: the one it sent when safe, else a new UUID (like the server). */
+  requestId: string;
 }
 
 export interface MockLoyaltyApi {
@@ -60,6 +62,9 @@ export interface MockLoyaltyApi {
   /** Makes the next matching requests fail. */
   fail(fault: MockFault): void;
 }
+
+/** The X-Request-Id values the server keeps (others are replaced by a UUID). */
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:@+=-]{1,128}$/;
 
 const now = () => new Date().toISOString();
 const sql = (iso: string) => iso.slice(0, 19).replace('T', ' ');
@@ -119,8 +124,11 @@ export function mockLoyaltyApi(options: MockLoyaltyApiOptions = {}): MockLoyalty
       const url = new URL(request.url);
       const m = request.method;
       const key = m === 'GET' ? null : request.headers.get('idempotency-key');
+      const sentId = request.headers.get('x-request-id');
+      const requestId = sentId !== null && SAFE_REQUEST_ID.test(sentId) ? sentId : crypto.randomUUID();
       const respond = (response: Response) => {
-        requests.push({ method: m, path: url.pathname, idempotencyKey: key, status: response.status });
+        requests.push({ method: m, path: url.pathname, idempotencyKey: key, status: response.status, requestId });
+        response.headers.set('x-request-id', requestId);
         return response;
       };
       const token = request.headers.get('authorization')?.replace(/^Bearer /, '');
@@ -132,7 +140,7 @@ export function mockLoyaltyApi(options: MockLoyaltyApiOptions = {}): MockLoyalty
       if (fault?.with === 'rate_limit')
         return respond(HttpResponse.json({ message: 'Too Many Attempts.' }, { status: 429, headers: { 'retry-after': String(fault.retryAfter ?? 1), 'x-ratelimit-remaining': '0' } }));
       if (fault?.with === 'server_error')
-        return respond(HttpResponse.json({ message: 'Server Error', error: 'server_error' }, { status: fault.status ?? 503 }));
+        return respond(HttpResponse.json({ message: 'Server Error', error: 'server_error', request_id: requestId }, { status: fault.status ?? 503 }));
       const storeKey = key && `${token} ${m} ${url.pathname} ${key}`;
       const replay = storeKey ? stored.get(storeKey) : undefined;
       if (replay)
