@@ -13,6 +13,7 @@ export function serverCommand(): Command {
     .option('--data-dir <dir>', 'embedded PostgreSQL data directory (LOYALTY_DATA_DIR; default .loyalty/data)')
     .option('--pg-port <port>', 'port of the embedded PostgreSQL (LOYALTY_PG_PORT; default a free one)')
     .option('--fixtures <file>', 'fixture file loaded at start, or "none" (LOYALTY_FIXTURES; default fixtures/demo.json)')
+    .option('--processes <n>', 'API processes sharing the port, to use every core (LOYALTY_API_PROCESSES; default 1)')
     .option('--no-worker', 'API only; run the background worker elsewhere (LOYALTY_WORKER=off)')
     .option('--webhook-allow-insecure', 'accept http:// and local webhook URLs, for development (LOYALTY_WEBHOOK_ALLOW_INSECURE=1)')
     .option('--webhook-retry-delays <seconds>', 'comma-separated delays between delivery attempts (LOYALTY_WEBHOOK_RETRY_DELAYS)')

@@ -14,6 +14,7 @@ export interface ServerOptions {
   dataDir?: string;
   pgPort?: string;
   fixtures?: string;
+  processes?: string;
   worker: boolean;
   webhookAllowInsecure?: boolean;
   webhookRetryDelays?: string;
@@ -30,6 +31,7 @@ export function serverEnvironment(options: ServerOptions): Record<string, string
     LOYALTY_DATA_DIR: options.dataDir,
     LOYALTY_PG_PORT: options.pgPort,
     LOYALTY_FIXTURES: options.fixtures,
+    LOYALTY_API_PROCESSES: options.processes,
     LOYALTY_WORKER: options.worker ? undefined : 'off',
     LOYALTY_WEBHOOK_ALLOW_INSECURE: options.webhookAllowInsecure ? '1' : undefined,
     LOYALTY_WEBHOOK_RETRY_DELAYS: options.webhookRetryDelays,
