@@ -12,6 +12,8 @@ import { idempotencyPlugin } from './plugins/idempotency.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { requestIdOf, requestIdPlugin } from './plugins/request-id.js';
+import { requestLogPlugin } from './plugins/request-log.js';
+import type { Logger } from './lib/logger.js';
 import { createValidators, hapiValidator } from './plugins/validation.js';
 import { createStreamSlots } from './lib/stream-slots.js';
 import { routes as allRoutes } from './routes/index.js';
@@ -27,10 +29,12 @@ export type ServerOptions = {
   log?: (message: string) => void;
   /** The state of the worker this process runs (start.ts): /health/ready checks it. */
   workerHealth?: () => WorkerHealth;
+  /** The structured log (lib/logger.ts): an access line per request, the database's loss and return. None: no access lines (tests). */
+  logger?: Logger;
 };
 
 /** Composes the API server without listening (tests use `server.inject`; start.ts listens). */
-export async function createServer({ sql, streamSql = sql, config, routes = allRoutes, log = console.error, workerHealth }: ServerOptions): Promise<Server> {
+export async function createServer({ sql, streamSql = sql, config, routes = allRoutes, log = console.error, workerHealth, logger }: ServerOptions): Promise<Server> {
   const openapi = loadOpenApi();
   const server = Hapi.server({
     port: config.port,
@@ -58,12 +62,20 @@ export async function createServer({ sql, streamSql = sql, config, routes = allR
   };
   server.app = app;
 
+  // The database's loss and return (once each): the stderr line as before, and a structured record.
+  const notice = logger
+    ? (line: string) => {
+        log(line);
+        logger[/reachable again/.test(line) ? 'info' : 'warn']({ event: /reachable again/.test(line) ? 'database_recovered' : 'database_lost' }, line.replace(/^loyalty: /, ''));
+      }
+    : log;
   await server.register([
     { plugin: metricsPlugin },
     { plugin: requestIdPlugin },
+    ...(logger ? [{ plugin: requestLogPlugin, options: { logger } }] : []),
     {
       plugin: errorsPlugin,
-      options: { log: (error: Error, request: Request) => log(`loyalty: internal error (request ${requestIdOf(request)}): ${error.stack ?? error.message}`), notice: log },
+      options: { log: (error: Error, request: Request) => log(`loyalty: internal error (request ${requestIdOf(request)}): ${error.stack ?? error.message}`), notice },
     },
     { plugin: authPlugin, options: { resolve: createTokenResolver(sql) } },
     { plugin: getBodyPlugin },
