@@ -4,6 +4,7 @@ import { createPools } from './db/pools.js';
 import { createServer } from './server.js';
 import { exitOnStartupFailure } from './lib/startup-errors.js';
 import { startWorker } from './worker.js';
+import { createLogger } from './lib/logger.js';
 import { surviveLostDatabaseRejections } from './lib/lost-database-rejections.js';
 import { isClusterApiProcess, runClusterApiProcess, runClusterPrimary } from './cluster.js';
 
@@ -14,12 +15,13 @@ async function main() {
   const { config } = db; // with the embedded database's generated key of webhook secrets when LOYALTY_SECRET_KEY is unset
   await db.sql.end({ timeout: 5 }); // migrations and fixtures are done; requests and jobs get pools of their own
   const pools = createPools(db.url, config);
+  const logger = createLogger({ level: config.logLevel }); // JSON lines on stdout: access and worker lines
   let runner: Awaited<ReturnType<typeof startWorker>> | undefined;
   const workerHealth = config.worker ? () => runner?.health() ?? { ok: false, lastBeatAt: null } : undefined;
-  const server = await createServer({ sql: pools.api, streamSql: pools.streams, config, workerHealth });
+  const server = await createServer({ sql: pools.api, streamSql: pools.streams, config, workerHealth, logger });
   try {
     await server.start();
-    runner = config.worker ? await startWorker({ connectionString: db.url, sql: pools.worker, config }) : undefined;
+    runner = config.worker ? await startWorker({ connectionString: db.url, sql: pools.worker, config, logger }) : undefined;
   } catch (error) {
     // e.g. the port is in use: stop the embedded PostgreSQL too, or it outlives this process.
     await server.stop({ timeout: 1_000 }).catch(() => {});

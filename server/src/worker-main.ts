@@ -3,6 +3,7 @@ import { onShutdown, openDatabase } from './boot.js';
 import { createPools } from './db/pools.js';
 import { exitOnStartupFailure } from './lib/startup-errors.js';
 import { startWorker } from './worker.js';
+import { createLogger } from './lib/logger.js';
 import { surviveLostDatabaseRejections } from './lib/lost-database-rejections.js';
 
 /** `npm run worker`: background jobs only, for deployments that split API and workers. */
@@ -11,7 +12,7 @@ async function main() {
   const { config } = db; // with the embedded database's generated key of webhook secrets when LOYALTY_SECRET_KEY is unset
   await db.sql.end({ timeout: 5 });
   const pools = createPools(db.url, config);
-  const runner = await startWorker({ connectionString: db.url, sql: pools.worker, config });
+  const runner = await startWorker({ connectionString: db.url, sql: pools.worker, config, logger: createLogger({ level: config.logLevel }) });
   onShutdown(async () => {
     await runner.stop();
     await pools.end();

@@ -5,6 +5,7 @@ import type { WorkerHealth } from './context.js';
 import type { Sql } from './db/pool.js';
 import { quietLogger } from './db/migrate.js';
 import { failFastResolver } from './lib/dns-failures.js';
+import { workerLoggerOf, type Logger } from './lib/logger.js';
 import { createWebhookClient } from './lib/safe-fetch.js';
 import { systemResolver } from './lib/ssrf.js';
 import { BACKGROUND_TASKS, createTaskList, DELIVERY_TASKS, type TaskContext } from './tasks/index.js';
@@ -46,8 +47,16 @@ export async function startWorker(options: {
   pollInterval?: number;
   /** Where a runner that stopped by itself and started again is reported (default: stderr). */
   log?: (line: string) => void;
+  /** The structured log (lib/logger.ts): graphile-worker's job lines and a line per delivery attempt. None: quiet. */
+  logger?: Logger;
 }): Promise<WorkerRunner> {
-  const log = options.log ?? ((line: string) => console.error(line));
+  const { logger } = options;
+  const stderr = options.log ?? ((line: string) => console.error(line));
+  // A runner's stop and restart: the stderr line as before, and a structured record.
+  const log = logger ? (line: string) => (stderr(line), logger[/running again/.test(line) ? 'info' : 'warn']({ component: 'worker' }, line.replace(/^loyalty: /, ''))) : stderr;
+  const attempts = logger?.child({ component: 'worker', runner: 'deliveries' });
+  const onDeliveryAttempt = attempts && ((a: Parameters<NonNullable<TaskContext['onDeliveryAttempt']>>[0]) =>
+    attempts[a.outcome === 'delivered' ? 'info' : 'warn']({ event: 'delivery_attempt', ...a }, 'webhook delivery attempt'));
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const webhookClient = createWebhookClient({
     timeoutMs: options.config.webhookTimeoutMs,
@@ -55,10 +64,11 @@ export async function startWorker(options: {
     resolve: failFastResolver(options.tasks?.resolve ?? systemResolver),
     connections: concurrency,
   });
-  const all = createTaskList({ ...options.tasks, sql: options.sql, config: options.config, webhookClient });
+  const all = createTaskList({ ...options.tasks, sql: options.sql, config: options.config, webhookClient, onDeliveryAttempt: onDeliveryAttempt ?? options.tasks?.onDeliveryAttempt });
   const pick = (names: string[]) =>
     Object.fromEntries(Object.entries(all).filter(([name]) => names.includes(name) && (!options.only || options.only.includes(name))));
-  const common = { noHandleSignals: true, pollInterval: options.pollInterval ?? 1000, logger: quietLogger };
+  const common = { noHandleSignals: true, pollInterval: options.pollInterval ?? 1000 };
+  const loggerOf = (runner: string) => (logger ? workerLoggerOf(logger, runner) : quietLogger);
   // The runners' connections are ours, not graphile-worker's: it stops listening for their errors
   // before its own pool has ended, and a PostgreSQL stopping at the same moment (a harness signals
   // the whole process group) then crashed the process with an unhandled 'error' event.
@@ -78,6 +88,7 @@ export async function startWorker(options: {
     const backgroundPool = poolOf(BACKGROUND_CONCURRENCY + 1, 'loyalty-worker-background');
     runners.push(await superviseRunner('background', () => run({
       ...common,
+      logger: loggerOf('background'),
       concurrency: BACKGROUND_CONCURRENCY,
       taskList: background,
       crontab: '',
@@ -89,6 +100,7 @@ export async function startWorker(options: {
     const deliveriesPool = poolOf(Math.min(10, concurrency + 2), 'loyalty-worker-deliveries');
     runners.push(await superviseRunner('deliveries', () => run({
       ...common,
+      logger: loggerOf('deliveries'),
       concurrency,
       taskList: deliveries,
       crontab: '',

@@ -123,6 +123,19 @@ export type DeliveryContext = {
    * default 60): what a killed worker held is sent by another (or the next start) after that long.
    */
   leaseMarginSeconds?: number;
+  /** Told of each attempt once it is recorded (the worker's log line); never the URL or a secret. */
+  onAttempt?: (attempt: DeliveryAttemptRecord) => void;
+};
+
+/** What the log says of one delivery attempt. */
+export type DeliveryAttemptRecord = {
+  subscription_id: string;
+  delivery_id: string;
+  attempt: number;
+  outcome: AttemptOutcome;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
 };
 
 /**
@@ -205,7 +218,13 @@ async function sendAttempt(ctx: DeliveryContext, target: Target): Promise<Attemp
   const status = retry ? 'pending' : delivered || target.delivered ? 'delivered' : 'failed';
   const delay = retry ? ctx.retryDelays[Math.min(attempt, ctx.retryDelays.length) - 1] ?? ctx.retryDelays.at(-1)! : null;
   await recordAttempt(ctx.sql, target.id, attempt, attemptedAt, result, { status, delivered, delay });
-  return outcome === 'retry' && !retry ? 'exhausted' : outcome;
+  const final = outcome === 'retry' && !retry ? 'exhausted' : outcome;
+  try {
+    ctx.onAttempt?.({ subscription_id: target.subscription_id, delivery_id: target.id, attempt, outcome: final, status_code: result.statusCode, error: result.error, duration_ms: result.durationMs });
+  } catch {
+    // a log line that cannot be written does not fail a delivery that was sent and recorded
+  }
+  return final;
 }
 
 /** The lane for this run, unless another run holds it; held for a slice and an attempt at most (a lease). */

@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Sql } from '../db/pool.js';
 import { createWebhookClient, type WebhookClient } from '../lib/safe-fetch.js';
 import type { Resolver } from '../lib/ssrf.js';
+import type { DeliveryContext } from '../services/deliveries.js';
 import { deliverWebhookTask } from './deliver_webhook.js';
 import { fanOutEventsTask } from './fan_out_events.js';
 import { issueVoucherRoundTask } from './issue_voucher_round.js';
@@ -18,6 +19,8 @@ export type TaskContext = {
   webhookClient?: WebhookClient;
   /** Name resolution for deliveries (tests point names at 127.0.0.1); the system's by default. */
   resolve?: Resolver;
+  /** Each webhook delivery attempt once recorded (worker.ts writes a log line of it). */
+  onDeliveryAttempt?: DeliveryContext['onAttempt'];
 };
 
 /** Tasks of the background runner: crons, fan-out and voucher rounds never wait behind deliveries. */
