@@ -1,0 +1,89 @@
+// LOYALTY_API_PROCESSES (node:cluster): authenticated GET /tags requests per second of the real
+// server (`node server/dist/start.js`, embedded PostgreSQL in a temp dir) with 1 and with 2 API
+// processes, at concurrency 50; printed with the ratio 2-proc / 1-proc. The load generator
+// (autocannon) runs in a process of its own on the same machine, as does PostgreSQL: on 2 cores
+// they compete with the server for CPU, so the ratio is well below 2 there.
+// Run after building: `npx tsc -b server && node test/bench/cluster.mjs` (or `npm run bench -- cluster`).
+// BENCH_SECONDS (default 10) per measurement. Fails only when a request fails.
+import { execFile, spawn } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+import { root } from './lib/server-dist.mjs';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = 50;
+
+async function cannon(url, headers, duration = seconds) {
+  const args = [path.join(root, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(connections), '-d', String(duration)];
+  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
+  const { stdout } = await promisify(execFile)(process.execPath, [...args, url], { maxBuffer: 16 * 1024 * 1024 });
+  const result = JSON.parse(stdout);
+  const bad = result.non2xx + result.errors + result.timeouts;
+  if (bad) throw new Error(`GET ${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+/** The server with `processes` API processes; resolves with its URL and a stop function. */
+async function startServer(dataDir, processes) {
+  const child = spawn(process.execPath, ['server/dist/start.js'], {
+    cwd: root,
+    env: {
+      ...process.env, PORT: '0', HOST: '127.0.0.1', LOYALTY_DATA_DIR: dataDir, LOYALTY_API_PROCESSES: String(processes),
+      LOYALTY_RATE_LIMIT_TOKEN: '1000000000', LOYALTY_RATE_LIMIT_IP: '1000000000', LOYALTY_LOG_LEVEL: 'silent',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolve(match[1]);
+    });
+    exited.then((code) => reject(new Error(`server exited with ${code}:\n${err}`)));
+  });
+  return { url, stop: async () => (child.kill('SIGTERM'), exited) };
+}
+
+async function token(url) {
+  const res = await fetch(`${url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' }),
+  });
+  if (!res.ok) throw new Error(`token: ${res.status} ${await res.text()}`);
+  return (await res.json()).access_token;
+}
+
+const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-cluster-'));
+await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres` and must reach its data directory
+const results = {};
+try {
+  for (const processes of [1, 2]) {
+    const server = await startServer(path.join(dir, 'data'), processes);
+    try {
+      const auth = { authorization: `Bearer ${await token(server.url)}` };
+      await cannon(`${server.url}/tags`, auth, 2); // warm-up: JIT, pools, plans (of every API process)
+      results[processes] = await cannon(`${server.url}/tags`, auth);
+    } finally {
+      const code = await server.stop();
+      if (code !== 0) throw new Error(`server with ${processes} API processes exited with ${code}`);
+    }
+  }
+  const line = (name, r) => `${name.padEnd(28)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms`;
+  console.log(`cluster: GET /tags (auth + rate limit), ${connections} connections, ${seconds} s per run (node ${process.version}, ${os.cpus().length} cores)`);
+  console.log(line('1 API process', results[1]));
+  console.log(line('2 API processes', results[2]));
+  console.log(`ratio 2-proc / 1-proc: ${(results[2].rps / results[1].rps).toFixed(2)}`);
+} catch (error) {
+  console.error(error);
+  process.exitCode = 1;
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
