@@ -6,6 +6,7 @@ import { CliError, ExitCode, usageError } from './errors.js';
 import { Output } from './output.js';
 import { readSecretFile } from './secrets.js';
 import { runtimeOf, type Runtime } from './runtime.js';
+import { observedFetch, type FetchLike } from './request-log.js';
 import { cachingTokenFetch, tokenCacheKey } from './token-cache.js';
 
 export interface GlobalOptions {
@@ -83,8 +84,9 @@ export async function contextOf(command: Command): Promise<Context> {
     },
     client(tuning) {
       requireHttpUrl(config);
-      if (tuning) return createClient(createLoyaltyClient, config, apiUrl, tuning);
-      client ??= createClient(createLoyaltyClient, config, apiUrl, {});
+      const fetch = observedFetch(runtime, options.debug ? output : undefined);
+      if (tuning) return createClient(createLoyaltyClient, config, apiUrl, tuning, fetch);
+      client ??= createClient(createLoyaltyClient, config, apiUrl, {}, fetch);
       return client;
     },
   };
@@ -110,6 +112,8 @@ function createClient(
   config: ResolvedConfig,
   baseUrl: string,
   tuning: ClientTuning,
+  /** Every HTTP request goes through it (request ids, --debug lines). */
+  observed: FetchLike,
 ): LoyaltyClient {
   const { token, client_id: clientId, client_secret: clientSecret } = config.settings;
   const credentialsRank = clientId && clientSecret ? Math.min(rank[clientId.source], rank[clientSecret.source]) : -1;
@@ -123,8 +127,9 @@ function createClient(
   }
   // Client credentials win a tie: the SDK refreshes their tokens, a fixed token just expires.
   if (credentialsRank >= tokenRank) {
-    const fetch = cachingTokenFetch({ configDir: config.configDir, key: tokenCacheKey(baseUrl, clientId!.value, clientSecret!.value) });
+    // Observed inside the cache: only requests that reach the API are shown and noted.
+    const fetch = cachingTokenFetch({ configDir: config.configDir, key: tokenCacheKey(baseUrl, clientId!.value, clientSecret!.value), fetch: observed });
     return createLoyaltyClient({ ...tuning, baseUrl, fetch, clientCredentials: { clientId: clientId!.value, clientSecret: clientSecret!.value }, userAgent: USER_AGENT });
   }
-  return createLoyaltyClient({ ...tuning, baseUrl, token: token!.value, userAgent: USER_AGENT });
+  return createLoyaltyClient({ ...tuning, baseUrl, fetch: observed, token: token!.value, userAgent: USER_AGENT });
 }

@@ -2,6 +2,7 @@
 // API errors (the SDK's LoyaltyError values) are explained by status and error code.
 import type { LoyaltyError } from '@loyalty/sdk';
 import { CliError, ExitCode } from './errors.js';
+import { requestIdSuffix } from './request-log.js';
 
 export interface Explained {
   message: string;
@@ -38,7 +39,14 @@ function fieldSummary(fields: Record<string, string[]> | undefined): string {
   return shown.length ? ` (${shown.join('; ')}${entries.length > 3 ? `; and ${entries.length - 3} more` : ''})` : '';
 }
 
+/** What went wrong with an API call, its message ending with ` (request id: …)` when the id is known. */
 export function explainApiError(error: LoyaltyError, context: ApiErrorContext = {}): Explained {
+  const explained = explainApiFailure(error, context);
+  const id = typeof error.requestId === 'string' ? error.requestId : undefined;
+  return id ? { ...explained, message: `${explained.message}${requestIdSuffix(id)}` } : explained;
+}
+
+function explainApiFailure(error: LoyaltyError, context: ApiErrorContext): Explained {
   const where = context.apiUrl ? ` at ${context.apiUrl}` : '';
   const login = `loyalty login${context.profile && context.profile !== 'default' ? ` --profile ${context.profile}` : ''}`;
   const base = { cause: error };

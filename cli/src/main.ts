@@ -6,6 +6,7 @@ import { CliError, ExitCode, usageError } from './errors.js';
 import { examples } from './help.js';
 import { explainError } from './explain.js';
 import { Output } from './output.js';
+import { lastRequestId, requestIdSuffix } from './request-log.js';
 import { refusedSecretOption } from './secrets.js';
 import { attachRuntime, type Runtime } from './runtime.js';
 import { liveView } from './ui/live.js';
@@ -32,7 +33,7 @@ export function buildProgram(): Command {
     .addOption(refusedSecretOption('--token', 'bearer token', '--token-file <path> ("-" reads stdin), the LOYALTY_TOKEN environment variable, or a profile (`loyalty login`)'))
     .option('--json', 'print data as JSON')
     .option('--no-color', 'no colours (NO_COLOR is honoured too)')
-    .option('--debug', 'show stack traces and details of errors')
+    .option('--debug', 'show each API request (method, path, status, request id) and stack traces of errors')
     .addHelpText('after', examples(
       ['loyalty server', 'start the reference server on http://127.0.0.1:3000'],
       ['printf %s acme-admin-secret | loyalty login --client-id acme-admin --client-secret-stdin --brand brand-acme', 'log in with client credentials'],
@@ -83,7 +84,7 @@ export async function run(argv: readonly string[], runtime: Runtime): Promise<nu
     await program.parseAsync([...argv], { from: 'user' });
     return ExitCode.ok;
   } catch (error) {
-    return reportError(error, output, debug, runtime.signal);
+    return reportError(error, output, debug, runtime.signal, lastRequestId(runtime));
   }
 }
 
@@ -99,7 +100,8 @@ function refuseMalformedArguments(argv: readonly string[]): void {
   throw usageError(`Argument ${index + 1} is not valid text (it has ${what}).`);
 }
 
-export function reportError(error: unknown, output: Output, debug: boolean, signal?: AbortSignal): number {
+/** `lastRequestId`: the run's latest API request id, quoted in an unexpected error's message. */
+export function reportError(error: unknown, output: Output, debug: boolean, signal?: AbortSignal, lastRequestId?: string): number {
   if (error instanceof CommanderError) {
     // Help and version end with exit code 0; everything else commander reports is a usage error
     // and it has printed the message already.
@@ -115,7 +117,9 @@ export function reportError(error: unknown, output: Output, debug: boolean, sign
     return explained.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
-  output.error(`Unexpected error: ${message}`);
+  const own = error instanceof Error ? (error as { requestId?: unknown }).requestId : undefined;
+  const requestId = typeof own === 'string' && own ? own : lastRequestId;
+  output.error(`Unexpected error: ${message}${requestIdSuffix(requestId)}`);
   if (debug) {
     if (error instanceof Error && error.stack) output.info(error.stack);
   } else {

@@ -3,6 +3,7 @@ import { createLoyaltyClient, toLoyaltyError } from '@loyalty/sdk';
 import { requireHttpUrl, USER_AGENT, type Context } from '../context.js';
 import { updateProfile } from '../config.js';
 import { prompt, readSecretStdin } from '../secrets.js';
+import { observedFetch } from '../request-log.js';
 import { apiFailure } from './api.js';
 
 export interface LoginOptions {
@@ -32,6 +33,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<void> 
     const client = createLoyaltyClient({
       baseUrl: ctx.apiUrl,
       userAgent: USER_AGENT,
+      fetch: observedFetch(runtime, ctx.options.debug ? ctx.output : undefined),
       retry: { maxAttempts: 2 },
       ...('token' in stored ? { token: stored.token } : { clientCredentials: { clientId: stored.client_id, clientSecret: stored.client_secret } }),
     });
