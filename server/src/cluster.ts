@@ -3,6 +3,7 @@ import { createServer as createNetServer } from 'node:net';
 import { onShutdown, openDatabase } from './boot.js';
 import type { Config } from './config.js';
 import { createPools } from './db/pools.js';
+import { createLogger } from './lib/logger.js';
 import { createServer } from './server.js';
 import { startWorker } from './worker.js';
 
@@ -88,7 +89,7 @@ export async function runClusterPrimary(config: Config): Promise<void> {
     [uri] = (await Promise.all(Array.from({ length: config.apiProcesses }, fork))) as [string];
     if (config.worker) {
       pools = createPools(db.url, config);
-      runner = await startWorker({ connectionString: db.url, sql: pools.worker, config });
+      runner = await startWorker({ connectionString: db.url, sql: pools.worker, config, logger: createLogger({ level: config.logLevel }) });
     }
   } catch (error) {
     await stopAll().catch(() => {});
@@ -103,7 +104,7 @@ export async function runClusterPrimary(config: Config): Promise<void> {
 /** An API process of the cluster: its pools and hapi server on the primary's port; no jobs, no migrations. */
 export async function runClusterApiProcess(config: Config): Promise<void> {
   const pools = createPools(config.databaseUrl!, config);
-  const server = await createServer({ sql: pools.api, streamSql: pools.streams, config });
+  const server = await createServer({ sql: pools.api, streamSql: pools.streams, config, logger: createLogger({ level: config.logLevel }) });
   try {
     await server.start();
   } catch (error) {
