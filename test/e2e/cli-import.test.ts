@@ -87,7 +87,7 @@ it('with a wrong client secret the real server says 401: exit 4, one line, nothi
   expect(refused.code, describeRun(refused)).toBe(4);
   expect(refused.stdout).toBe('');
   expect(refused.stderr).toContain('Progress is saved (0 of 1 batches); after fixing the cause, continue with --resume.\n');
-  expect(refused.stderr).toMatch(/\n✖ The API refused the client credentials \(invalid_client\)\.\n\s+→ Check them with `loyalty config list`, then run `loyalty login`\.\n$/);
+  expect(refused.stderr).toMatch(/\n✖ The API refused the client credentials \(invalid_client\)\. \(request id: [^)]+\)\n\s+→ Check them with `loyalty config list`, then run `loyalty login`\.\n$/);
   expect(refused.stderr).not.toMatch(/^\s+at /m);
   expect(await brandMembers('%')).toBe(0);
 
