@@ -41,6 +41,8 @@ export type Config = {
   metricsToken: string | undefined;
   /** API processes of `npm start` on this machine (node:cluster, one shared port); 1: no cluster. */
   apiProcesses: number;
+  /** A request's Idempotency-Key claim outlives its last heartbeat (a third of this) by this long: what a crash leaves held. */
+  idempotencyLockSeconds: number;
   /** LOYALTY_LOG_LEVEL: the least level of the structured log on stdout (pino's levels, or silent). */
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 };
@@ -78,6 +80,7 @@ const schema = Joi.object({
   LOYALTY_METRICS_TOKEN: Joi.string().min(16).max(512).optional()
     .messages({ 'string.min': 'LOYALTY_METRICS_TOKEN must be at least 16 characters' }),
   LOYALTY_API_PROCESSES: Joi.number().integer().min(1).max(64).empty('').default(1),
+  LOYALTY_IDEMPOTENCY_LOCK_SECONDS: Joi.number().integer().min(3).max(3600).empty('').default(30),
   LOYALTY_LOG_LEVEL: Joi.string().valid('trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent').empty('').default('info'),
 }).unknown(true);
 
@@ -114,5 +117,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: value.LOYALTY_METRICS_TOKEN,
     apiProcesses: value.LOYALTY_API_PROCESSES,
     logLevel: value.LOYALTY_LOG_LEVEL,
+    idempotencyLockSeconds: value.LOYALTY_IDEMPOTENCY_LOCK_SECONDS,
   };
 }

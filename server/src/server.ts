@@ -84,7 +84,7 @@ export async function createServer({ sql, streamSql = sql, config, routes = allR
       // Readiness is probed by orchestrators and must answer while the database (and so the counters) is down.
       options: { sql, exempt: ['/health', '/health/ready', '/metrics'], tokenLimit: config.rateLimitToken, ipLimit: config.rateLimitIp, windowSeconds: config.rateLimitWindowSeconds },
     },
-    { plugin: idempotencyPlugin, options: { sql } },
+    { plugin: idempotencyPlugin, options: { sql, lockSeconds: config.idempotencyLockSeconds } },
   ]);
 
   const operations = listOperations(openapi.document);

@@ -20,6 +20,7 @@ import { buildServer, startServerProcess, type ServerProcess } from '../helpers/
 const MEMBERS = 60_000; // a voucher job of a few seconds: long enough to be killed in the middle
 const ENV = {
   LOYALTY_STALLED_JOB_SECONDS: '2', // what a killed worker left is taken over after 2 s, not a minute
+  LOYALTY_IDEMPOTENCY_LOCK_SECONDS: '3', // and a batch in flight at the kill holds its Idempotency-Key for 3 s, not 30
   LOYALTY_RATE_LIMIT_TOKEN: '1000000',
   LOYALTY_RATE_LIMIT_IP: '1000000',
   LOYALTY_WEBHOOK_ALLOW_INSECURE: '1',

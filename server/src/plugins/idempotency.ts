@@ -61,7 +61,7 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
   name: 'loyalty-idempotency',
   register(server, options) {
     const { sql } = options;
-    const lockSeconds = options.lockSeconds ?? 120;
+    const lockSeconds = options.lockSeconds ?? 30;
     const heartbeatMs = options.heartbeatMs ?? (lockSeconds * 1000) / 3;
 
     /** Stores a 2xx the handler returned after its request was answered; frees the key otherwise. */
