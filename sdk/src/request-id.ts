@@ -4,7 +4,7 @@
  * `<uuid>-<n>`, one random UUID per call and `n` counting the requests of the call from 1 (each
  * retry, and the resend after a token renewal, is a request of its own). The server answers with
  * the id it used in its `X-Request-Id` header (the one sent when it is at most 128 characters of
- * `A-Z a-z 0-9 . _ : @ + = -`, else one of its own) and logs it with the request; `5XX` bodies also
+ * `A-Z a-z 0-9 . _ : + = -`, else one of its own) and logs it with the request; `5XX` bodies also
  * carry it as `request_id`.
  */
 import type { HeaderBag } from './retry.js';

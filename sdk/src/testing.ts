@@ -64,7 +64,7 @@ export interface MockLoyaltyApi {
 }
 
 /** The X-Request-Id values the server keeps (others are replaced by a UUID). */
-const SAFE_REQUEST_ID = /^[A-Za-z0-9._:@+=-]{1,128}$/;
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:+=-]{1,128}$/;
 
 const now = () => new Date().toISOString();
 const sql = (iso: string) => iso.slice(0, 19).replace('T', ' ');

@@ -21,7 +21,7 @@ describe('X-Request-Id', () => {
   });
 
   it('makes a new one when none is sent, or when the one sent is too long or unsafe (a header or log injection)', async () => {
-    for (const sent of [undefined, 'x'.repeat(129), 'a b', 'a\u0007b', '<script>', '']) {
+    for (const sent of [undefined, 'x'.repeat(129), 'a b', 'a\u0007b', '<script>', '', 'someone@example.org']) {
       const res = await t.inject({ method: 'GET', url: '/health', headers: sent === undefined ? {} : { 'x-request-id': sent } });
       expect(res.headers['x-request-id'], JSON.stringify(sent)).toMatch(UUID);
     }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
 
 /** What a client may send as its own id: short, and harmless in a log line or a header. */
-const SAFE_ID = /^[A-Za-z0-9._:@+=-]{1,128}$/;
+const SAFE_ID = /^[A-Za-z0-9._:+=-]{1,128}$/;
 
 declare module '@hapi/hapi' {
   interface RequestApplicationState {
@@ -16,7 +16,7 @@ export const requestIdOf = (request: Request): string => request.app.requestId ?
 
 /**
  * X-Request-Id end to end: a client's value is kept when it is safe (at most 128 characters of
- * `A-Z a-z 0-9 . _ : @ + = -`), otherwise one is made; every response carries it, errors and 429
+ * `A-Z a-z 0-9 . _ : + = -`), otherwise one is made; every response carries it, errors and 429
  * included, so a report about one answer can be found in the server's log.
  */
 export const requestIdPlugin: Plugin<Record<string, never>> = {
