@@ -2144,6 +2144,11 @@ export interface components {
             response_snippet: string | null;
             /** Format: date-time */
             attempted_at: string;
+            /**
+             * @description The `X-Request-Id` the attempt was sent with (extension): `<delivery id>.<attempt>`. A
+             *     receiver that logs request ids can name the attempt it is asking about.
+             */
+            request_id?: string;
         };
         WebhookDelivery: {
             /** Format: uuid */

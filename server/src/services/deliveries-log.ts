@@ -22,7 +22,7 @@ const deliveryColumns = (db: Db) => db`
   coalesce((
     SELECT json_agg(json_build_object(
       'attempt', a.attempt, 'status_code', a.status_code, 'error', a.error, 'duration_ms', a.duration_ms,
-      'response_snippet', a.response_snippet,
+      'response_snippet', a.response_snippet, 'request_id', d.id::text || '.' || a.attempt, -- attemptRequestId
       'attempted_at', to_char(a.attempted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY a.attempt)
     FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]') AS attempt_log`;
 

@@ -123,6 +123,9 @@ describe('deliver_webhook', () => {
     await until(async () => (await deliveryOf(eventId))?.status === 'delivered');
     const [entry] = await logOf(sub.id);
     expect(entry).toMatchObject({ status: 'delivered', next_attempt_at: null, attempts: [{ attempt: 1, status_code: 200, error: null, response_snippet: 'ok' }] });
+    // One id names the attempt in the receiver's request and in the delivery log.
+    expect(h['x-request-id']).toBe(`${(entry as { id: string }).id}.1`);
+    expect((entry as { attempts: { request_id: string }[] }).attempts[0]!.request_id).toBe(h['x-request-id']);
   });
 
   it('retries 5xx, 408, 429 and redirects (never followed) with the attempt counting up and the same message id and bytes', async () => {

@@ -136,7 +136,15 @@ export type DeliveryAttemptRecord = {
   status_code: number | null;
   error: string | null;
   duration_ms: number;
+  /** The attempt's X-Request-Id (attemptRequestId): in the receiver's request, the delivery log and this record. */
+  request_id: string;
 };
+
+/**
+ * The X-Request-Id of a delivery attempt: `<delivery id>.<attempt>`, sent with it, shown in the
+ * delivery log and logged with it, so a receiver's report of one request names one attempt.
+ */
+export const attemptRequestId = (deliveryId: string, attempt: number): string => `${deliveryId}.${attempt}`;
 
 /**
  * One run of a lane: due deliveries of the subscription, one at a time, for LANE_SLICE_MS (one
@@ -206,6 +214,7 @@ async function sendAttempt(ctx: DeliveryContext, target: Target): Promise<Attemp
       'Loyalty-Message-Id': target.event_id,
       'Loyalty-Event': target.event_type,
       'Loyalty-Attempt': String(attempt),
+      'X-Request-Id': attemptRequestId(target.id, attempt),
     };
   } catch (error) {
     await ctx.sql`UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = ${target.id} AND attempts = ${target.attempts}`;
@@ -220,7 +229,7 @@ async function sendAttempt(ctx: DeliveryContext, target: Target): Promise<Attemp
   await recordAttempt(ctx.sql, target.id, attempt, attemptedAt, result, { status, delivered, delay });
   const final = outcome === 'retry' && !retry ? 'exhausted' : outcome;
   try {
-    ctx.onAttempt?.({ subscription_id: target.subscription_id, delivery_id: target.id, attempt, outcome: final, status_code: result.statusCode, error: result.error, duration_ms: result.durationMs });
+    ctx.onAttempt?.({ subscription_id: target.subscription_id, delivery_id: target.id, attempt, outcome: final, status_code: result.statusCode, error: result.error, duration_ms: result.durationMs, request_id: attemptRequestId(target.id, attempt) });
   } catch {
     // a log line that cannot be written does not fail a delivery that was sent and recorded
   }
