@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { createPools } from './db/pools.js';
 import { createLogger } from './lib/logger.js';
 import { createServer } from './server.js';
+import { drainingStop } from './lib/graceful-stop.js';
 import { startWorker } from './worker.js';
 
 /**
@@ -111,8 +112,9 @@ export async function runClusterApiProcess(config: Config): Promise<void> {
     await pools.end().catch(() => {});
     throw error;
   }
+  const stop = drainingStop(server);
   onShutdown(async () => {
-    await server.stop({ timeout: 10_000 });
+    await stop({ graceMs: config.shutdownGraceMs, timeoutMs: 10_000 });
     await pools.end();
   });
   // The primary going away without stopping us (kill -9): stop too, rather than serve alone.

@@ -43,6 +43,8 @@ export type Config = {
   apiProcesses: number;
   /** A request's Idempotency-Key claim outlives its last heartbeat (a third of this) by this long: what a crash leaves held. */
   idempotencyLockSeconds: number;
+  /** On SIGTERM the API keeps accepting this long before it stops (requests already on their way get in). */
+  shutdownGraceMs: number;
   /** LOYALTY_LOG_LEVEL: the least level of the structured log on stdout (pino's levels, or silent). */
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 };
@@ -81,6 +83,7 @@ const schema = Joi.object({
     .messages({ 'string.min': 'LOYALTY_METRICS_TOKEN must be at least 16 characters' }),
   LOYALTY_API_PROCESSES: Joi.number().integer().min(1).max(64).empty('').default(1),
   LOYALTY_IDEMPOTENCY_LOCK_SECONDS: Joi.number().integer().min(3).max(3600).empty('').default(30),
+  LOYALTY_SHUTDOWN_GRACE_MS: Joi.number().integer().min(0).max(600_000).empty('').default(500),
   LOYALTY_LOG_LEVEL: Joi.string().valid('trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent').empty('').default('info'),
 }).unknown(true);
 
@@ -117,6 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: value.LOYALTY_METRICS_TOKEN,
     apiProcesses: value.LOYALTY_API_PROCESSES,
     logLevel: value.LOYALTY_LOG_LEVEL,
+    shutdownGraceMs: value.LOYALTY_SHUTDOWN_GRACE_MS,
     idempotencyLockSeconds: value.LOYALTY_IDEMPOTENCY_LOCK_SECONDS,
   };
 }

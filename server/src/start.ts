@@ -2,6 +2,7 @@ import { loadConfig } from './config.js';
 import { onShutdown, openDatabase } from './boot.js';
 import { createPools } from './db/pools.js';
 import { createServer } from './server.js';
+import { drainingStop } from './lib/graceful-stop.js';
 import { exitOnStartupFailure } from './lib/startup-errors.js';
 import { startWorker } from './worker.js';
 import { createLogger } from './lib/logger.js';
@@ -29,8 +30,9 @@ async function main() {
     await db.embedded?.stop().catch(() => {});
     throw error;
   }
+  const stop = drainingStop(server);
   onShutdown(async () => {
-    await server.stop({ timeout: 10_000 });
+    await stop({ graceMs: config.shutdownGraceMs, timeoutMs: 10_000 });
     await runner?.stop();
     await pools.end();
     await db.embedded?.stop();
