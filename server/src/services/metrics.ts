@@ -28,6 +28,8 @@ import type { Sql } from '../db/pool.js';
 export type DatabaseMetrics = { refresh: (sql: Sql) => Promise<void> };
 
 const VOUCHER_JOB_STATUSES = ['queued', 'running', 'done', 'failed'];
+/** The database gauges are read again at most this often (a scrape meanwhile answers the last values). */
+const MIN_REFRESH_MS = 1000;
 
 export function createDatabaseMetrics(registry: Registry, prefix = 'loyalty_'): DatabaseMetrics {
   const gauge = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
@@ -119,13 +121,23 @@ export function createDatabaseMetrics(registry: Registry, prefix = 'loyalty_'): 
     }],
   ];
 
+  // /metrics is not rate limited: scrapes share one refresh in flight, and one a second at most,
+  // so a flood of scrapes costs the database no more than one scraper.
+  let inFlight: Promise<void> | undefined;
+  let refreshedAt = 0;
   return {
-    async refresh(sql) {
-      const results = await Promise.allSettled(queries.map(async ([gauges, query]) => {
-        for (const g of gauges) g.reset(); // a task or state gone since the last scrape disappears
-        await query(sql);
-      }));
-      up.set(results.every((r) => r.status === 'fulfilled') ? 1 : 0);
+    refresh(sql) {
+      if (inFlight) return inFlight;
+      if (Date.now() - refreshedAt < MIN_REFRESH_MS) return Promise.resolve();
+      inFlight = (async () => {
+        const results = await Promise.allSettled(queries.map(async ([gauges, query]) => {
+          for (const g of gauges) g.reset(); // a task or state gone since the last scrape disappears
+          await query(sql);
+        }));
+        up.set(results.every((r) => r.status === 'fulfilled') ? 1 : 0);
+        refreshedAt = Date.now();
+      })().finally(() => (inFlight = undefined));
+      return inFlight;
     },
   };
 }
