@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
-import { createServer as createNetServer } from 'node:net';
 import { onShutdown, openDatabase } from './boot.js';
 import type { Config } from './config.js';
+import { freePort } from './db/embedded.js';
 import { createPools } from './db/pools.js';
 import { createLogger } from './lib/logger.js';
 import { createServer } from './server.js';
@@ -23,24 +23,12 @@ import { startWorker } from './worker.js';
 type Ready = { type: 'loyalty-listening'; uri: string };
 const isReady = (message: unknown): message is Ready => (message as Ready | undefined)?.type === 'loyalty-listening';
 
-/** A free TCP port on `host`: the API processes must all listen on one port (PORT=0 picks it here, once). */
-async function freePortOn(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createNetServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, host, () => {
-      const address = srv.address();
-      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
 export async function runClusterPrimary(config: Config): Promise<void> {
   const db = await openDatabase(config);
   config = db.config; // with the embedded database's generated key of webhook secrets
   await db.sql.end({ timeout: 5 });
-  const port = config.port === 0 ? await freePortOn(config.host) : config.port;
+  // The API processes all listen on one port: picked here, once.
+  const port = config.port === 0 ? await freePort(config.host) : config.port;
   const env: Record<string, string> = {
     PORT: String(port),
     DATABASE_URL: db.url,

@@ -1,14 +1,14 @@
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer, root, startServerProcess } from '../../test/helpers/server-process.js';
+import { buildServer, isRunning, postmasterPidOf, root, startServerProcess } from '../../test/helpers/server-process.js';
 
 let dataDir: string;
 
@@ -46,18 +46,6 @@ async function startToExit(env: Record<string, string>): Promise<{ code: number 
 
 /** The stderr lines of a failed start, without the progress line of the embedded database's start. */
 const failureLines = (err: string) => err.trim().split('\n').filter((line) => !/^loyalty: stopping the PostgreSQL/.test(line));
-
-/** Whether a process runs (a zombie, which an orphan becomes when nothing reaps it, does not). */
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  if (process.platform !== 'linux') return true;
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
-};
 
 async function token(url: string): Promise<string> {
   const res = await fetch(`${url}/oauth/token`, {
@@ -165,35 +153,34 @@ describe('node server/dist/start.js', () => {
 
   it('after kill -9 of the server, which leaves its PostgreSQL running, starts again on the same data directory with its data', async () => {
     const first = await start();
-    const pidFile = path.join(dataDir, 'data', 'postmaster.pid');
-    const postmaster = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
+    const postmaster = await postmasterPidOf(path.join(dataDir, 'data'));
     first.child.kill('SIGKILL'); // the node process only
     await first.exited;
-    expect(alive(postmaster)).toBe(true); // PostgreSQL outlived its server: the state this start must recover from
+    expect(isRunning(postmaster)).toBe(true); // PostgreSQL outlived its server: the state this start must recover from
     const again = await start();
     try {
       expect((await fetch(`${again.url}/health`)).status).toBe(200);
       const list = await fetch(`${again.url}/tags`, { headers: { authorization: `Bearer ${await token(again.url)}` } });
       expect(((await list.json()) as { data: { external_reference: string }[] }).data.map((t) => t.external_reference)).toContain('start-test');
       expect(again.stderr()).toContain(`stopping the PostgreSQL (pid ${postmaster})`);
-      expect(alive(postmaster)).toBe(false);
+      expect(isRunning(postmaster)).toBe(false);
     } finally {
       again.child.kill('SIGTERM');
     }
     expect(await again.exited, again.stderr()).toBe(0);
-    expect(existsSync(pidFile)).toBe(false);
+    expect(existsSync(path.join(dataDir, 'data', 'postmaster.pid'))).toBe(false);
   }, 120_000);
 
   it('on a data directory that a running server uses exits 1 with one line naming both pids, and leaves that server running', async () => {
     const running = await start();
     try {
-      const postmaster = Number((await readFile(path.join(dataDir, 'data', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+      const postmaster = await postmasterPidOf(path.join(dataDir, 'data'));
       const { code, err } = await startToExit({ LOYALTY_DATA_DIR: path.join(dataDir, 'data') });
       expect(code).toBe(1);
       expect(err.trim().split('\n'), err).toHaveLength(1);
       expect(err).toContain(`is in use by PostgreSQL (pid ${postmaster}) of another running process (pid ${running.child.pid}): stop that server first, or set LOYALTY_DATA_DIR`);
       expect((await fetch(`${running.url}/health`)).status).toBe(200);
-      expect(alive(postmaster)).toBe(true);
+      expect(isRunning(postmaster)).toBe(true);
     } finally {
       running.child.kill('SIGTERM');
     }

@@ -114,8 +114,8 @@ export async function startWorker(options: {
       },
     }), log));
   }
-  const stallChecks = background.resume_stalled_jobs ? checkForStalledWork(runners[0]!, options.config.stalledJobSeconds) : undefined;
-  const purges = background.prune_old_rows ? schedulePurge(runners[0]!, options.config.retentionDays) : undefined;
+  const stallChecks = background.resume_stalled_jobs ? queueEvery(runners[0]!, 'resume_stalled_jobs', Math.min(60, options.config.stalledJobSeconds / 2)) : undefined;
+  const purges = background.prune_old_rows ? queueEvery(runners[0]!, 'prune_old_rows', Math.min(600, (options.config.retentionDays * 86_400) / 4)) : undefined;
   let lastBeatAt: number | null = null;
   const beat = () => void pools[0]?.query('SELECT 1').then(() => (lastBeatAt = Date.now()), () => {});
   beat();
@@ -138,28 +138,16 @@ export async function startWorker(options: {
 }
 
 /**
- * Queues the stall check (resume_stalled_jobs) now, the usual moment after a crash, and then every
- * half of LOYALTY_STALLED_JOB_SECONDS (at most every minute): work that a killed process, or a
- * database killed under a running job, left locked resumes within that time and a half. One job
- * key for every process: the checks of several workers on one database collapse into one.
+ * Queues `task` now and then every `seconds`, under one job key for every process: the copies that
+ * several workers on one database queue collapse into one job. Used for the stall check
+ * (resume_stalled_jobs: at start, the usual moment after a crash, then every half of
+ * LOYALTY_STALLED_JOB_SECONDS, at most every minute) and retention (prune_old_rows: at start, then
+ * every 10 minutes or every quarter of LOYALTY_RETENTION_DAYS when that is shorter).
  */
-function checkForStalledWork(runner: SupervisedRunner, stalledJobSeconds: number): NodeJS.Timeout {
-  const queue = () => void runner.addJob('resume_stalled_jobs', {}, { jobKey: 'resume_stalled_jobs' }).catch(() => {}); // the database is away: the next tick
+function queueEvery(runner: SupervisedRunner, task: string, seconds: number): NodeJS.Timeout {
+  const queue = () => void runner.addJob(task, {}, { jobKey: task }).catch(() => {}); // the database is away: the next tick
   queue();
-  const timer = setInterval(queue, Math.min(60, Math.max(1, stalledJobSeconds / 2)) * 1000);
-  timer.unref();
-  return timer;
-}
-
-/**
- * Queues retention (prune_old_rows) now and then every 10 minutes, or every quarter of
- * LOYALTY_RETENTION_DAYS when that is shorter (at most every second). One job key for every
- * process, like the stall check: several workers on one database purge once.
- */
-function schedulePurge(runner: SupervisedRunner, retentionDays: number): NodeJS.Timeout {
-  const queue = () => void runner.addJob('prune_old_rows', {}, { jobKey: 'prune_old_rows' }).catch(() => {}); // the database is away: the next tick
-  queue();
-  const timer = setInterval(queue, Math.min(600, Math.max(1, (retentionDays * 86_400) / 4)) * 1000);
+  const timer = setInterval(queue, Math.max(1, seconds) * 1000);
   timer.unref();
   return timer;
 }

@@ -1,11 +1,11 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchToken } from '../helpers/live-server.js';
-import { buildServer, root } from '../helpers/server-process.js';
+import { buildServer, hasExited, isRunning, postmasterPidOf, startServerProcess } from '../helpers/server-process.js';
 
 /**
  * LOYALTY_API_PROCESSES=2 (`loyalty server --processes 2`): one URL line, requests served by two
@@ -21,15 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** One request on a connection of its own, kept open; the pid of the process holding the server end of it (ss -tnp). */
 async function servedBy(url: string, token: string): Promise<{ status: number; pid: number }> {
@@ -54,24 +45,9 @@ async function servedBy(url: string, token: string): Promise<{ status: number; p
 describe('LOYALTY_API_PROCESSES=2', () => {
   it('serves one URL from two API processes and stops everything on SIGTERM with exit code 0', async () => {
     const dataDir = path.join(dir, 'data');
-    const child = spawn(process.execPath, ['server/dist/start.js'], {
-      cwd: root,
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOYALTY_API_PROCESSES: '2', LOYALTY_DATA_DIR: dataDir, LOYALTY_RATE_LIMIT_TOKEN: '100000', LOYALTY_RATE_LIMIT_IP: '100000' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const server = await startServerProcess({ LOYALTY_API_PROCESSES: '2', LOYALTY_DATA_DIR: dataDir, LOYALTY_RATE_LIMIT_TOKEN: '100000', LOYALTY_RATE_LIMIT_IP: '100000' });
+    const { child, url } = server;
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        child.stdout!.on('data', (d: Buffer) => {
-          out += d.toString();
-          const match = /listening on (http:\/\/\S+)/.exec(out);
-          if (match) resolve(match[1]!);
-        });
-        exited.then((code) => reject(new Error(`server exited with ${code} before listening:\n${err}`)));
-      });
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(url).not.toMatch(/:0$/);
       const token = await fetchToken(url, 'acme-admin');
@@ -85,15 +61,15 @@ describe('LOYALTY_API_PROCESSES=2', () => {
         const ppid = Number((await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ')[1]);
         expect(ppid).toBe(child.pid);
       }
-      expect(out.match(/listening on/g)).toHaveLength(1);
-      expect(err).toMatch(/API processes: 2/);
-      const postmaster = Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
-      expect(alive(postmaster)).toBe(true);
+      expect(server.stdout().match(/listening on/g)).toHaveLength(1);
+      expect(server.stderr()).toMatch(/API processes: 2/);
+      const postmaster = await postmasterPidOf(dataDir);
+      expect(isRunning(postmaster)).toBe(true);
 
       child.kill('SIGTERM');
-      expect(await exited, err).toBe(0);
-      for (const pid of [...pids, postmaster]) expect(alive(pid), `pid ${pid} still running`).toBe(false);
-      expect(out.match(/listening on/g)).toHaveLength(1);
+      expect(await server.exited, server.stderr()).toBe(0);
+      for (const pid of [...pids, postmaster]) expect(hasExited(pid), `pid ${pid} still running`).toBe(true);
+      expect(server.stdout().match(/listening on/g)).toHaveLength(1);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }

@@ -8,7 +8,7 @@ import { freePort } from '../../server/src/db/embedded.js';
 import { createPool, type Sql } from '../../server/src/db/pool.js';
 import { cliSandbox, describeRun } from '../helpers/cli.js';
 import { fetchToken } from '../helpers/live-server.js';
-import { buildServer, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { buildServer, hasExited, isRunning, postmasterPidOf, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 /**
  * Issue 12: `kill -9` of the server and of its embedded PostgreSQL, mid voucher job and mid webhook
@@ -40,15 +40,7 @@ const start = async () => {
   return server;
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const postmasterPid = async () => Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const postmasterPid = () => postmasterPidOf(dataDir);
 
 /** A connection of this test to the server's embedded PostgreSQL: its socket and password are in the data directory. */
 async function database<T>(use: (sql: Sql) => Promise<T>): Promise<T> {
@@ -162,7 +154,7 @@ describe('kill -9 of the server', () => {
     server!.child.kill('SIGKILL');
     await server!.exited;
     expect(before.issued).toBeLessThan(MEMBERS);
-    expect(alive(pid)).toBe(true); // PostgreSQL outlived the server
+    expect(isRunning(pid)).toBe(true); // PostgreSQL outlived the server
     stderrBefore = server!.stderr();
 
     await start();
@@ -180,7 +172,7 @@ describe('kill -9 of the server', () => {
     server!.child.kill('SIGKILL');
     await server!.exited;
     stderrBefore = server!.stderr();
-    for (const deadline = Date.now() + 10_000; alive(pid) && Date.now() < deadline; ) await sleep(50);
+    for (const deadline = Date.now() + 10_000; !hasExited(pid) && Date.now() < deadline; ) await sleep(50);
 
     await start();
     const done = await jobUntil('crash', jobId, (job) => job.status === 'done', 90_000);

@@ -1,4 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -10,7 +12,7 @@ export async function buildServer(): Promise<void> {
   await promisify(execFile)(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'server'], { cwd: root });
 }
 
-export type ServerProcess = { child: ChildProcess; url: string; exited: Promise<number | null>; stderr: () => string; stop: () => Promise<void> };
+export type ServerProcess = { child: ChildProcess; url: string; exited: Promise<number | null>; stdout: () => string; stderr: () => string; stop: () => Promise<void> };
 
 /**
  * `node server/dist/start.js` with PORT=0 and `env` over this process's environment; resolves once
@@ -39,6 +41,7 @@ export async function startServerProcess(env: Record<string, string>, { detached
     child,
     url,
     exited,
+    stdout: () => out,
     stderr: () => err,
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
@@ -55,3 +58,29 @@ export const onTestDatabase = (databaseUrl: string): Record<string, string> => (
   LOYALTY_RATE_LIMIT_TOKEN: '1000000',
   LOYALTY_RATE_LIMIT_IP: '1000000',
 });
+
+/** Whether a process runs (a zombie, which an orphan becomes when nothing reaps it, does not). */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  if (process.platform !== 'linux') return true;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+}
+
+/** Whether a process is gone entirely: exited and reaped (a zombie still holds its pid, which PostgreSQL's lock file check sees). */
+export function hasExited(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** The pid of the PostgreSQL running on a data directory, from its postmaster.pid. */
+export const postmasterPidOf = async (dataDir: string): Promise<number> =>
+  Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);

@@ -35,12 +35,13 @@ const BOOTSTRAP_PASSWORD = 'loyalty';
 /** The longest Unix socket path every platform binds (sun_path: 104 bytes on macOS, 108 on Linux). */
 const MAX_SOCKET_PATH = 103;
 
-export async function freePort(): Promise<number> {
+/** A TCP port free on `host` now (the embedded PostgreSQL on Windows; the cluster's shared port). */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();
     srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
+    srv.listen(0, host, () => {
       const address = srv.address();
       srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });

@@ -3,6 +3,7 @@ import Boom from '@hapi/boom';
 import type { Plugin, Request, ResponseObject } from '@hapi/hapi';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { appOf } from '../context.js';
+import { routeTemplateOf } from '../lib/route-template.js';
 import type { RouteDef } from '../routes/types.js';
 import { createDatabaseMetrics, type DatabaseMetrics } from '../services/metrics.js';
 
@@ -23,9 +24,6 @@ declare module '@hapi/hapi' {
   }
 }
 
-/** The route template of a request (`/members/{member_id}`), never its URL; `unmatched` for a 404 of no route. */
-const routeOf = (request: Request) =>
-  (request.route.settings.plugins as { loyalty?: unknown }).loyalty ? request.route.path : 'unmatched';
 
 /**
  * Prometheus metrics of this process (issue 14, item 5): request durations by route template and
@@ -95,7 +93,7 @@ export const metricsPlugin: Plugin<Record<string, never>> = {
       endLongPoll(request);
       const response = request.response as (ResponseObject & { isBoom?: boolean; output?: { statusCode: number } }) | null;
       const status = response ? (response.isBoom ? response.output!.statusCode : response.statusCode) : 0;
-      const route = routeOf(request);
+      const route = routeTemplateOf(request);
       const seconds = ((request.info.completed || Date.now()) - request.info.received) / 1000;
       duration.observe({ method: request.method.toUpperCase(), route, status: String(status) }, Math.max(0, seconds));
       if (status === 429) rateLimited.inc({ scope: request.plugins.rateLimit?.state?.policy ?? 'unknown', route });

@@ -2,6 +2,7 @@ import type { Plugin, Request } from '@hapi/hapi';
 import hapiPino from 'hapi-pino';
 import type { Logger } from '../lib/logger.js';
 import type { Principal } from '../services/tokens.js';
+import { routeTemplateOf } from '../lib/route-template.js';
 import { requestIdOf } from './request-id.js';
 
 /** The fields of an access line: nothing of the headers, the query string or the body. */
@@ -23,8 +24,7 @@ export function accessLineOf(request: Request): AccessLine {
   const orgs = principal?.organizationIds ?? [];
   return {
     method: request.method.toUpperCase(),
-    // hapi's own not-found and bad-request routes are `_special`: a request that matched no route.
-    route: !request.route?.path || (request.route.method as string) === '_special' ? 'unmatched' : request.route.path,
+    route: routeTemplateOf(request),
     status: request.raw.res.headersSent ? request.raw.res.statusCode : ((request.response as { statusCode?: number } | null)?.statusCode ?? 0),
     duration_ms: Math.max(0, end - info.received),
     request_id: requestIdOf(request),

@@ -4,7 +4,7 @@ import type { TaskContext } from './index.js';
 
 /**
  * Retention: queued when a worker starts and then every 10 minutes, or every quarter of
- * LOYALTY_RETENTION_DAYS when that is shorter (schedulePurge in worker.ts), under one job key.
+ * LOYALTY_RETENTION_DAYS when that is shorter (queueEvery in worker.ts), under one job key.
  * Deletes what is older than LOYALTY_RETENTION_DAYS in small batches (services/retention.ts) and
  * logs one line when anything went.
  */

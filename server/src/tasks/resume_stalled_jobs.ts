@@ -5,10 +5,11 @@ import type { TaskContext } from './index.js';
 
 /**
  * Queued when a worker starts (the usual moment after a crash) and then every half of
- * LOYALTY_STALLED_JOB_SECONDS (checkForStalledWork in worker.ts). A worker killed mid-work leaves its graphile-worker jobs locked for hours; once a voucher
- * job's lane has made no progress for config.stalledJobSeconds (LOYALTY_STALLED_JOB_SECONDS,
- * default 60; rounds take well under a second), its next round is queued again so the voucher job
- * carries on, and a subscription with a delivery overdue by as long gets its lanes back.
+ * LOYALTY_STALLED_JOB_SECONDS (queueEvery in worker.ts). A worker killed mid-work leaves its
+ * graphile-worker jobs locked for hours; once a voucher job's lane has made no progress for
+ * config.stalledJobSeconds (default 60; rounds take well under a second), its next round is queued
+ * again so the voucher job carries on, and a subscription with a delivery overdue by as long gets
+ * its lanes back.
  */
 export const resumeStalledJobsTask = ({ sql, config }: TaskContext): Task => async () => {
   await resumeStalledVoucherJobs(sql, config.stalledJobSeconds);
