@@ -24,7 +24,7 @@ CREATE INDEX brand_members_brand_order_idx ON brand_members (brand_id, created_a
 -- Passes of a member in one brand (member get, coupons, storecards, delete).
 CREATE INDEX passes_member_brand_idx ON passes (member_id, brand_id, kind, created_at);
 
--- A pass's status as the API shows it (docs/HELPERS.md): a coupon pass is `redeemed` once
+-- A pass's status as the API shows it (docs/decisions.md): a coupon pass is `redeemed` once
 -- scanned, otherwise `expired` after its expiration date (valid through the end of that UTC day),
 -- otherwise `active`; a storecard pass is `active` or `expired`. Only `active`/`redeemed` are stored.
 CREATE FUNCTION loyalty_pass_status(status text, expiration_date date) RETURNS text

@@ -1,5 +1,5 @@
 // End to end: exactly once across a token renewal, with the built `@loyalty/sdk` against the real
-// reference server. Idempotency keys are scoped to the token (api-spec), so a retry is only
+// reference server. Idempotency keys are scoped to the token (openapi.yaml, `Idempotency-Key`), so a retry is only
 // deduplicated when it carries the token of the first attempt. The SDK pins that token for all of
 // a call's retries and renews tokens early enough that a pinned one outlives the call.
 import { createLoyaltyClient, unwrap, wasReplayed } from '@loyalty/sdk';
