@@ -10,8 +10,9 @@
  * During a secret rotation each header carries one space-separated entry per secret; pass both
  * secrets (a list) while the old one is still valid.
  */
-import { createHmac, createSecretKey, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createSecretKey, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { webhooks } from './generated/openapi.js';
+import { loyaltyDigest, loyaltyKeyOf, signatureValues, standardDigest, standardKeyBytesOf } from './signing.js';
 
 /** The body of a delivery, by event type, from the `webhooks` section of openapi.yaml. */
 type EventOf<K extends keyof webhooks> = webhooks[K] extends { post: { requestBody?: { content: { 'application/json': infer B } } } }
@@ -92,7 +93,7 @@ function checkSecret(secret: unknown): SecretKeys {
     fail('secret_whitespace', 'The webhook secret has whitespace or a newline around it; trim it (it often comes from a file or an env var).');
   if (!secret.startsWith('whsec_'))
     fail('secret_format', 'The webhook secret must start with "whsec_": pass the whole secret as returned when the subscription was created.');
-  const keys: SecretKeys = { loyalty: createSecretKey(Buffer.from(secret, 'utf8')), standard: undefined, secret };
+  const keys: SecretKeys = { loyalty: loyaltyKeyOf(secret), standard: undefined, secret };
   if (keyCache.size >= 64) keyCache.clear();
   keyCache.set(secret, keys);
   return keys;
@@ -130,7 +131,7 @@ function anyEqual(expected: Buffer[], given: Buffer[]): boolean {
 function standardKey(keys: SecretKeys): KeyObject {
   if (keys.standard) return keys.standard;
   const encoded = keys.secret.slice('whsec_'.length);
-  const key = Buffer.from(encoded, 'base64');
+  const key = standardKeyBytesOf(keys.secret);
   if (key.length === 0 || key.toString('base64').replace(/=+$/, '') !== encoded.replace(/=+$/, ''))
     fail('secret_format', 'The part of the webhook secret after "whsec_" must be base64.');
   return (keys.standard = createSecretKey(key));
@@ -163,7 +164,7 @@ export function verifySignature(rawBody: RawBody, signature: string | HeaderSour
         ? 'This is a webhook-signature (Standard Webhooks) value; pass the Loyalty-Signature header, or use verifyStandardWebhook.'
         : 'Loyalty-Signature must be hex HMAC-SHA256 values (64 hex digits), space-separated.',
     );
-  const expected = secrets.map((k) => createHmac('sha256', k.loyalty).update(body).digest());
+  const expected = secrets.map((k) => loyaltyDigest(k.loyalty, body));
   if (!anyEqual(expected, given)) mismatch();
 }
 
@@ -195,8 +196,7 @@ export function verifyStandardWebhook(rawBody: RawBody, headers: HeaderSource, s
     .filter((entry) => entry.startsWith('v1,'))
     .map((entry) => Buffer.from(entry.slice(3), 'base64'));
   if (given.length === 0) fail('malformed_header', 'webhook-signature has no "v1,<base64>" entry.');
-  const prefix = `${id}.${timestamp}.`;
-  const expected = keys.map((key) => createHmac('sha256', key).update(prefix).update(body).digest());
+  const expected = keys.map((key) => standardDigest(key, id, timestamp, body));
   if (!anyEqual(expected, given)) mismatch();
 }
 
@@ -261,17 +261,15 @@ export function signPayload(input: SignPayloadInput): Record<string, string> {
   const id = input.id ?? (typeof envelope.id === 'string' ? envelope.id : randomUUID());
   const ts = input.timestamp ?? new Date();
   const timestamp = String(typeof ts === 'number' ? Math.floor(ts) : Math.floor(ts.getTime() / 1000));
-  const prefix = `${id}.${timestamp}.`;
+  const signed = signatureValues(body, id, timestamp, secrets.map((k) => ({ loyalty: k.loyalty, standard: standardKey(k) })));
   const headers: Record<string, string> = {
     'content-type': 'application/json',
-    'loyalty-signature': secrets.map((k) => createHmac('sha256', k.loyalty).update(body).digest('hex')).join(' '),
+    'loyalty-signature': signed.loyalty,
     'loyalty-message-id': id,
     'loyalty-attempt': String(input.attempt ?? 1),
     'webhook-id': id,
     'webhook-timestamp': timestamp,
-    'webhook-signature': secrets
-      .map((k) => `v1,${createHmac('sha256', standardKey(k)).update(prefix).update(body).digest('base64')}`)
-      .join(' '),
+    'webhook-signature': signed.standard,
   };
   if (typeof envelope.type === 'string') headers['loyalty-event'] = envelope.type;
   return headers;

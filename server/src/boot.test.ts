@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../../test/helpers/db.js'
 import { openDatabase } from './boot.js';
 import { loadConfig } from './config.js';
 import { createSecretBox, SecretKeyError } from './lib/secret-box.js';
-import { newWebhookSecret } from './lib/signing.js';
+import { newWebhookSecret } from '@loyalty/sdk/signing';
 
 describe('openDatabase with DATABASE_URL', () => {
   let db: TestDatabase;

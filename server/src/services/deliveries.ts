@@ -2,7 +2,7 @@ import type postgres from 'postgres';
 import type { Db, Sql } from '../db/pool.js';
 import { outcomeOf, type PostResult, type WebhookClient } from '../lib/safe-fetch.js';
 import type { SecretBox } from '../lib/secret-box.js';
-import { signDelivery } from '../lib/signing.js';
+import { signDelivery } from '@loyalty/sdk/signing';
 
 /**
  * Webhook delivery: one row per (subscription, event), one attempt row per request sent, and a

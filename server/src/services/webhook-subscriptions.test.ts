@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, TEST_SECRET_KEY, type TestServer } from '../../../test/helpers/server.js';
 import { createWebhookClient } from '../lib/safe-fetch.js';
 import { createSecretBox, SecretKeyError, type SecretBox } from '../lib/secret-box.js';
-import { newWebhookSecret } from '../lib/signing.js';
+import { newWebhookSecret } from '@loyalty/sdk/signing';
 import { fanOutEvents, runDeliveryLane } from './deliveries.js';
 import { recordEvents } from './events.js';
 import { sealWebhookSecrets } from './webhook-subscriptions.js';

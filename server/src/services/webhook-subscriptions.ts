@@ -1,6 +1,6 @@
 import type { Db, Sql } from '../db/pool.js';
 import type { SecretBox } from '../lib/secret-box.js';
-import { newWebhookSecret } from '../lib/signing.js';
+import { newWebhookSecret } from '@loyalty/sdk/signing';
 import { DomainError, invalidField, notFound } from './errors.js';
 import { allLaneKeys } from './deliveries.js';
 import type { EventType } from './events.js';
