@@ -16,6 +16,7 @@ const budgetMs = 30_000;
 const work = mkdtempSync(join(tmpdir(), 'loyalty-bench-import-'));
 // Run as root, the embedded PostgreSQL drops to the postgres user, which must reach its data dir.
 chmodSync(work, 0o755);
+/** @type {NodeJS.ProcessEnv} */
 const env = { ...process.env, XDG_CONFIG_HOME: join(work, 'config'), NO_COLOR: '1' };
 delete env.LOYALTY_TOKEN;
 delete env.LOYALTY_PROFILE;

@@ -24,7 +24,7 @@ if (process.argv[2] === 'server') {
       res.end(payload);
     });
   });
-  server.listen(0, '127.0.0.1', () => process.send(server.address().port));
+  server.listen(0, '127.0.0.1', () => process.send(/** @type {import('node:net').AddressInfo} */ (server.address()).port));
   process.on('disconnect', () => process.exit(0));
 } else {
   const { createLoyaltyClient } = await import('@loyalty/sdk');

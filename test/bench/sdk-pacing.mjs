@@ -33,8 +33,8 @@ const server = createServer((req, res) => {
   res.end('{"success":true,"data":[]}');
 });
 const external = process.env.LOYALTY_API_URL;
-if (!external) await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const base = external ?? `http://127.0.0.1:${server.address().port}`;
+if (!external) await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
+const base = external ?? `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`;
 
 /** A client-credentials token from the reference server (each burst gets its own token, so its own budget). */
 async function token() {

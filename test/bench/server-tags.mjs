@@ -18,7 +18,11 @@ const connections = 50;
 const target = 0.6;
 const tagCount = Number(process.env.BENCH_TAGS ?? 20);
 
-/** autocannon in a child process, so the load generator does not share the server's event loop. */
+/**
+ * autocannon in a child process, so the load generator does not share the server's event loop.
+ * @param {string} url
+ * @param {{ method?: string, headers?: Record<string, string>, body?: string, duration?: number }} [options]
+ */
 async function cannon(url, { method = 'GET', headers = {}, body, duration = seconds } = {}) {
   const args = [path.join(root, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(connections), '-d', String(duration), '-m', method];
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);

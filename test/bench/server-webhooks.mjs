@@ -23,7 +23,7 @@ if (process.argv[2] === 'receiver') {
     });
   });
   server.keepAliveTimeout = 30_000;
-  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+  server.listen(0, '127.0.0.1', () => process.send({ port: /** @type {import('node:net').AddressInfo} */ (server.address()).port }));
   process.on('message', (m) => m === 'count' && process.send({ count }));
 } else {
   const { root, loadConfig, startEmbeddedPostgres, migrate, createPool, loadFixtureFile, startWorker, DEFAULT_CONCURRENCY, serverModule } =

@@ -39,7 +39,7 @@ const receiver = createHttpServer((req, res) => {
     res.end('ok');
   });
 });
-await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+await new Promise((resolve) => receiver.listen(0, '127.0.0.1', () => resolve(undefined)));
 
 const server = spawn(process.execPath, ['server/dist/start.js'], {
   cwd: root,
@@ -84,7 +84,7 @@ async function api(method, route, body, headers = {}) {
   return { status: res.status, json: text ? JSON.parse(text) : null };
 }
 
-const subscription = await api('POST', '/webhook-subscriptions', { url: `http://127.0.0.1:${receiver.address().port}/hook`, events: ['member.created', 'coupon.issued'] });
+const subscription = await api('POST', '/webhook-subscriptions', { url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (receiver.address()).port}/hook`, events: ['member.created', 'coupon.issued'] });
 if (subscription.status !== 201) throw new Error(`subscription: ${JSON.stringify(subscription.json)}`);
 
 const started = Date.now();
@@ -141,6 +141,7 @@ const cycles$ = (async () => {
     await new Promise((r) => setTimeout(r, Math.max(0, CYCLE_MS - (Date.now() - began))));
   }
 })();
+/** @type {Array<[string, number]>} */
 const marks = [['after warm-up', WARMUP], ['middle', (WARMUP + SECONDS) / 2], ['end', SECONDS]];
 for (const [label, at] of marks) {
   await new Promise((r) => setTimeout(r, Math.max(0, (at - elapsed()) * 1000)));

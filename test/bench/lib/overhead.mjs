@@ -15,7 +15,8 @@ export async function timeCalls(fn, { calls, concurrency }) {
  * Warms every variant up once, then runs them `rounds` times, interleaved round by round so load
  * on the machine hits them alike. Answers the samples per variant name.
  */
-export async function sampleVariants(variants, { rounds, ...options }) {
+export async function sampleVariants(variants, { rounds, calls, concurrency }) {
+  const options = { calls, concurrency };
   for (const fn of Object.values(variants)) await timeCalls(fn, options);
   const samples = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   for (let round = 0; round < rounds; round++) for (const [name, fn] of Object.entries(variants)) samples[name].push(await timeCalls(fn, options));
