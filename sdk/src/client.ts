@@ -6,9 +6,10 @@ import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { ClientCredentials } from './auth.js';
 import type { paths } from './generated/openapi.js';
 import type { PacingOptions } from './rate-limit.js';
-import { isLeanInit, leanCaller, leanMethods } from './lean-call.js';
-import { callRequest, ReplayableRequest, trustedBase, type RetryOptions } from './retry.js';
-import { createTransport, type FetchLike } from './transport.js';
+import { callRequest, ReplayableRequest, trustedBase } from './internal/call-request.js';
+import { isLeanInit, leanCaller, leanMethods } from './internal/lean-call.js';
+import { createTransport, type FetchLike } from './internal/transport.js';
+import type { RetryOptions } from './retry.js';
 
 export type LoyaltyClient = Client<paths>;
 

@@ -3,7 +3,7 @@
  * turns an error result into one `LoyaltyError` shape. Only failures without any response
  * (connection errors, timeouts after the retries) are thrown, and then as a `LoyaltyError` too.
  */
-import { REQUEST_ID_HEADER, sentRequestIdOf } from './request-id.js';
+import { REQUEST_ID_HEADER, sentRequestIdOf } from './internal/request-ids.js';
 
 /** The spec's error codes, the generic codes of the API decisions, and the SDK's own. */
 export type LoyaltyErrorCode =

@@ -1,18 +1,8 @@
 /**
- * Idempotency keys: every POST, PUT and PATCH carries an `Idempotency-Key` (the caller's own, or
- * a random UUID) that all its retries reuse, so a retry after a lost response never runs the
- * action twice. `POST /oauth/token` is left alone (issuing a token is not an action to replay).
+ * Idempotent requests: every POST, PUT and PATCH the client sends carries an `Idempotency-Key`
+ * (internal/idempotency-key.ts); `wasReplayed` tells whether the server answered with the stored
+ * result of an earlier request with the same key.
  */
-import { hasHeader, setHeader, type HeaderBag } from './retry.js';
-
-const keyedMethods = new Set(['POST', 'PUT', 'PATCH']);
-
-export function ensureIdempotencyKey(request: { method: string; url: string; headers: HeaderBag }): void {
-  if (!keyedMethods.has(request.method) || hasHeader(request.headers, 'idempotency-key')) return;
-  const q = request.url.indexOf('?');
-  if ((q === -1 ? request.url : request.url.slice(0, q)).endsWith('/oauth/token')) return;
-  setHeader(request.headers, 'idempotency-key', crypto.randomUUID());
-}
 
 /**
  * True when the server answered with the stored result of an earlier request with the same key

@@ -6,7 +6,7 @@
 import type { LoyaltyClient } from './client.js';
 import { LoyaltyError, toLoyaltyError } from './errors.js';
 import type { components } from './generated/openapi.js';
-import { sleep } from './retry.js';
+import { sleep } from './internal/sleep.js';
 
 export type VoucherJobStatus = components['schemas']['VoucherJobStatus'];
 

@@ -15,7 +15,7 @@
  * - Before the first response, a small burst learns the limit. Responses without the headers
  *   switch pacing off (a server or mock without rate limiting).
  */
-import { parseRetryAfter } from './retry.js';
+import { parseRetryAfter } from './internal/retry-after.js';
 
 export interface PacingOptions {
   /**

@@ -7,34 +7,7 @@
  * `A-Z a-z 0-9 . _ : + = -`, else one of its own) and logs it with the request; `5XX` bodies also
  * carry it as `request_id`.
  */
-import type { HeaderBag } from './retry.js';
-
-export const REQUEST_ID_HEADER = 'x-request-id';
-
-/** The id each response's request was sent with (for responses without the header, e.g. a proxy's). */
-const sentIds = new WeakMap<Response, string>();
-
-/** Remembers the id the request of `response` was sent with. */
-export function noteSentRequestId(response: Response, id: string): void {
-  sentIds.set(response, id);
-}
-
-/** The caller's `X-Request-Id` in `headers`, if any. */
-export function callerRequestId(headers: HeaderBag): string | undefined {
-  const value = headers instanceof Headers ? headers.get(REQUEST_ID_HEADER) : headers[REQUEST_ID_HEADER];
-  return value ?? undefined;
-}
-
-/**
- * Makes the ids of one call's requests: `next()` is the caller's id every time when it set one,
- * otherwise `<uuid>-1`, `<uuid>-2`, …
- */
-export function requestIdSequence(callerId: string | undefined): () => string {
-  if (callerId !== undefined) return () => callerId;
-  const base = crypto.randomUUID();
-  let n = 0;
-  return () => `${base}-${++n}`;
-}
+import { REQUEST_ID_HEADER, sentRequestIdOf } from './internal/request-ids.js';
 
 /**
  * The request id of a result or response: the `X-Request-Id` the server answered with, else the
@@ -45,8 +18,5 @@ export function requestIdSequence(callerId: string | undefined): () => string {
  */
 export function requestIdOf(result: Response | { response: Response }): string | undefined {
   const response = result instanceof Response ? result : result.response;
-  return response.headers.get(REQUEST_ID_HEADER) ?? sentIds.get(response);
+  return response.headers.get(REQUEST_ID_HEADER) ?? sentRequestIdOf(response);
 }
-
-/** The id a response's request was sent with, if it came through the client. */
-export const sentRequestIdOf = (response: Response): string | undefined => sentIds.get(response);

@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LoyaltyError } from './errors.js';
-import { backoffDelay, CallRequest, callRequest, fetchWithTimeout, parseRetryAfter, ReplayableRequest, retryDefaults, sendWithRetry, type Attempt } from './retry.js';
+import { CallRequest, callRequest, ReplayableRequest } from './internal/call-request.js';
+import { parseRetryAfter } from './internal/retry-after.js';
+import { backoffDelay, fetchWithTimeout, retryDefaults, sendWithRetry, type Attempt } from './retry.js';
 
 const policy = { ...retryDefaults, maxAttempts: 4, baseDelayMs: 100, maxDelayMs: 1000, deadlineMs: 10_000 };
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>

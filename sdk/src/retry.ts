@@ -5,7 +5,12 @@
  * AbortSignal stops any wait at once.
  */
 import { LoyaltyError } from './errors.js';
-import { callerRequestId, noteSentRequestId, REQUEST_ID_HEADER, requestIdSequence } from './request-id.js';
+import { CallRequest, ReplayableRequest } from './internal/call-request.js';
+import { setHeader, type HeaderBag } from './internal/headers.js';
+import { callerRequestId, noteSentRequestId, REQUEST_ID_HEADER, requestIdSequence } from './internal/request-ids.js';
+import { parseRetryAfter } from './internal/retry-after.js';
+import { neverAborted } from './internal/signals.js';
+import { sleep } from './internal/sleep.js';
 
 export interface RetryOptions {
   /** Attempts in total, the first included. Default 4. */
@@ -57,99 +62,8 @@ export interface AttemptContext {
   sendBy: number;
 }
 
-/**
- * Request headers: a `Headers`, or (for calls no middleware sees) a plain record whose names are
- * lower case and whose values are valid, which fetch takes without a `Headers` of its own.
- */
-export type HeaderBag = Headers | Record<string, string>;
-
-export const hasHeader = (headers: HeaderBag, name: string): boolean => (headers instanceof Headers ? headers.has(name) : name in headers);
-
-export function setHeader(headers: HeaderBag, name: string, value: string): void {
-  if (headers instanceof Headers) headers.set(name, value);
-  else headers[name] = value;
-}
-
 /** One attempt: `ctx.send(...)` once (or again after a 401), resolving with the response or throwing. */
 export type Attempt = (ctx: AttemptContext) => Promise<Response>;
-
-/**
- * A Request that remembers the body it was made with, so attempts resend that body instead of
- * reading (and buffering) the request's stream. The client hands it to openapi-fetch.
- */
-export class ReplayableRequest extends Request {
-  readonly replayBody: BodyInit | null | undefined;
-  /** False when made from a URL without a signal: its own signal can then never abort. */
-  readonly abortable: boolean;
-  constructor(input: RequestInfo | URL, init?: RequestInit) {
-    super(input, init);
-    this.replayBody = init?.body;
-    this.abortable = init?.signal != null || input instanceof Request;
-  }
-}
-
-/**
- * A call as the client makes it when no middleware will see it: the URL and what `fetch` needs,
- * without a `Request` of its own. Each attempt is then one `fetch(url, init)`, which builds the
- * only Request (a Request template would cost a second one, and undici would tie the attempt's
- * Request to the template's signal). `callRequest` makes one only where a Request would have
- * accepted the same input, so errors stay those of a Request.
- */
-export class CallRequest {
-  readonly url: string;
-  readonly method: string;
-  readonly headers: HeaderBag;
-  readonly body: string | undefined;
-  /** The caller's signal, if any. */
-  readonly signal: AbortSignal | undefined;
-  constructor(url: string, init: { method?: string; headers: HeaderBag; body?: string | null | undefined; signal?: AbortSignal | null | undefined }) {
-    this.url = url;
-    this.method = init.method ?? 'GET';
-    this.headers = init.headers;
-    this.body = init.body ?? undefined;
-    this.signal = init.signal ?? undefined;
-  }
-}
-
-/**
- * True when `url` is `base` (an http(s) URL known to parse) followed by a path, query or fragment:
- * those parts of an http(s) URL always parse, so the URL does (cheaper than parsing it per call).
- */
-export const isBelow = (url: string, base: string | undefined) =>
-  base !== undefined && url.startsWith(base) && (url.length === base.length || '/?#'.includes(url[base.length]!));
-
-/** `baseUrl` when it is an http(s) URL that parses and ends before a path (see `isBelow`), else undefined. */
-export function trustedBase(baseUrl: string): string | undefined {
-  if (!URL.canParse(baseUrl)) return undefined;
-  const { protocol, search, hash } = new URL(baseUrl);
-  return (protocol === 'http:' || protocol === 'https:') && !search && !hash ? baseUrl : undefined;
-}
-
-const callMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
-const callKeys = new Set(['method', 'headers', 'body', 'signal', 'redirect']);
-
-/**
- * A `CallRequest` for what openapi-fetch passes to its Request class, when nothing in it needs a
- * Request's checks or conversions (a string body or none, a known method, a valid URL, the default
- * redirect mode); otherwise a `ReplayableRequest`, which also throws the errors a Request throws.
- */
-export function callRequest(url: string, init: RequestInit, base?: string): CallRequest | ReplayableRequest {
-  const { method = 'GET', body, signal, headers } = init;
-  let plain =
-    callMethods.has(method) &&
-    (body == null || (typeof body === 'string' && method !== 'GET' && method !== 'HEAD')) &&
-    headers instanceof Headers &&
-    (signal == null || signal instanceof AbortSignal) &&
-    (init.redirect === undefined || init.redirect === 'follow') &&
-    (isBelow(url, base) || URL.canParse(url));
-  if (plain) for (const key in init) if (!callKeys.has(key)) plain = false;
-  return plain ? new CallRequest(url, init as RequestInit & { headers: Headers; body?: string | null; signal?: AbortSignal | null }) : new ReplayableRequest(url, init);
-}
-
-/** Stands in for the signal of a request that cannot be aborted, so no one listens to it. */
-const neverAborted = new AbortController().signal;
-/** `signal`, or undefined for the shared never-aborted one (no listeners pile up on it). */
-export const abortable = (signal: AbortSignal): AbortSignal | undefined => (signal === neverAborted ? undefined : signal);
 
 async function replayableBody(template: Request): Promise<BodyInit | undefined> {
   if (template instanceof ReplayableRequest && template.replayBody != null && !(template.replayBody instanceof ReadableStream))
@@ -158,15 +72,6 @@ async function replayableBody(template: Request): Promise<BodyInit | undefined> 
 }
 
 const retryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
-
-/** `Retry-After` as milliseconds from `now` (delta seconds or an HTTP date), or undefined. */
-export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
-  if (value === null) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed) * 1000;
-  const at = Date.parse(trimmed);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
 
 /** Full jitter: uniformly random below min(maxDelayMs, baseDelayMs * 2^(retry-1)). */
 export function backoffDelay(retry: number, options: Required<RetryOptions>, random = Math.random): number {
@@ -196,21 +101,6 @@ export async function retryDelay(
     if (after !== undefined) return after;
   }
   return backoffDelay(attempt, options, random);
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** The error of a call that got no response; `requestId`: the id its last request was sent with. */

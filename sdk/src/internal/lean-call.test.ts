@@ -1,8 +1,8 @@
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createLoyaltyClient, type LoyaltyClient } from './client.js';
-import { LoyaltyError } from './errors.js';
+import { createLoyaltyClient, type LoyaltyClient } from '../client.js';
+import { LoyaltyError } from '../errors.js';
 import { isLeanInit } from './lean-call.js';
 
 const api = 'http://api.test';

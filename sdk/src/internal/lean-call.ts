@@ -7,7 +7,8 @@
  * call goes through openapi-fetch. `lean-call.test.ts` runs both side by side.
  */
 import { createFinalURL, createQuerySerializer, defaultBodySerializer, defaultPathSerializer, mergeHeaders } from 'openapi-fetch';
-import { CallRequest, isBelow, type HeaderBag } from './retry.js';
+import { CallRequest, isBelow } from './call-request.js';
+import type { HeaderBag } from './headers.js';
 
 // openapi-fetch 0.17 calls it with the merged headers (a form content type selects URL encoding);
 // its type declares the body only.

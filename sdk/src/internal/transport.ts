@@ -9,10 +9,13 @@
  * unless the call carries an Idempotency-Key and an earlier attempt may have run the action
  * (its answer was lost, a 5xx, a 409 in progress): then the 401 is the call's answer.
  */
-import { clientCredentialsToken, fixedToken, TOKEN_MARGIN_MS, type ClientCredentials, type Token, type TokenSource } from './auth.js';
-import { ensureIdempotencyKey } from './idempotency.js';
-import { limiterFor, type PacingOptions, type Ticket } from './rate-limit.js';
-import { abortable, CallRequest, fetchWithTimeout, hasHeader, retryDefaults, sendWithRetry, setHeader, type Attempt, type AttemptContext, type FetchWithInit, type RetryOptions } from './retry.js';
+import { clientCredentialsToken, fixedToken, TOKEN_MARGIN_MS, type ClientCredentials, type Token, type TokenSource } from '../auth.js';
+import { limiterFor, type PacingOptions, type Ticket } from '../rate-limit.js';
+import { fetchWithTimeout, retryDefaults, sendWithRetry, type Attempt, type AttemptContext, type FetchWithInit, type RetryOptions } from '../retry.js';
+import type { CallRequest } from './call-request.js';
+import { hasHeader, setHeader } from './headers.js';
+import { ensureIdempotencyKey } from './idempotency-key.js';
+import { abortable } from './signals.js';
 
 export type FetchLike = (request: Request) => Promise<Response>;
 /** What the client hands its transport: a Request, or a `CallRequest` when no middleware sees it. */
