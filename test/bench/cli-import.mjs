@@ -62,7 +62,7 @@ try {
   const lines = ['email,first_name,last_name,unsubscribed,subscribed_at'];
   for (let i = 0; i < rows; i++) lines.push(`bench-${run}-${i}@example.com,First${i},Last${i},${i % 10 === 0 ? 'yes' : 'no'},2024-05-01 10:00:00`);
   const file = join(work, 'members.csv');
-  writeFileSync(file, lines.join('\n') + '\n');
+  writeFileSync(file, `${lines.join('\n')}\n`);
 
   const login = loyalty(['login', '--api-url', server.url, '--client-id', 'acme-admin', '--client-secret-stdin', '--brand', 'brand-acme'], 'acme-admin-secret');
   if (login.code !== 0) throw new Error(`login failed: ${login.stderr}`);

@@ -48,7 +48,10 @@ async function startServer(dataDir, processes) {
     });
     exited.then((code) => reject(new Error(`server exited with ${code}:\n${err}`)));
   });
-  return { url, stop: async () => (child.kill('SIGTERM'), exited) };
+  return { url, stop: async () => {
+    child.kill('SIGTERM');
+    return exited;
+  } };
 }
 
 async function token(url) {
@@ -67,14 +70,15 @@ const results = {};
 try {
   for (const processes of [1, 2]) {
     const server = await startServer(path.join(dir, 'data'), processes);
+    let code;
     try {
       const auth = { authorization: `Bearer ${await token(server.url)}` };
       await cannon(`${server.url}/tags`, auth, 2); // warm-up: JIT, pools, plans (of every API process)
       results[processes] = await cannon(`${server.url}/tags`, auth);
     } finally {
-      const code = await server.stop();
-      if (code !== 0) throw new Error(`server with ${processes} API processes exited with ${code}`);
+      code = await server.stop();
     }
+    if (code !== 0) throw new Error(`server with ${processes} API processes exited with ${code}`);
   }
   const line = (name, r) => `${name.padEnd(28)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms`;
   console.log(`cluster: GET /tags (auth + rate limit), ${connections} connections, ${seconds} s per run (node ${process.version}, ${os.cpus().length} cores)`);

@@ -181,7 +181,9 @@ try {
     const res = await call(url, acme, 'POST', '/webhook-subscriptions', { url: `${holeUrl}/dead`, events: ['member.created'] });
     if (res.status !== 201) throw new Error(`subscribe dead: ${JSON.stringify(res.body)}`);
   }
-  cleanup.push(() => sockets.forEach((s) => s.destroy()));
+  cleanup.push(() => {
+    for (const s of sockets) s.destroy();
+  });
   const seedStarted = performance.now();
   for (let n = 0; n < MEMBERS; n += 2000) {
     const users = Array.from({ length: Math.min(2000, MEMBERS - n) }, (_, i) => ({ email: `big-${n + i}@example.org`, first_name: 'A fairly long first name', last_name: 'And a last name' }));
@@ -208,7 +210,9 @@ try {
       stalled.push(s);
     }
   }
-  cleanup.push(() => stalled.forEach((s) => s.destroy()));
+  cleanup.push(() => {
+    for (const s of stalled) s.destroy();
+  });
   await new Promise((r) => setTimeout(r, 3000));
 
   const loaded = await measureGlobex(url, globex, 'loaded', receiver);

@@ -19,7 +19,10 @@ const server = createServer((req, res) => {
   const token = req.headers.authorization ?? 'ip';
   const now = Date.now();
   let w = windows.get(token);
-  if (!w || now >= w.start + WINDOW_S * 1000) windows.set(token, (w = { start: now, count: 0 }));
+  if (!w || now >= w.start + WINDOW_S * 1000) {
+    w = { start: now, count: 0 };
+    windows.set(token, w);
+  }
   const resetIn = Math.ceil((w.start + WINDOW_S * 1000 - now) / 1000);
   const headers = { 'content-type': 'application/json', 'x-ratelimit-limit': String(LIMIT), 'ratelimit-policy': `"token";q=${LIMIT};w=${WINDOW_S}` };
   if (w.count >= LIMIT) {
@@ -48,7 +51,10 @@ async function token() {
 }
 
 let received429 = 0;
-const counting = (request) => fetch(request).then((r) => (r.status === 429 && received429++, r));
+const counting = (request) => fetch(request).then((r) => {
+  if (r.status === 429) received429++;
+  return r;
+});
 
 async function burst(label, send) {
   received429 = 0;
@@ -61,7 +67,10 @@ async function burst(label, send) {
 // Baseline: plain fetch, no pacing, no retries.
 const plainToken = await token();
 const plain = await burst('plain fetch', () =>
-  counting(new Request(`${base}/tags`, { headers: { authorization: `Bearer ${plainToken}` } })).then((r) => (r.body?.cancel(), r.status)),
+  counting(new Request(`${base}/tags`, { headers: { authorization: `Bearer ${plainToken}` } })).then((r) => {
+    r.body?.cancel();
+    return r.status;
+  }),
 );
 if (external) await new Promise((r) => setTimeout(r, WINDOW_S * 1000)); // let the IP/token windows pass
 // The SDK: one client, default pacing (it learns the window from RateLimit-Policy), counting what it receives.

@@ -28,7 +28,7 @@ describe('sdk/src/generated/openapi.ts', () => {
     try {
       // A schema change: the health status gains a second value.
       const changed = (await readFile(path.join(root, 'openapi.yaml'), 'utf8')).replace(
-        /(\n    Health:\n(?: {6}.*\n)*? {10}type: string\n {10})const: ok\n/,
+        /(\n {4}Health:\n(?: {6}.*\n)*? {10}type: string\n {10})const: ok\n/,
         '$1enum: [ok, degraded]\n',
       );
       expect(changed).toContain('enum: [ok, degraded]');

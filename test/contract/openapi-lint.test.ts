@@ -48,7 +48,7 @@ describe('openapi.yaml lint (redocly, recommended rules from redocly.yaml)', () 
     try {
       // An operation without a summary breaks the recommended `operation-summary` rule (an error).
       const broken = (await readFile(path.join(root, 'openapi.yaml'), 'utf8')).replace(
-        /\n      summary: List tags\n/,
+        /\n {6}summary: List tags\n/,
         '\n',
       );
       const file = path.join(dir, 'openapi.yaml');

@@ -7,7 +7,7 @@ it('every response of every operation in openapi.yaml documents the X-Request-Id
   const missing: string[] = [];
   for (const op of listOperations(document)) {
     for (const [status, response] of Object.entries((op.raw.responses ?? {}) as Record<string, unknown>)) {
-      const headers = (deref<{ headers?: Record<string, unknown> }>(document, response) ?? {}).headers ?? {};
+      const headers = deref<{ headers?: Record<string, unknown> }>(document, response)?.headers ?? {};
       if (!('X-Request-Id' in headers)) missing.push(`${op.method} ${op.path} ${status}`);
     }
   }

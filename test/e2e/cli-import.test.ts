@@ -45,7 +45,7 @@ function row(n: number): Record<string, string> {
 }
 
 const csvCell = (value: string): string => (/[",\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
-const csv = [COLUMNS.join(','), ...Array.from({ length: ROWS }, (_, i) => COLUMNS.map((c) => csvCell(row(i + 1)[c]!)).join(','))].join('\n') + '\n';
+const csv = `${[COLUMNS.join(','), ...Array.from({ length: ROWS }, (_, i) => COLUMNS.map((c) => csvCell(row(i + 1)[c]!)).join(','))].join('\n')}\n`;
 
 let live: LiveServer;
 let cli: CliSandbox;
@@ -145,7 +145,7 @@ it('survives SIGKILL mid-way: --resume creates exactly the valid rows once, exit
   expect(resumed.stdout).toMatch(/^\s+found\s+0$/m);
   expect(resumed.stdout).toMatch(/^\s+rejected\s+13\s+→ members\.rejects\.csv$/m);
   expect(resumed.stderr).toContain('13 rows were rejected; they are in members.rejects.csv.');
-  expect(resumed.stderr).not.toMatch(/\x1b\[/);
+  expect(resumed.stderr).not.toContain('\u001b[');
   expect(existsSync(checkpoint), 'the checkpoint is deleted when the import completes').toBe(false);
 
   // The database: every valid row once, nothing else.

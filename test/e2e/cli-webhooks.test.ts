@@ -21,7 +21,7 @@ async function receiver(): Promise<{ url: string; requests: Captured[]; next: ()
     req.on('end', () => {
       requests.push({ path: req.url ?? '', body: Buffer.concat(chunks), headers: req.headers, rawHeaders: req.rawHeaders });
       res.writeHead(204).end();
-      waiting.splice(0).forEach((wake) => wake());
+      for (const wake of waiting.splice(0)) wake();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -89,7 +89,7 @@ it('webhooks verify accepts a delivery captured from the real server and explain
     // As a receiver's log would keep them: "Name: value" lines, and the exact body bytes.
     const headerLines: string[] = [];
     for (let i = 0; i < delivery.rawHeaders.length; i += 2) headerLines.push(`${delivery.rawHeaders[i]}: ${delivery.rawHeaders[i + 1]}`);
-    await writeFile(path.join(cli.dir, 'headers.txt'), headerLines.join('\n') + '\n');
+    await writeFile(path.join(cli.dir, 'headers.txt'), `${headerLines.join('\n')}\n`);
     await writeFile(path.join(cli.dir, 'body.json'), delivery.body);
     await writeFile(path.join(cli.dir, 'secret.txt'), `${secret}\n`, { mode: 0o600 });
 

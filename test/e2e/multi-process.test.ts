@@ -90,7 +90,10 @@ beforeEach(() =>
 afterAll(async () => {
   receiver?.close();
   await Promise.all([...apis, ...extra].map((p) => p.stop()));
-  await Promise.all(workers.map((w) => (w.child.exitCode === null && w.child.signalCode === null && w.child.kill('SIGTERM'), w.exited)));
+  await Promise.all(workers.map((w) => {
+    if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGTERM');
+    return w.exited;
+  }));
   await db?.drop();
 }, 60_000);
 
@@ -214,14 +217,20 @@ describe('2 API processes and 2 worker processes on one PostgreSQL', () => {
     const jobId = started.json.job_id as string;
     const job = async () => (await call(two.url, 'GET', `/tags/multi/vouchers/${jobId}?brand_id=brand-acme`)).json;
     let before: any;
-    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(20)) if ((before = await job()).issued > 0) break;
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(20)) {
+      before = await job();
+      if (before.issued > 0) break;
+    }
     workers[0]!.child.kill('SIGKILL');
     expect(await workers[0]!.exited).toBe(null); // killed by the signal
     expect(before.issued).toBeGreaterThan(0);
     expect(before.issued).toBeLessThan(MEMBERS); // killed in the middle, not after the end
 
     let done: any;
-    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(250)) if ((done = await job()).status === 'done') break;
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(250)) {
+      done = await job();
+      if (done.status === 'done') break;
+    }
     expect(done).toMatchObject({ status: 'done', total: MEMBERS, issued: MEMBERS, failed: 0 });
     const [passes] = await db.sql`SELECT count(*)::int AS n, count(DISTINCT member_id)::int AS members FROM passes WHERE coupon_id = 'coupon-multi'`;
     const [grants] = await db.sql`SELECT count(*)::int AS n FROM voucher_grants WHERE voucher_id = 'coupon-multi' AND status = 'issued'`;

@@ -41,15 +41,15 @@ const oddPathSegments = fc.constantFrom(
 /** Every node of a JSON value, by its path (keys and indexes), the root first. */
 function paths(value: unknown, at: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
   out.push(at);
-  if (Array.isArray(value)) value.forEach((v, i) => paths(v, [...at, i], out));
+  if (Array.isArray(value)) for (const [i, v] of value.entries()) paths(v, [...at, i], out);
   else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) paths(v, [...at, k], out);
   return out;
 }
 
-function setAt(root: unknown, at: (string | number)[], change: (parent: any, key: string | number) => void): unknown { // eslint-disable-line @typescript-eslint/no-explicit-any
+function setAt(root: unknown, at: (string | number)[], change: (parent: any, key: string | number) => void): unknown {
   const copy = structuredClone(root);
   if (!at.length) return copy;
-  let parent: any = copy; // eslint-disable-line @typescript-eslint/no-explicit-any
+  let parent: any = copy;
   for (const key of at.slice(0, -1)) parent = parent[key];
   change(parent, at[at.length - 1]!);
   return copy;
@@ -63,8 +63,8 @@ function mutatedValue(value: unknown): fc.Arbitrary<{ value: unknown; kind: stri
     return { kind, value: at.length ? setAt(value, at, (p, k) => { p[k] = v; }) : v };
   });
   const inside = all.filter((p) => p.length > 0);
-  const objects = all.filter((p) => { const n = p.reduce<any>((o, k) => o[k], value); return n && typeof n === 'object' && !Array.isArray(n); }); // eslint-disable-line @typescript-eslint/no-explicit-any
-  const arrays = all.filter((p) => Array.isArray(p.reduce<any>((o, k) => o[k], value))); // eslint-disable-line @typescript-eslint/no-explicit-any
+  const objects = all.filter((p) => { const n = p.reduce<any>((o, k) => o[k], value); return n && typeof n === 'object' && !Array.isArray(n); });
+  const arrays = all.filter((p) => Array.isArray(p.reduce<any>((o, k) => o[k], value)));
   const options: fc.Arbitrary<{ value: unknown; kind: string }>[] = [
     replace('wrong-type', wrongTypes),
     replace('odd-string', oddStrings),
@@ -118,7 +118,7 @@ function queryText(value: Record<string, unknown>, duplicate = false): string {
   const put = (k: string, v: unknown) => parts.push(`${encode(k)}=${encode(typeof v === 'string' ? v : jsonText(v))}`);
   for (const [k, v] of Object.entries(value)) {
     if (v === undefined) continue;
-    if (Array.isArray(v)) v.forEach((item) => put(k, item));
+    if (Array.isArray(v)) for (const item of v) put(k, item);
     else put(k, v);
     if (duplicate) put(k, typeof v === 'string' ? `${v}2` : v);
   }

@@ -70,7 +70,7 @@ export async function createTestServer(overrides: Partial<Config> = {}): Promise
 }
 
 export type Auth = { authorization: string };
-export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+export type Json = Record<string, any>;
 
 /** A test server with the headers of the clients most route tests act as. */
 export async function createApiTestServer(): Promise<{ t: TestServer; admin: Auth; readonly: Auth; globex: Auth }> {
