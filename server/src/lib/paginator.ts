@@ -1,26 +1,13 @@
+import type { Schemas } from './schemas.js';
+
 /**
  * Laravel's length-aware paginator (`LengthAwarePaginator::toArray()`), which the spec uses for
  * member coupons and storecards: page numbers from 1, URLs built from `path` plus `?page=N`
  * (and the query parameters in `query`, as Laravel's `appends()` adds them), `links` as
  * Laravel's `linkCollection()` with its URL window of 3 pages on each side of the current one.
  */
-export type PaginatorLink = { url: string | null; label: string; active: boolean };
-
-export type Paginator<T> = {
-  current_page: number;
-  data: T[];
-  first_page_url: string;
-  from: number | null;
-  last_page: number;
-  last_page_url: string;
-  links: PaginatorLink[];
-  next_page_url: string | null;
-  path: string;
-  per_page: number;
-  prev_page_url: string | null;
-  to: number | null;
-  total: number;
-};
+export type Paginator<T> = Omit<Schemas['Paginator'], 'data'> & { data: T[] };
+export type PaginatorLink = Schemas['Paginator']['links'][number];
 
 const ON_EACH_SIDE = 3;
 

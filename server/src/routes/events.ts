@@ -3,6 +3,7 @@ import { principalOf } from '../plugins/auth.js';
 import { listEvents } from '../services/event-feed.js';
 import type { EventType } from '../services/events.js';
 import { requireOrganization } from '../services/webhook-subscriptions.js';
+import type { Schemas } from '../lib/schemas.js';
 import type { RouteDef } from './types.js';
 
 /**
@@ -28,7 +29,7 @@ export const eventRoutes: RouteDef[] = [
         limit: q.limit,
         waitSeconds: q.wait === undefined ? undefined : Math.min(q.wait, longestWaitSeconds(appOf(request).config.requestTimeoutMs)),
       }, { signal: gone.signal });
-      return { message: 'Request successful', ...page };
+      return { message: 'Request successful', ...page } satisfies Schemas['EventListResponse'];
     },
   },
 ];

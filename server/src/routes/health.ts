@@ -1,4 +1,5 @@
 import { appOf } from '../context.js';
+import type { Schemas } from '../lib/schemas.js';
 import type { RouteDef } from './types.js';
 
 /** Longest the readiness check waits for the database: a probe must answer quickly, even when PostgreSQL hangs. */
@@ -37,7 +38,7 @@ const NOT_READY: Record<string, string> = {
 
 export const healthRoutes: RouteDef[] = [
   // Liveness: the process is up and accepts requests, whatever the state of the database.
-  { method: 'GET', path: '/health', handler: () => ({ status: 'ok' }) },
+  { method: 'GET', path: '/health', handler: () => ({ status: 'ok' }) satisfies Schemas['Health'] },
   {
     // Readiness: the server can serve requests now; 503 names the part that is down.
     method: 'GET',

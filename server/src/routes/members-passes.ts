@@ -3,7 +3,8 @@ import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
 import { listMemberPasses, setFavouriteLocation } from '../services/members-passes.js';
 import { issuePassToMember, type IssuePassInput } from '../services/passes-issue.js';
-import { payloadOf, queryOf, scopeOf, type Schemas } from './members.js';
+import type { Schemas } from '../lib/schemas.js';
+import { payloadOf, queryOf, scopeOf } from './members.js';
 import type { RouteDef } from './types.js';
 
 type PageQuery = { brand_id: string; page?: number; per_page?: number };

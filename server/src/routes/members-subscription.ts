@@ -1,6 +1,7 @@
 import { respondInTransaction } from '../lib/respond.js';
 import { setSubscription, setSubscriptionBulk } from '../services/members-subscription.js';
-import { payloadOf, scopeOf, type Schemas } from './members.js';
+import type { Schemas } from '../lib/schemas.js';
+import { payloadOf, scopeOf } from './members.js';
 import type { RouteDef } from './types.js';
 
 /** PATCH subscribes/unsubscribes one member by e-mail; POST does it for up to 2000 e-mails. */

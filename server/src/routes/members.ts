@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
-import type { components } from '@loyalty/sdk/generated';
 import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
+import type { Schemas } from '../lib/schemas.js';
 import { principalOf } from '../plugins/auth.js';
 import { bulkUpdateMembers, type BulkMemberUpdate } from '../services/members-bulk.js';
 import { exportMembersWithPoints, listMembersPage, readListPage, streamAllMembers } from '../services/members-list.js';
@@ -11,9 +11,6 @@ import { requireBrand, type Scope } from '../services/members-scope.js';
 import { importSignups, type SignupInput } from '../services/members-signups.js';
 import { createMember, deleteMemberFromBrand, getMember, updateMember, type CreateMemberInput, type ProfileInput } from '../services/members.js';
 import type { RouteDef } from './types.js';
-
-/** Response shapes of openapi.yaml: `satisfies` keeps every body in step with the document. */
-export type Schemas = components['schemas'];
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** Whole lists run to tens of megabytes: the fastest gzip level costs a third of the default's time. */

@@ -1,5 +1,6 @@
 import { appOf } from '../context.js';
 import { issueToken, oauthValidationError } from '../services/tokens.js';
+import type { Schemas } from '../lib/schemas.js';
 import type { RouteDef } from './types.js';
 
 export const oauthRoutes: RouteDef[] = [
@@ -22,7 +23,7 @@ export const oauthRoutes: RouteDef[] = [
     handler: async (request, h) => {
       const body = await issueToken(appOf(request).sql, (request.payload ?? {}) as Record<string, string>);
       // RFC 6749 §5.1: token responses are never cached.
-      return h.response(body).header('cache-control', 'no-store').header('pragma', 'no-cache');
+      return h.response(body satisfies Schemas['TokenResponse']).header('cache-control', 'no-store').header('pragma', 'no-cache');
     },
   },
 ];

@@ -1,7 +1,8 @@
 import { appOf } from '../context.js';
 import { principalOf } from '../plugins/auth.js';
 import { findProducts } from '../services/products.js';
-import { payloadOf, type Schemas } from './members.js';
+import type { Schemas } from '../lib/schemas.js';
+import { payloadOf } from './members.js';
 import type { RouteDef } from './types.js';
 
 /** Product lookup for webshops (device token, promotions.scan). */

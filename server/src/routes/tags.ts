@@ -1,12 +1,11 @@
 import type { Lifecycle, Request } from '@hapi/hapi';
-import type { components } from '@loyalty/sdk/generated';
 import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
+import type { Schemas } from '../lib/schemas.js';
 import { principalOf } from '../plugins/auth.js';
 import * as tags from '../services/tags.js';
 import type { RouteDef } from './types.js';
 
-type Schemas = components['schemas'];
 type Body<T> = T & Record<string, unknown>;
 
 const toTag = (row: tags.TagRow): Schemas['Tag'] => ({

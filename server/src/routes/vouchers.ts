@@ -2,6 +2,7 @@ import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
 import { principalOf } from '../plugins/auth.js';
 import { createVoucherJob, getVoucherJob, type IssueVouchersInput } from '../services/voucher-jobs.js';
+import type { Schemas } from '../lib/schemas.js';
 import type { RouteDef } from './types.js';
 
 export const voucherRoutes: RouteDef[] = [
@@ -11,7 +12,7 @@ export const voucherRoutes: RouteDef[] = [
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
         status: 202,
-        body: await createVoucherJob(tx, principalOf(request), request.params.id as string, request.payload as IssueVouchersInput),
+        body: (await createVoucherJob(tx, principalOf(request), request.params.id as string, request.payload as IssueVouchersInput)) satisfies Schemas['VoucherJobCreated'],
       })),
   },
   {
@@ -19,7 +20,7 @@ export const voucherRoutes: RouteDef[] = [
     path: '/tags/{id}/vouchers/{job}',
     handler: async (request) => {
       const { id, job } = request.params as { id: string; job: string };
-      return getVoucherJob(appOf(request).sql, principalOf(request), id, job, (request.query as { brand_id: string }).brand_id);
+      return (await getVoucherJob(appOf(request).sql, principalOf(request), id, job, (request.query as { brand_id: string }).brand_id)) satisfies Schemas['VoucherJobStatus'];
     },
   },
 ];

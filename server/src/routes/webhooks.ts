@@ -7,6 +7,7 @@ import { listDeliveries, retryDelivery } from '../services/deliveries-log.js';
 import { invalidField } from '../services/errors.js';
 import type { EventType } from '../services/events.js';
 import { createSubscription, deleteSubscription, listSubscriptions, rotateSecret } from '../services/webhook-subscriptions.js';
+import type { Schemas } from '../lib/schemas.js';
 import type { RouteDef } from './types.js';
 
 const ok = 'Request successful';
@@ -17,7 +18,7 @@ export const webhookRoutes: RouteDef[] = [
     path: '/webhook-subscriptions',
     handler: async (request) => {
       const { organization_id } = request.query as { organization_id?: string };
-      return { message: ok, data: await listSubscriptions(appOf(request).sql, principalOf(request), organization_id) };
+      return { message: ok, data: await listSubscriptions(appOf(request).sql, principalOf(request), organization_id) } satisfies Schemas['WebhookSubscriptionListResponse'];
     },
   },
   {
@@ -34,7 +35,7 @@ export const webhookRoutes: RouteDef[] = [
       }
       return respondInTransaction(request, h, async (tx) => ({
         status: 201,
-        body: { message: ok, data: await createSubscription(tx, principalOf(request), input, secretBoxOf(appOf(request).config)) },
+        body: { message: ok, data: await createSubscription(tx, principalOf(request), input, secretBoxOf(appOf(request).config)) } satisfies Schemas['WebhookSubscriptionCreatedResponse'],
       }));
     },
   },
@@ -44,7 +45,7 @@ export const webhookRoutes: RouteDef[] = [
     handler: async (request) => {
       const { sql } = appOf(request);
       const data = await sql.begin((tx) => deleteSubscription(tx, principalOf(request), request.params.id as string));
-      return { message: ok, data };
+      return { message: ok, data } satisfies Schemas['WebhookSubscriptionDeletedResponse'];
     },
   },
   {
@@ -52,7 +53,7 @@ export const webhookRoutes: RouteDef[] = [
     path: '/webhook-subscriptions/{id}/rotate-secret',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: { message: ok, data: await rotateSecret(tx, principalOf(request), request.params.id as string, secretBoxOf(appOf(request).config)) },
+        body: { message: ok, data: await rotateSecret(tx, principalOf(request), request.params.id as string, secretBoxOf(appOf(request).config)) } satisfies Schemas['RotateWebhookSecretResponse'],
       })),
   },
   {
@@ -61,7 +62,7 @@ export const webhookRoutes: RouteDef[] = [
     handler: async (request) => {
       const query = request.query as { status?: 'pending' | 'delivered' | 'failed'; limit?: number; after?: string };
       const page = await listDeliveries(appOf(request).sql, principalOf(request), request.params.id as string, query);
-      return { message: ok, ...page };
+      return { message: ok, ...page } satisfies Schemas['WebhookDeliveryListResponse'];
     },
   },
   {
@@ -71,7 +72,7 @@ export const webhookRoutes: RouteDef[] = [
       const { id, delivery_id } = request.params as { id: string; delivery_id: string };
       return respondInTransaction(request, h, async (tx) => ({
         status: 202,
-        body: { message: ok, data: await retryDelivery(tx, principalOf(request), id, delivery_id, appOf(request).config.webhookConcurrencyPerSubscription) },
+        body: { message: ok, data: await retryDelivery(tx, principalOf(request), id, delivery_id, appOf(request).config.webhookConcurrencyPerSubscription) } satisfies Schemas['WebhookDeliveryResponse'],
       }));
     },
   },

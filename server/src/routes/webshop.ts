@@ -3,7 +3,8 @@ import { respondInTransaction } from '../lib/respond.js';
 import { principalOf } from '../plugins/auth.js';
 import { webshopValidationError } from '../services/webshop-errors.js';
 import { createWebshopOrder, type WebshopOrderInput } from '../services/webshop-orders.js';
-import { payloadOf, type Schemas } from './members.js';
+import type { Schemas } from '../lib/schemas.js';
+import { payloadOf } from './members.js';
 import type { RouteDef } from './types.js';
 
 /** Webshop endpoints, called with a device token (promotions.scan). */

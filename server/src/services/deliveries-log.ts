@@ -1,4 +1,5 @@
 import type { Db } from '../db/pool.js';
+import type { Schemas } from '../lib/schemas.js';
 import { wakeDeliveryLanes } from './deliveries.js';
 import { invalidField, notFound } from './errors.js';
 import { isUuid } from './members-scope.js';
@@ -8,12 +9,12 @@ type DeliveryRow = {
   id: string;
   seq: number;
   event_id: string;
-  event_type: string;
+  event_type: Schemas['EventType'];
   status: 'pending' | 'delivered' | 'failed';
   attempts: number;
   next_attempt_at: Date | null;
   created_at: Date;
-  attempt_log: unknown[];
+  attempt_log: Schemas['WebhookDeliveryAttempt'][];
 };
 
 /** The columns of a Delivery, its attempts folded in as JSON (one query per page). */
@@ -26,7 +27,7 @@ const deliveryColumns = (db: Db) => db`
       'attempted_at', to_char(a.attempted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY a.attempt)
     FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]') AS attempt_log`;
 
-const presentDelivery = (d: DeliveryRow) => ({
+const presentDelivery = (d: DeliveryRow): Schemas['WebhookDelivery'] => ({
   id: d.id,
   event_id: d.event_id,
   event_type: d.event_type,

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Sql } from '../db/pool.js';
+import type { Schemas } from '../lib/schemas.js';
 import { invalidField } from './errors.js';
 import type { EventType } from './events.js';
 
@@ -15,7 +16,7 @@ import type { EventType } from './events.js';
 
 export type FeedQuery = { after?: string; types?: EventType[]; limit?: number; waitSeconds?: number };
 
-type EventRow = { id: string; type: string; created_at: Date; organization_id: string; data: unknown; txid: string; seq: string };
+type EventRow = { id: string; type: EventType; created_at: Date; organization_id: string; data: unknown; txid: string; seq: string };
 
 /** `<txid>.<seq>` of the last event seen; opaque to clients. */
 const CURSOR = /^(\d{1,20})\.(\d{1,20})$/;
@@ -79,7 +80,8 @@ async function readEvents(sql: Sql, organizationId: string, after: { txid: strin
   return { rows, horizon: h!.horizon };
 }
 
-const envelope = (e: EventRow) => ({ id: e.id, type: e.type, created_at: e.created_at.toISOString(), organization_id: e.organization_id, data: e.data });
+// `data` is what recordEvents() stored for the type: the shape of that type's event schema.
+const envelope = (e: EventRow) => ({ id: e.id, type: e.type, created_at: e.created_at.toISOString(), organization_id: e.organization_id, data: e.data }) as Schemas['Event'];
 
 /**
  * One LISTEN connection per pool, shared by every long poll of the process: a commit that

@@ -1,18 +1,7 @@
 import type { Db } from '../db/pool.js';
+import type { Schemas } from '../lib/schemas.js';
 import { invalid, notFound } from './errors.js';
 import { isUuid, requireBrand, type Scope } from './members-scope.js';
-
-export type MemberSearchResponse = {
-  success: true;
-  email: string;
-  member_id: string;
-  identifier: string;
-  member_full_name: string | null;
-  /** Codes of the member's coupon passes of the brand. */
-  pass_codes: string[];
-  /** Codes of the member's storecard passes of the brand. */
-  storecards: string[];
-};
 
 /**
  * Finds one member of the brand by e-mail (case-insensitive) and/or identifier. Neither is a
@@ -20,7 +9,7 @@ export type MemberSearchResponse = {
  */
 export async function searchMember(
   db: Db, scope: Scope, input: { brand_id: string; email?: string; user_identifier?: string },
-): Promise<MemberSearchResponse> {
+): Promise<Schemas['MemberSearchResponse']> {
   const email = input.email || undefined;
   const identifier = input.user_identifier || undefined;
   if (!email && !identifier) {
@@ -54,7 +43,7 @@ export async function searchMember(
 }
 
 /** E-mail → member UUID for the members of the brand; unknown e-mails are left out. Keys as sent. */
-export async function findMemberUuids(db: Db, scope: Scope, input: { brand_id: string; emails: string[] }): Promise<Record<string, string>> {
+export async function findMemberUuids(db: Db, scope: Scope, input: { brand_id: string; emails: string[] }): Promise<Schemas['EmailToMemberId']> {
   const brand = await requireBrand(db, scope, input.brand_id);
   const rows = await db<{ email: string; id: string }[]>`
     SELECT e.email, m.id

@@ -1,4 +1,5 @@
 import type { Db } from '../db/pool.js';
+import type { Schemas } from '../lib/schemas.js';
 import { buildPaginator, type Paginator } from '../lib/paginator.js';
 import { invalidField, notFound } from './errors.js';
 import { isUuid, requireBrand, requireBrandMember, type Scope } from './members-scope.js';
@@ -7,16 +8,8 @@ import { isUuid, requireBrand, requireBrandMember, type Scope } from './members-
 export const PASSES_PER_PAGE_DEFAULT = 10;
 export const PASSES_PER_PAGE_MAX = 100;
 
-export type CouponPassItem = {
-  created_at: string; updated_at: string; expiration_date: string | null; start_date: string | null;
-  qr_code: string; loyalty_code: string; coupon_title: string; coupon_thumbnail_url: string | null;
-  coupon_external_reference: string | null; status: 'active' | 'redeemed' | 'expired';
-};
-export type StorecardPassItem = {
-  created_at: string; updated_at: string; expiration_date: string | null; start_date: string | null;
-  qr_code: string; loyalty_code: string; points: number; balance: number; storecard_title: string;
-  storecard_thumbnail_url: string | null; status: 'active' | 'expired';
-};
+type CouponPassItem = Schemas['CouponPass'];
+type StorecardPassItem = Schemas['StorecardPass'];
 
 type PageInput = { brand_id: string; page?: number | string; per_page?: number | string };
 

@@ -1,4 +1,5 @@
 import type { Db } from '../db/pool.js';
+import type { Schemas } from '../lib/schemas.js';
 import { parseDateTime } from '../lib/dates.js';
 import { invalid } from './errors.js';
 import { recordEvents } from './events.js';
@@ -13,7 +14,7 @@ export type SignupInput = {
   subscribed_at?: string | null;
 };
 
-export type SignupsResult = { new: Record<string, string>; found: Record<string, string> };
+type SignupsResult = Schemas['ImportSignupsResponse']['data'];
 
 type User = { email: string; first_name: string | null; last_name: string | null; unsubscribed: boolean; subscribed_at: string | null };
 

@@ -1,5 +1,6 @@
 import type { Db } from '../db/pool.js';
 import { isCalendarDate } from '../lib/dates.js';
+import type { Schemas } from '../lib/schemas.js';
 import { walletUrl } from '../lib/pass-codes.js';
 import { invalid, notFound } from './errors.js';
 import { recordEvents } from './events.js';
@@ -10,30 +11,9 @@ export const PROFILE_FIELDS = [
   'first_name', 'last_name', 'phone_number', 'birth_day', 'street', 'house_number', 'postcode', 'city', 'country',
 ] as const;
 export type ProfileField = (typeof PROFILE_FIELDS)[number];
-export type ProfileInput = Partial<Record<ProfileField, string | null>>;
+export type ProfileInput = Schemas['MemberProfileFields'];
 
 export type CreateMemberInput = ProfileInput & { brand_id: string; email: string; unsubscribed?: boolean };
-
-/** What `loyalty_pass_status()` answers (a storecard pass is never `redeemed`). */
-export type PassStatus = 'active' | 'redeemed' | 'expired';
-
-export type PassSummary = { pass_code: string; status: PassStatus; expiration_date: string | null; wallet_url: string };
-
-export type MemberProfileResponse = {
-  success: true;
-  member_id: string;
-  identifier: string;
-  brand_id: string;
-  unsubscribed: boolean;
-  subscribed_at: string;
-  profile: {
-    email: string; first_name: string | null; last_name: string | null; full_name: string | null;
-    phone_number: string | null; birth_day: string | null; street: string | null; house_number: string | null;
-    postcode: string | null; city: string | null; country: string | null;
-  };
-  storecards: PassSummary[];
-  coupons: PassSummary[];
-};
 
 /**
  * Semantic checks beside the document's schema: names of at most 191 characters (the column
@@ -94,15 +74,14 @@ export async function linkToBrand(tx: Db, brand: Brand, memberId: string, option
   return true;
 }
 
-type ProfileRow = {
-  id: string; email: string; first_name: string | null; last_name: string | null; phone_number: string | null;
-  birth_day: string | null; street: string | null; house_number: string | null; postcode: string | null;
-  city: string | null; country: string | null; unsubscribed: boolean; subscribed_at: string;
-  passes: { kind: 'coupon' | 'storecard'; pass_code: string; status: PassStatus; expiration_date: string | null }[];
+/** The profile as one row; the passes' `status` is what `loyalty_pass_status()` answers. */
+type ProfileRow = Omit<Schemas['MemberProfile'], 'full_name'> & {
+  id: string; unsubscribed: boolean; subscribed_at: string;
+  passes: (Omit<Schemas['PassSummary'], 'wallet_url'> & { kind: 'coupon' | 'storecard' })[];
 };
 
 /** The member profile response, in one query (member get is the hot path of integrations). */
-export async function getMember(db: Db, scope: Scope, memberId: string, brandId: string, baseUrl: string): Promise<MemberProfileResponse> {
+export async function getMember(db: Db, scope: Scope, memberId: string, brandId: string, baseUrl: string): Promise<Schemas['MemberResponse']> {
   const [row] = isUuid(memberId)
     ? await db<ProfileRow[]>`
         SELECT m.id, m.email, m.first_name, m.last_name, m.phone_number, m.birth_day::text AS birth_day, m.street,
@@ -122,7 +101,7 @@ export async function getMember(db: Db, scope: Scope, memberId: string, brandId:
     await requireBrand(db, scope, brandId); // the right message: brand or member
     throw notFound('Member');
   }
-  const summary = (p: ProfileRow['passes'][number]): PassSummary => ({
+  const summary = (p: ProfileRow['passes'][number]): Schemas['PassSummary'] => ({
     pass_code: p.pass_code, status: p.status, expiration_date: p.expiration_date, wallet_url: walletUrl(baseUrl, p.pass_code),
   });
   const fullName = [row.first_name, row.last_name].filter((n) => n).join(' ') || null;
@@ -149,7 +128,7 @@ export async function getMember(db: Db, scope: Scope, memberId: string, brandId:
  */
 export async function updateMember(
   tx: Db, scope: Scope, memberId: string, input: ProfileInput & { brand_id: string }, baseUrl: string,
-): Promise<MemberProfileResponse> {
+): Promise<Schemas['MemberResponse']> {
   const brand = await requireBrand(tx, scope, input.brand_id);
   await requireBrandMember(tx, brand, memberId);
   const fieldErrors = checkProfile(input);

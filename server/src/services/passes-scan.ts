@@ -1,16 +1,8 @@
 import type { Db } from '../db/pool.js';
+import type { Schemas } from '../lib/schemas.js';
 import { DomainError, notFound } from './errors.js';
 import { recordEvents } from './events.js';
 import type { Scope } from './members-scope.js';
-
-export type RedeemResponse = {
-  success: true;
-  pass_code: string;
-  coupon_id: string;
-  member_id: string;
-  status: 'redeemed';
-  redeemed_at: string;
-};
 
 type PassRow = {
   id: string; organization_id: string; brand_id: string; kind: string; coupon_id: string | null;
@@ -37,7 +29,7 @@ export async function findPass(db: Db, scope: Scope, passCode: string, brandId?:
  * POST /passes/scan: redeems a coupon pass exactly once. One conditional UPDATE does it, so two
  * tills scanning the same pass at once cannot both succeed; the loser learns why from a lookup.
  */
-export async function redeemCouponPass(tx: Db, scope: Scope, input: { pass_code: string; brand_id?: string }): Promise<RedeemResponse> {
+export async function redeemCouponPass(tx: Db, scope: Scope, input: { pass_code: string; brand_id?: string }): Promise<Schemas['RedeemPassResponse']> {
   const [redeemed] = await tx<{ id: string; coupon_id: string; member_id: string; pass_code: string; organization_id: string; redeemed_at: Date }[]>`
     UPDATE passes SET status = 'redeemed', redeemed_at = now(), updated_at = now()
     WHERE pass_code = ${input.pass_code} AND organization_id = ANY(${scope.organizationIds})

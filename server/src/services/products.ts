@@ -1,12 +1,7 @@
 import type { Db } from '../db/pool.js';
+import type { Schemas } from '../lib/schemas.js';
 
-export type ProductDetails = {
-  id: number;
-  title: string;
-  fulfillment: 'pickup' | 'delivery';
-  variants: { id: number; title: string }[];
-  values: { id: number; value: string }[];
-};
+type ProductDetails = Schemas['Product'];
 
 /**
  * POST /products/batch: the products of the device's organization with these ids, in the order

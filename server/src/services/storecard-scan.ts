@@ -1,4 +1,5 @@
 import type { Db } from '../db/pool.js';
+import type { Schemas } from '../lib/schemas.js';
 import { DomainError, invalidField } from './errors.js';
 import { recordEvents } from './events.js';
 import type { Scope } from './members-scope.js';
@@ -13,12 +14,7 @@ export type StorecardScanInput = {
   reverses?: string;
 };
 
-export type StorecardScanResponse = {
-  success: true;
-  created: boolean;
-  transaction: { reference: string; type: 'earn' | 'spend' | 'reverse'; points: number; balance: number; created_at: string };
-  pass: { pass_code: string; points: number; balance: number };
-};
+type StorecardScanResponse = Schemas['StorecardTransactionResponse'];
 
 type TransactionRow = {
   id: string; transaction_reference: string; type: 'earn' | 'spend' | 'reverse'; points: number;

@@ -1,8 +1,8 @@
 import type { Db } from '../db/pool.js';
-import type { components } from '@loyalty/sdk/generated';
+import type { Schemas } from '../lib/schemas.js';
 import { invalidField, notFound } from './errors.js';
 
-type ApiTag = components['schemas']['Tag'];
+type ApiTag = Schemas['Tag'];
 
 export type TagRow = {
   id: string;

@@ -1,4 +1,5 @@
 import type { Db, Sql } from '../db/pool.js';
+import type { Schemas } from '../lib/schemas.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import { newWebhookSecret } from '@loyalty/sdk/signing';
 import { DomainError, invalidField, notFound } from './errors.js';
@@ -12,9 +13,9 @@ export const ROTATION_OVERLAP_HOURS = 24;
 /** The organizations a token acts for. */
 export type Tenancy = { organizationIds: string[] };
 
-type SubscriptionRow = { id: string; organization_id: string; url: string; events: string[]; active: boolean; created_at: Date };
+type SubscriptionRow = { id: string; organization_id: string; url: string; events: Schemas['EventType'][]; active: boolean; created_at: Date };
 
-export const presentSubscription = (s: SubscriptionRow) => ({
+export const presentSubscription = (s: SubscriptionRow): Schemas['WebhookSubscription'] => ({
   id: s.id,
   organization_id: s.organization_id,
   url: s.url,

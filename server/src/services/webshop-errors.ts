@@ -1,3 +1,4 @@
+import type { Schemas } from '../lib/schemas.js';
 import { DomainError, type ErrorKind } from './errors.js';
 
 /**
@@ -5,10 +6,8 @@ import { DomainError, type ErrorKind } from './errors.js';
  * `{status: false, message: "Validation failed", errors: {<field>: [<message>]}}`, every other
  * failure `{status: false, errors: [<message>]}`.
  */
-export type WebshopValidationBody = { status: false; message: 'Validation failed'; errors: Record<string, string[]> };
-export type WebshopErrorBody = { status: false; errors: string[] };
 
-export const webshopValidationBody = (errors: Record<string, string[]>): WebshopValidationBody =>
+export const webshopValidationBody = (errors: Record<string, string[]>): Schemas['WebshopValidationError'] =>
   ({ status: false, message: 'Validation failed', errors });
 
 export const webshopValidationError = (errors: Record<string, string[]>) =>
@@ -16,5 +15,5 @@ export const webshopValidationError = (errors: Record<string, string[]>) =>
 
 export const webshopError = (kind: ErrorKind, code: string, messages: string | string[]) => {
   const list = typeof messages === 'string' ? [messages] : messages;
-  return new DomainError(kind, code, list.join(' '), { body: { status: false, errors: list } satisfies WebshopErrorBody });
+  return new DomainError(kind, code, list.join(' '), { body: { status: false, errors: list } satisfies Schemas['WebshopProductError'] });
 };

@@ -1,13 +1,12 @@
 import type { Db } from '../db/pool.js';
+import type { Schemas } from '../lib/schemas.js';
 import { formatDateTime } from '../lib/dates.js';
 import { newPassCodes, promotionCodeUrl } from '../lib/pass-codes.js';
 import { recordEvents } from './events.js';
 import { DomainError, notFound } from './errors.js';
 import { webshopError, webshopValidationError } from './webshop-errors.js';
 
-export type ShippingAddress = {
-  first_name: string; last_name: string; address1: string; address2?: string; city: string; country: string; zip: string;
-};
+type ShippingAddress = Schemas['ShippingAddress'];
 
 export type WebshopOrderInput = {
   firstname: string;
@@ -20,11 +19,7 @@ export type WebshopOrderInput = {
   shipping_address?: ShippingAddress | null;
 };
 
-export type PromotionCode = {
-  code: string; expiration_date: string; product_title: string; url: string; variant: string | null; value: string | null;
-};
-
-export type WebshopOrderResponse = { success: true; message: string; shipping_address: ShippingAddress | null; result: PromotionCode[] };
+type PromotionCode = Schemas['PromotionCode'];
 
 type ProductRow = {
   id: number; title: string; fulfillment: 'pickup' | 'delivery'; in_promotion: boolean;
@@ -44,7 +39,7 @@ type ProductRow = {
  */
 export async function createWebshopOrder(
   tx: Db, principal: { deviceId: string | null }, input: WebshopOrderInput, baseUrl: string,
-): Promise<WebshopOrderResponse> {
+): Promise<Schemas['WebshopOrderResponse']> {
   const [org] = await tx`SELECT id FROM organizations WHERE id = ${input.organization_identifier}`;
   if (!org) throw notFound('Organization');
   const [device] = principal.deviceId
