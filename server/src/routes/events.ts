@@ -1,7 +1,7 @@
 import { appOf } from '../context.js';
 import { principalOf } from '../plugins/auth.js';
 import { listEvents } from '../services/event-feed.js';
-import type { EventType } from '../services/events.js';
+import { eventTypesOf, type EventType } from '../services/events.js';
 import { requireOrganization } from '../services/webhook-subscriptions.js';
 import type { Schemas } from '../lib/schemas.js';
 import type { RouteDef } from './types.js';
@@ -20,12 +20,14 @@ export const eventRoutes: RouteDef[] = [
     handler: async (request) => {
       const q = request.query as { after?: string; types?: string; wait?: number; limit?: number; organization_id?: string };
       const organizationId = requireOrganization(principalOf(request), q.organization_id);
+      // Validation admits only the document's event types; the guard gives them their type.
+      const known = new Set<string>(eventTypesOf(appOf(request).openapi.document));
       // A long poll ends early when the client goes away.
       const gone = new AbortController();
       request.raw.req.once('close', () => gone.abort());
       const page = await listEvents(appOf(request).sql, organizationId, {
         after: q.after,
-        types: q.types ? ([...new Set(q.types.split(','))] as EventType[]) : undefined,
+        types: q.types ? [...new Set(q.types.split(','))].filter((type): type is EventType => known.has(type)) : undefined,
         limit: q.limit,
         waitSeconds: q.wait === undefined ? undefined : Math.min(q.wait, longestWaitSeconds(appOf(request).config.requestTimeoutMs)),
       }, { signal: gone.signal });

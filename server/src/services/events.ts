@@ -1,6 +1,14 @@
+import type { webhooks } from '@loyalty/sdk/generated';
 import type { Db } from '../db/pool.js';
+import type { OpenApiDocument } from '../lib/openapi.js';
 
-export type EventType = 'member.created' | 'points.changed' | 'coupon.issued' | 'coupon.redeemed';
+/** An event type: a key of openapi.yaml's `webhooks` section (one operation per event sent). */
+export type EventType = keyof webhooks & string;
+
+/** The event types the loaded document describes, in its order: the keys of its `webhooks` section. */
+export const eventTypesOf = (document: OpenApiDocument): EventType[] =>
+  Object.keys((document as { webhooks?: Record<string, unknown> }).webhooks ?? {}) as EventType[];
+
 export type NewEvent = { organizationId: string; type: EventType; data: Record<string, unknown> };
 
 /**
