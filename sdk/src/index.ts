@@ -10,6 +10,7 @@ export { requestIdOf } from './request-id.js';
 export type { PacingOptions } from './rate-limit.js';
 export type { RetryOptions } from './retry.js';
 export type { components, paths, webhooks } from './generated/openapi.js';
+export { EVENT_TYPES, type EventType } from './generated/event-types.js';
 export {
   iterateEvents,
   iterateMemberCoupons,
