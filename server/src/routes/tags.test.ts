@@ -94,6 +94,16 @@ describe('POST /tags', () => {
     expect(tag.created_at).toBe(tag.updated_at);
   });
 
+  it('answers the Tag object exactly as GET /tags lists it (one builder: the api_json trigger)', async () => {
+    const tag = await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'same-1', tag: 'Quote " and \u00e9' });
+    const put = await ts.inject({ method: 'PUT', url: '/tags', headers: await ts.auth('acme-admin'), payload: { tag_id: tag.uuid, tag: 'Put \\ back' } });
+    const list = json((await ts.inject({ method: 'GET', url: '/tags', headers: await ts.auth('acme-admin') })).payload).data;
+    const listed = list.find((t: { uuid: string }) => t.uuid === tag.uuid);
+    expect(json(put.payload).data).toStrictEqual(listed);
+    expect(Object.keys(tag)).toEqual(['tag', 'external_reference', 'uuid', 'created_at', 'updated_at', 'brand_id']);
+    expect(tag.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
   it('answers 422 on external_reference when the organization already uses it', async () => {
     const res = await ts.inject({ method: 'POST', url: '/tags', headers: await ts.auth('acme-admin'), payload: { brand_id: 'brand-acme', external_reference: 'vip', tag: 'Again' } });
     expect(res.statusCode).toBe(422);

@@ -8,15 +8,6 @@ import type { RouteDef } from './types.js';
 
 type Body<T> = T & Record<string, unknown>;
 
-const toTag = (row: tags.TagRow): Schemas['Tag'] => ({
-  tag: row.tag,
-  external_reference: row.external_reference,
-  uuid: row.id,
-  created_at: row.created_at.toISOString(),
-  updated_at: row.updated_at.toISOString(),
-  brand_id: row.brand_id,
-});
-
 const message = (text: string): Schemas['SuccessMessage'] => ({ success: true, message: text });
 
 /**
@@ -57,7 +48,7 @@ export const tagRoutes: RouteDef[] = [
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
         const tag = await tags.createTag(tx, tenancy(request), payloadOf<Schemas['CreateTagRequest']>(request));
-        return { status: 201, body: { success: true, data: toTag(tag) } satisfies Schemas['TagResponse'] };
+        return { status: 201, body: { success: true, data: tag } satisfies Schemas['TagResponse'] };
       }),
   },
   {
@@ -66,7 +57,7 @@ export const tagRoutes: RouteDef[] = [
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
         const tag = await tags.updateTag(tx, tenancy(request), payloadOf<Schemas['UpdateTagRequest']>(request));
-        return { body: { success: true, data: toTag(tag) } satisfies Schemas['TagResponse'] };
+        return { body: { success: true, data: tag } satisfies Schemas['TagResponse'] };
       }),
   },
   {

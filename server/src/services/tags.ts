@@ -28,6 +28,7 @@ export type JsonText<T> = string & { readonly __json?: T };
  * The tags as a JSON array of Tag objects, oldest first. GET /tags is the hot read: each row
  * keeps its API representation (`api_json`, written by a trigger, migration 0004), so this is
  * one string_agg, and Node neither parses rows and timestamps nor serializes them again.
+ * That column is the only place a Tag object is built: create and update return it too.
  */
 export async function listTagsJson(db: Db, t: Tenancy): Promise<JsonText<ApiTag[]>> {
   const [row] = await db<{ data: string }[]>`
@@ -65,17 +66,20 @@ export async function findTag(db: Db, t: Tenancy, ref: string, brandId?: string 
   return tag;
 }
 
-export async function createTag(db: Db, t: Tenancy, input: { brand_id: string; external_reference: string; tag: string }): Promise<TagRow> {
+/** The Tag object the trigger wrote into the row (`api_json`), parsed. */
+const API_TAG = 'api_json::json AS api';
+
+export async function createTag(db: Db, t: Tenancy, input: { brand_id: string; external_reference: string; tag: string }): Promise<ApiTag> {
   const [brand] = await db<{ organization_id: string }[]>`
     SELECT organization_id FROM brands WHERE id = ${input.brand_id} AND organization_id = ANY(${t.organizationIds})`;
   if (!brand) throw notFound('Brand');
-  const [tag] = await db<TagRow[]>`
+  const [tag] = await db<{ api: ApiTag }[]>`
     INSERT INTO tags (organization_id, brand_id, tag, external_reference)
     VALUES (${brand.organization_id}, ${input.brand_id}, ${input.tag}, ${input.external_reference})
     ON CONFLICT (organization_id, external_reference) DO NOTHING
-    RETURNING ${db.unsafe(COLUMNS)}`;
+    RETURNING ${db.unsafe(API_TAG)}`;
   if (!tag) throw referenceTaken();
-  return tag;
+  return tag.api;
 }
 
 /** Only the fields sent change; a tag never moves to another brand. */
@@ -83,16 +87,16 @@ export async function updateTag(
   db: Db,
   t: Tenancy,
   input: { tag_id: string; brand_id?: string; external_reference?: string; tag?: string },
-): Promise<TagRow> {
+): Promise<ApiTag> {
   const current = await findTag(db, t, input.tag_id, input.brand_id, { uuidOnly: true });
   try {
-    const [tag] = await db<TagRow[]>`
+    const [tag] = await db<{ api: ApiTag }[]>`
       UPDATE tags SET tag = coalesce(${input.tag ?? null}, tag),
         external_reference = coalesce(${input.external_reference ?? null}, external_reference), updated_at = now()
       WHERE id = ${current.id}
-      RETURNING ${db.unsafe(COLUMNS)}`;
+      RETURNING ${db.unsafe(API_TAG)}`;
     if (!tag) throw notFound('Tag');
-    return tag;
+    return tag.api;
   } catch (error) {
     if (isUniqueViolation(error)) throw referenceTaken();
     throw error;
