@@ -7,16 +7,17 @@ import { principalOf } from '../plugins/auth.js';
 import { bulkUpdateMembers, type BulkMemberUpdate } from '../services/members-bulk.js';
 import { exportMembersWithPoints, listMembersPage, readListPage, streamAllMembers } from '../services/members-list.js';
 import { findMemberUuids, searchMember } from '../services/members-lookup.js';
-import { requireBrand, type Scope } from '../services/members-scope.js';
+import { requireBrand } from '../services/members-scope.js';
 import { importSignups, type SignupInput } from '../services/members-signups.js';
 import { createMember, deleteMemberFromBrand, getMember, updateMember, type CreateMemberInput, type ProfileInput } from '../services/members.js';
 import type { RouteDef } from './types.js';
+import type { OrganizationScope } from '../services/organization-scope.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** Whole lists run to tens of megabytes: the fastest gzip level costs a third of the default's time. */
 const listOptions = { compression: { gzip: { level: 1 }, deflate: { level: 1 } } };
 
-export const scopeOf = (request: Request): Scope => principalOf(request);
+export const scopeOf = (request: Request): OrganizationScope => principalOf(request);
 export const payloadOf = <T>(request: Request) => (request.payload ?? {}) as T;
 export const queryOf = <T>(request: Request) => request.query as T;
 const baseUrlOf = (request: Request) => appOf(request).baseUrl();

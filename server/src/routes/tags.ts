@@ -5,6 +5,7 @@ import type { Schemas } from '../lib/schemas.js';
 import { principalOf } from '../plugins/auth.js';
 import * as tags from '../services/tags.js';
 import type { RouteDef } from './types.js';
+import type { OrganizationScope } from '../services/organization-scope.js';
 
 type Body<T> = T & Record<string, unknown>;
 
@@ -28,7 +29,7 @@ const bodyOrQuery = {
   },
 };
 
-const tenancy = (request: Request): tags.Tenancy => principalOf(request);
+const tenancy = (request: Request): OrganizationScope => principalOf(request);
 const payloadOf = <T>(request: Request) => request.payload as Body<T>;
 const queryOf = <T>(request: Request) => request.query as Body<T>;
 

@@ -3,7 +3,8 @@ import type { Schemas } from '../lib/schemas.js';
 import { wakeDeliveryLanes } from './deliveries.js';
 import { invalidField, notFound } from './errors.js';
 import { isUuid } from './members-scope.js';
-import { requireSubscription, type Tenancy } from './webhook-subscriptions.js';
+import { requireSubscription } from './webhook-subscriptions.js';
+import type { OrganizationScope } from './organization-scope.js';
 
 type DeliveryRow = {
   id: string;
@@ -40,7 +41,7 @@ const presentDelivery = (d: DeliveryRow): Schemas['WebhookDelivery'] => ({
 /** GET /webhook-subscriptions/{id}/deliveries: newest first, keyset-paged on the delivery's seq. */
 export async function listDeliveries(
   db: Db,
-  t: Tenancy,
+  t: OrganizationScope,
   subscriptionId: string,
   query: { status?: 'pending' | 'delivered' | 'failed'; limit?: number; after?: string },
 ) {
@@ -64,7 +65,7 @@ export async function listDeliveries(
  * delivery's next attempt moves to now (same attempt number, the rest of the schedule stays); a
  * finished delivery gets exactly one more attempt (numbered on from the last one).
  */
-export async function retryDelivery(db: Db, t: Tenancy, subscriptionId: string, deliveryId: string, lanes: number) {
+export async function retryDelivery(db: Db, t: OrganizationScope, subscriptionId: string, deliveryId: string, lanes: number) {
   await requireSubscription(db, t, subscriptionId);
   if (!isUuid(deliveryId)) throw notFound('Delivery');
   const [current] = await db<{ status: string; attempts: number }[]>`

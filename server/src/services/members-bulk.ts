@@ -1,7 +1,8 @@
 import type { Db } from '../db/pool.js';
 import { invalid } from './errors.js';
-import { isUuid, requireBrand, type Scope } from './members-scope.js';
+import { isUuid, requireBrand } from './members-scope.js';
 import { checkProfile, PROFILE_FIELDS, type ProfileInput } from './members.js';
+import type { OrganizationScope } from './organization-scope.js';
 
 export type BulkMemberUpdate = ProfileInput & { identifier: string };
 
@@ -12,7 +13,7 @@ export type BulkMemberUpdate = ProfileInput & { identifier: string };
  * twice gets both items merged in order (a later field wins).
  */
 export async function bulkUpdateMembers(
-  tx: Db, scope: Scope, input: { brand_id: string; members: BulkMemberUpdate[] },
+  tx: Db, scope: OrganizationScope, input: { brand_id: string; members: BulkMemberUpdate[] },
 ): Promise<{ updated: number; not_found: string[] }> {
   const errors: Record<string, string[]> = {};
   input.members.forEach((m, i) => Object.assign(errors, checkProfile(m, `members.${i}.`)));

@@ -1,14 +1,15 @@
 import type { Db } from '../db/pool.js';
 import type { Schemas } from '../lib/schemas.js';
 import { invalid, notFound } from './errors.js';
-import { isUuid, requireBrand, type Scope } from './members-scope.js';
+import { isUuid, requireBrand } from './members-scope.js';
+import type { OrganizationScope } from './organization-scope.js';
 
 /**
  * Finds one member of the brand by e-mail (case-insensitive) and/or identifier. Neither is a
  * 422; both must name the same member, otherwise 404.
  */
 export async function searchMember(
-  db: Db, scope: Scope, input: { brand_id: string; email?: string; user_identifier?: string },
+  db: Db, scope: OrganizationScope, input: { brand_id: string; email?: string; user_identifier?: string },
 ): Promise<Schemas['MemberSearchResponse']> {
   const email = input.email || undefined;
   const identifier = input.user_identifier || undefined;
@@ -43,7 +44,7 @@ export async function searchMember(
 }
 
 /** E-mail → member UUID for the members of the brand; unknown e-mails are left out. Keys as sent. */
-export async function findMemberUuids(db: Db, scope: Scope, input: { brand_id: string; emails: string[] }): Promise<Schemas['EmailToMemberId']> {
+export async function findMemberUuids(db: Db, scope: OrganizationScope, input: { brand_id: string; emails: string[] }): Promise<Schemas['EmailToMemberId']> {
   const brand = await requireBrand(db, scope, input.brand_id);
   const rows = await db<{ email: string; id: string }[]>`
     SELECT e.email, m.id

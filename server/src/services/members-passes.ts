@@ -2,7 +2,8 @@ import type { Db } from '../db/pool.js';
 import type { Schemas } from '../lib/schemas.js';
 import { buildPaginator, type Paginator } from '../lib/paginator.js';
 import { invalidField, notFound } from './errors.js';
-import { isUuid, requireBrand, requireBrandMember, type Scope } from './members-scope.js';
+import { isUuid, requireBrand, requireBrandMember } from './members-scope.js';
+import type { OrganizationScope } from './organization-scope.js';
 
 /** Page size of member coupons/storecards (spec: first page of 10; docs/HELPERS.md: at most 100). */
 export const PASSES_PER_PAGE_DEFAULT = 10;
@@ -25,10 +26,10 @@ function readPage(input: PageInput): { page: number; perPage: number } {
 }
 
 /** GET /members/{uuid}/coupons and /storecards: the member's passes of the brand, newest first. */
-export async function listMemberPasses(db: Db, scope: Scope, memberId: string, kind: 'coupon', input: PageInput, path: string): Promise<Paginator<CouponPassItem>>;
-export async function listMemberPasses(db: Db, scope: Scope, memberId: string, kind: 'storecard', input: PageInput, path: string): Promise<Paginator<StorecardPassItem>>;
+export async function listMemberPasses(db: Db, scope: OrganizationScope, memberId: string, kind: 'coupon', input: PageInput, path: string): Promise<Paginator<CouponPassItem>>;
+export async function listMemberPasses(db: Db, scope: OrganizationScope, memberId: string, kind: 'storecard', input: PageInput, path: string): Promise<Paginator<StorecardPassItem>>;
 export async function listMemberPasses(
-  db: Db, scope: Scope, memberId: string, kind: 'coupon' | 'storecard', input: PageInput, path: string,
+  db: Db, scope: OrganizationScope, memberId: string, kind: 'coupon' | 'storecard', input: PageInput, path: string,
 ): Promise<Paginator<CouponPassItem | StorecardPassItem>> {
   const { page, perPage } = readPage(input);
   const brand = await requireBrand(db, scope, input.brand_id);
@@ -70,7 +71,7 @@ export async function listMemberPasses(
  * organization). Members that are unknown or of another organization are left out of the answer;
  * a location id that none of the token's organizations has is a 404.
  */
-export async function setFavouriteLocation(tx: Db, scope: Scope, input: { location_id: string; users: string[] }): Promise<string[]> {
+export async function setFavouriteLocation(tx: Db, scope: OrganizationScope, input: { location_id: string; users: string[] }): Promise<string[]> {
   const [location] = await tx`
     SELECT 1 FROM locations WHERE id = ${input.location_id} AND organization_id = ANY(${scope.organizationIds}) LIMIT 1`;
   if (!location) throw notFound('Location');

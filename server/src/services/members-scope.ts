@@ -1,8 +1,6 @@
 import type { Db } from '../db/pool.js';
 import { notFound } from './errors.js';
-
-/** What a request may reach: the organizations of its token (API or device token). */
-export type Scope = { organizationIds: string[] };
+import type { OrganizationScope } from './organization-scope.js';
 
 export type Brand = { id: string; organizationId: string };
 
@@ -10,7 +8,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: string): boolean => UUID.test(value);
 
 /** The brand, when it belongs to an organization of the token; else 404 as for an unknown id. */
-export async function requireBrand(db: Db, scope: Scope, brandId: string): Promise<Brand> {
+export async function requireBrand(db: Db, scope: OrganizationScope, brandId: string): Promise<Brand> {
   const [row] = await db<{ id: string; organization_id: string }[]>`
     SELECT id, organization_id FROM brands WHERE id = ${brandId} AND organization_id = ANY(${scope.organizationIds})`;
   if (!row) throw notFound('Brand');

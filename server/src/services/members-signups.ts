@@ -3,8 +3,9 @@ import type { Schemas } from '../lib/schemas.js';
 import { parseDateTime } from '../lib/dates.js';
 import { invalid } from './errors.js';
 import { recordEvents } from './events.js';
-import { requireBrand, type Scope } from './members-scope.js';
+import { requireBrand } from './members-scope.js';
 import { checkProfile } from './members.js';
+import type { OrganizationScope } from './organization-scope.js';
 
 export type SignupInput = {
   email: string;
@@ -31,7 +32,7 @@ type User = { email: string; first_name: string | null; last_name: string | null
  * known members by id), so two imports wait for each other instead of deadlocking; new members
  * join the brand in input order.
  */
-export async function importSignups(tx: Db, scope: Scope, input: { brand_id: string; users: SignupInput[] }, now = new Date()): Promise<SignupsResult> {
+export async function importSignups(tx: Db, scope: OrganizationScope, input: { brand_id: string; users: SignupInput[] }, now = new Date()): Promise<SignupsResult> {
   const errors: Record<string, string[]> = {};
   const seen = new Set<string>();
   const users: User[] = [];

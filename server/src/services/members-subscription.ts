@@ -1,6 +1,7 @@
 import type { Db } from '../db/pool.js';
 import { DomainError, notFound } from './errors.js';
-import { requireBrand, type Scope } from './members-scope.js';
+import { requireBrand } from './members-scope.js';
+import type { OrganizationScope } from './organization-scope.js';
 
 /**
  * Marketing subscription of a member per brand (the spec's state table). Subscribing a member
@@ -8,7 +9,7 @@ import { requireBrand, type Scope } from './members-scope.js';
  * (the spec names no error for it).
  */
 export async function setSubscription(
-  tx: Db, scope: Scope, input: { brand_id: string; email: string }, subscribe: boolean,
+  tx: Db, scope: OrganizationScope, input: { brand_id: string; email: string }, subscribe: boolean,
 ): Promise<string> {
   const brand = await requireBrand(tx, scope, input.brand_id);
   const [row] = await tx<{ member_id: string; was_unsubscribed: boolean }[]>`
@@ -32,7 +33,7 @@ export async function setSubscription(
  * never fails for unknown addresses: openapi.yaml).
  */
 export async function setSubscriptionBulk(
-  tx: Db, scope: Scope, input: { brand_id: string; email: string[] }, subscribe: boolean,
+  tx: Db, scope: OrganizationScope, input: { brand_id: string; email: string[] }, subscribe: boolean,
 ): Promise<{ amount: number; message: string }> {
   const brand = await requireBrand(tx, scope, input.brand_id);
   const emails = [...new Set(input.email.map((e) => e.toLowerCase()))];

@@ -4,7 +4,8 @@ import type { Schemas } from '../lib/schemas.js';
 import { walletUrl } from '../lib/pass-codes.js';
 import { invalid, notFound } from './errors.js';
 import { recordEvents } from './events.js';
-import { requireBrand, requireBrandMember, isUuid, type Brand, type Scope } from './members-scope.js';
+import { requireBrand, requireBrandMember, isUuid, type Brand } from './members-scope.js';
+import type { OrganizationScope } from './organization-scope.js';
 
 /** Profile fields a member create or update may set (the e-mail only on create). */
 export const PROFILE_FIELDS = [
@@ -36,7 +37,7 @@ export function checkProfile(input: ProfileInput, prefix = ''): Record<string, s
  * existing member is returned untouched (`created: false`) and linked to the brand when it was
  * not. `member.created` is recorded whenever the member joins the brand (new member or new link).
  */
-export async function createMember(tx: Db, scope: Scope, input: CreateMemberInput): Promise<{ created: boolean; memberId: string }> {
+export async function createMember(tx: Db, scope: OrganizationScope, input: CreateMemberInput): Promise<{ created: boolean; memberId: string }> {
   const brand = await requireBrand(tx, scope, input.brand_id);
   const fieldErrors = checkProfile(input);
   if (Object.keys(fieldErrors).length) throw invalid(fieldErrors);
@@ -81,7 +82,7 @@ type ProfileRow = Omit<Schemas['MemberProfile'], 'full_name'> & {
 };
 
 /** The member profile response, in one query (member get is the hot path of integrations). */
-export async function getMember(db: Db, scope: Scope, memberId: string, brandId: string, baseUrl: string): Promise<Schemas['MemberResponse']> {
+export async function getMember(db: Db, scope: OrganizationScope, memberId: string, brandId: string, baseUrl: string): Promise<Schemas['MemberResponse']> {
   const [row] = isUuid(memberId)
     ? await db<ProfileRow[]>`
         SELECT m.id, m.email, m.first_name, m.last_name, m.phone_number, m.birth_day::text AS birth_day, m.street,
@@ -127,7 +128,7 @@ export async function getMember(db: Db, scope: Scope, memberId: string, brandId:
  * change; an `email` field in the body is ignored (openapi.yaml).
  */
 export async function updateMember(
-  tx: Db, scope: Scope, memberId: string, input: ProfileInput & { brand_id: string }, baseUrl: string,
+  tx: Db, scope: OrganizationScope, memberId: string, input: ProfileInput & { brand_id: string }, baseUrl: string,
 ): Promise<Schemas['MemberResponse']> {
   const brand = await requireBrand(tx, scope, input.brand_id);
   await requireBrandMember(tx, brand, memberId);
@@ -146,7 +147,7 @@ export async function updateMember(
  * links and storecard transactions), its memberships of the brand's tags and the voucher grants
  * of those tags. The member row goes too when no brand is left. Irreversible.
  */
-export async function deleteMemberFromBrand(tx: Db, scope: Scope, memberId: string, brandId: string): Promise<void> {
+export async function deleteMemberFromBrand(tx: Db, scope: OrganizationScope, memberId: string, brandId: string): Promise<void> {
   const brand = await requireBrand(tx, scope, brandId);
   // The member row first, FOR UPDATE: it waits for any transaction linking the member to another
   // brand (they hold FOR KEY SHARE), so the last statement below sees their links. This lock

@@ -3,7 +3,8 @@ import { addDays, isCalendarDate, todayUtc } from '../lib/dates.js';
 import { newPassCode, walletUrl } from '../lib/pass-codes.js';
 import { invalid, invalidField, notFound } from './errors.js';
 import { recordEvents } from './events.js';
-import { requireBrand, requireBrandMember, type Scope } from './members-scope.js';
+import { requireBrand, requireBrandMember } from './members-scope.js';
+import type { OrganizationScope } from './organization-scope.js';
 
 export type IssuePassInput = { brand_id: string; coupon_id?: string; storecard_id?: string; expiration_date?: string };
 export type IssuePassResult = { created: boolean; passId: string; passCode: string; walletUrl: string };
@@ -28,7 +29,7 @@ export function couponExpiration(requested: string | undefined, validDays: numbe
  * a storecard has one pass per member: the first call creates it (201), later calls return it
  * (200, `created: false`). An inactive coupon or storecard is a 422.
  */
-export async function issuePassToMember(tx: Db, scope: Scope, memberId: string, input: IssuePassInput, baseUrl: string): Promise<IssuePassResult> {
+export async function issuePassToMember(tx: Db, scope: OrganizationScope, memberId: string, input: IssuePassInput, baseUrl: string): Promise<IssuePassResult> {
   if ((input.coupon_id === undefined) === (input.storecard_id === undefined)) {
     const message = 'Send exactly one of coupon_id and storecard_id.';
     throw invalid({ coupon_id: [message], storecard_id: [message] }, message);

@@ -2,7 +2,7 @@ import type { Db } from '../db/pool.js';
 import type { Schemas } from '../lib/schemas.js';
 import { DomainError, notFound } from './errors.js';
 import { recordEvents } from './events.js';
-import type { Scope } from './members-scope.js';
+import type { OrganizationScope } from './organization-scope.js';
 
 type PassRow = {
   id: string; organization_id: string; brand_id: string; kind: string; coupon_id: string | null;
@@ -13,7 +13,7 @@ type PassRow = {
  * A pass by its code, when it belongs to an organization of the token (and to `brandId` when
  * given); otherwise 404, exactly as an unknown code.
  */
-export async function findPass(db: Db, scope: Scope, passCode: string, brandId?: string, { lock = false } = {}): Promise<PassRow & { expired: boolean; points: number; balance: number; storecard_id: string | null }> {
+export async function findPass(db: Db, scope: OrganizationScope, passCode: string, brandId?: string, { lock = false } = {}): Promise<PassRow & { expired: boolean; points: number; balance: number; storecard_id: string | null }> {
   const [pass] = await db<(PassRow & { expired: boolean; points: number; balance: number; storecard_id: string | null })[]>`
     SELECT id, organization_id, brand_id, kind, coupon_id, storecard_id, member_id, pass_code, status, redeemed_at, points, balance,
            loyalty_pass_status(status, expiration_date) = 'expired' AS expired
@@ -29,7 +29,7 @@ export async function findPass(db: Db, scope: Scope, passCode: string, brandId?:
  * POST /passes/scan: redeems a coupon pass exactly once. One conditional UPDATE does it, so two
  * tills scanning the same pass at once cannot both succeed; the loser learns why from a lookup.
  */
-export async function redeemCouponPass(tx: Db, scope: Scope, input: { pass_code: string; brand_id?: string }): Promise<Schemas['RedeemPassResponse']> {
+export async function redeemCouponPass(tx: Db, scope: OrganizationScope, input: { pass_code: string; brand_id?: string }): Promise<Schemas['RedeemPassResponse']> {
   const [redeemed] = await tx<{ id: string; coupon_id: string; member_id: string; pass_code: string; organization_id: string; redeemed_at: Date }[]>`
     UPDATE passes SET status = 'redeemed', redeemed_at = now(), updated_at = now()
     WHERE pass_code = ${input.pass_code} AND organization_id = ANY(${scope.organizationIds})

@@ -2,8 +2,8 @@ import type { Db } from '../db/pool.js';
 import type { Schemas } from '../lib/schemas.js';
 import { DomainError, invalidField } from './errors.js';
 import { recordEvents } from './events.js';
-import type { Scope } from './members-scope.js';
 import { findPass } from './passes-scan.js';
+import type { OrganizationScope } from './organization-scope.js';
 
 export type StorecardScanInput = {
   pass_code: string;
@@ -33,7 +33,7 @@ const insufficient = () => new DomainError('unprocessable', 'insufficient_balanc
  * first transaction is answered (with the balance it left; `pass` shows the pass now) and nothing
  * changes, even when the repeated request would now fail (say, the balance has been spent since).
  */
-export async function scanStorecard(tx: Db, scope: Scope, input: StorecardScanInput): Promise<{ status: 200 | 201; body: StorecardScanResponse }> {
+export async function scanStorecard(tx: Db, scope: OrganizationScope, input: StorecardScanInput): Promise<{ status: 200 | 201; body: StorecardScanResponse }> {
   const pass = await findPass(tx, scope, input.pass_code, input.brand_id, { lock: true });
   if (pass.kind !== 'storecard') throw new DomainError('unprocessable', 'not_a_storecard_pass', 'This pass is not a storecard pass; use POST /passes/scan.');
 

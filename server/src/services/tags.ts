@@ -1,6 +1,7 @@
 import type { Db } from '../db/pool.js';
 import type { Schemas } from '../lib/schemas.js';
 import { invalidField, notFound } from './errors.js';
+import type { OrganizationScope } from './organization-scope.js';
 
 type ApiTag = Schemas['Tag'];
 
@@ -12,9 +13,6 @@ export type TagRow = {
   created_at: Date;
   updated_at: Date;
 };
-
-/** The organizations a token acts for; every lookup is confined to them (foreign = unknown). */
-export type Tenancy = { organizationIds: string[] };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const COLUMNS = 'id, brand_id, tag, external_reference, created_at, updated_at';
@@ -30,7 +28,7 @@ export type JsonText<T> = string & { readonly __json?: T };
  * one string_agg, and Node neither parses rows and timestamps nor serializes them again.
  * That column is the only place a Tag object is built: create and update return it too.
  */
-export async function listTagsJson(db: Db, t: Tenancy): Promise<JsonText<ApiTag[]>> {
+export async function listTagsJson(db: Db, t: OrganizationScope): Promise<JsonText<ApiTag[]>> {
   const [row] = await db<{ data: string }[]>`
     SELECT '[' || coalesce(string_agg(api_json, ',' ORDER BY created_at, id), '') || ']' AS data
     FROM tags WHERE ${organizationMatch(db, t)}`;
@@ -44,14 +42,14 @@ export async function listTagsJson(db: Db, t: Tenancy): Promise<JsonText<ApiTag[
  * table is analyzed: for GET /tags that replanning was half of PostgreSQL's time per request
  * (220 against 100 µs of CPU, scratch measurement with 20 tags).
  */
-const organizationMatch = (db: Db, t: Tenancy) =>
+const organizationMatch = (db: Db, t: OrganizationScope) =>
   t.organizationIds.length === 1 ? db`organization_id = ${t.organizationIds[0]!}` : db`organization_id = ANY(${t.organizationIds})`;
 
 /**
  * A tag by its uuid or its external_reference (unique per organization), within the token's
  * organizations and, when `brandId` is given, that brand. A uuid wins over an equal reference.
  */
-export async function findTag(db: Db, t: Tenancy, ref: string, brandId?: string | null, options: { uuidOnly?: boolean } = {}): Promise<TagRow> {
+export async function findTag(db: Db, t: OrganizationScope, ref: string, brandId?: string | null, options: { uuidOnly?: boolean } = {}): Promise<TagRow> {
   const byUuid = UUID.test(ref);
   const match = byUuid
     ? options.uuidOnly ? db`id = ${ref}::uuid` : db`(id = ${ref}::uuid OR external_reference = ${ref})`
@@ -69,7 +67,7 @@ export async function findTag(db: Db, t: Tenancy, ref: string, brandId?: string 
 /** The Tag object the trigger wrote into the row (`api_json`), parsed. */
 const API_TAG = 'api_json::json AS api';
 
-export async function createTag(db: Db, t: Tenancy, input: { brand_id: string; external_reference: string; tag: string }): Promise<ApiTag> {
+export async function createTag(db: Db, t: OrganizationScope, input: { brand_id: string; external_reference: string; tag: string }): Promise<ApiTag> {
   const [brand] = await db<{ organization_id: string }[]>`
     SELECT organization_id FROM brands WHERE id = ${input.brand_id} AND organization_id = ANY(${t.organizationIds})`;
   if (!brand) throw notFound('Brand');
@@ -85,7 +83,7 @@ export async function createTag(db: Db, t: Tenancy, input: { brand_id: string; e
 /** Only the fields sent change; a tag never moves to another brand. */
 export async function updateTag(
   db: Db,
-  t: Tenancy,
+  t: OrganizationScope,
   input: { tag_id: string; brand_id?: string; external_reference?: string; tag?: string },
 ): Promise<ApiTag> {
   const current = await findTag(db, t, input.tag_id, input.brand_id, { uuidOnly: true });
@@ -104,7 +102,7 @@ export async function updateTag(
 }
 
 /** Deletes the tag; its member and pass links go with it (ON DELETE CASCADE). */
-export async function deleteTag(db: Db, t: Tenancy, input: { tag_id: string; brand_id?: string }): Promise<void> {
+export async function deleteTag(db: Db, t: OrganizationScope, input: { tag_id: string; brand_id?: string }): Promise<void> {
   const tag = await findTag(db, t, input.tag_id, input.brand_id, { uuidOnly: true });
   await db`DELETE FROM tags WHERE id = ${tag.id}`;
 }
@@ -118,19 +116,19 @@ async function findPassId(db: Db, tag: TagRow, passCode: string): Promise<string
   return pass.id;
 }
 
-export async function addPassToTag(db: Db, t: Tenancy, input: PassInput): Promise<void> {
+export async function addPassToTag(db: Db, t: OrganizationScope, input: PassInput): Promise<void> {
   const tag = await findTag(db, t, input.tag_id, input.brand_id);
   const passId = await findPassId(db, tag, input.pass_code);
   await db`INSERT INTO tag_passes (tag_id, pass_id) VALUES (${tag.id}, ${passId}) ON CONFLICT DO NOTHING`;
 }
 
-export async function removePassFromTag(db: Db, t: Tenancy, input: PassInput): Promise<void> {
+export async function removePassFromTag(db: Db, t: OrganizationScope, input: PassInput): Promise<void> {
   const tag = await findTag(db, t, input.tag_id, input.brand_id);
   const passId = await findPassId(db, tag, input.pass_code);
   await db`DELETE FROM tag_passes WHERE tag_id = ${tag.id} AND pass_id = ${passId}`;
 }
 
-export async function listTagPasses(db: Db, t: Tenancy, input: { tag_id: string; brand_id: string }): Promise<{ pass_code: string }[]> {
+export async function listTagPasses(db: Db, t: OrganizationScope, input: { tag_id: string; brand_id: string }): Promise<{ pass_code: string }[]> {
   const tag = await findTag(db, t, input.tag_id, input.brand_id);
   return db<{ pass_code: string }[]>`
     SELECT p.pass_code FROM tag_passes tp JOIN passes p ON p.id = tp.pass_id
@@ -139,7 +137,7 @@ export async function listTagPasses(db: Db, t: Tenancy, input: { tag_id: string;
 
 type MemberInput = { tag_id: string; member_id: string; brand_id?: string };
 
-export async function addMemberToTag(db: Db, t: Tenancy, input: MemberInput): Promise<void> {
+export async function addMemberToTag(db: Db, t: OrganizationScope, input: MemberInput): Promise<void> {
   const tag = await findTag(db, t, input.tag_id, input.brand_id);
   // Only members of the tag's brand can be put on it; one already on it stays as it is.
   const [added] = await db<{ member_id: string }[]>`
@@ -149,7 +147,7 @@ export async function addMemberToTag(db: Db, t: Tenancy, input: MemberInput): Pr
   if (!added) throw notFound('Member');
 }
 
-export async function removeMemberFromTag(db: Db, t: Tenancy, input: MemberInput): Promise<void> {
+export async function removeMemberFromTag(db: Db, t: OrganizationScope, input: MemberInput): Promise<void> {
   const tag = await findTag(db, t, input.tag_id, input.brand_id);
   // A member who has left the brand can still be taken off its tags: any member of the organization.
   const [member] = await db<{ id: string }[]>`
@@ -160,7 +158,7 @@ export async function removeMemberFromTag(db: Db, t: Tenancy, input: MemberInput
 }
 
 /** Members still in the tag's brand, in the order they were added. */
-export async function listTagMembers(db: Db, t: Tenancy, input: { tag_id: string; brand_id: string }): Promise<{ identifier: string; email: string }[]> {
+export async function listTagMembers(db: Db, t: OrganizationScope, input: { tag_id: string; brand_id: string }): Promise<{ identifier: string; email: string }[]> {
   const tag = await findTag(db, t, input.tag_id, input.brand_id);
   return db<{ identifier: string; email: string }[]>`
     SELECT m.id AS identifier, m.email FROM tag_members tm
@@ -174,7 +172,7 @@ export async function listTagMembers(db: Db, t: Tenancy, input: { tag_id: string
  * unknown ids and people who are not members of the brand are skipped, so repeating is safe.
  * Returns how many were added.
  */
-export async function addMembersToTagBulk(db: Db, t: Tenancy, input: { brand_id: string; tag_id: string; users: string[] }): Promise<number> {
+export async function addMembersToTagBulk(db: Db, t: OrganizationScope, input: { brand_id: string; tag_id: string; users: string[] }): Promise<number> {
   const [brand] = await db`SELECT 1 FROM brands WHERE id = ${input.brand_id} AND organization_id = ANY(${t.organizationIds})`;
   if (!brand) throw notFound('Brand');
   const tag = await findTag(db, t, input.tag_id, input.brand_id);

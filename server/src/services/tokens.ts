@@ -2,13 +2,14 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/pool.js';
 import { randomToken, sha256 } from '../lib/hash.js';
 import { DomainError } from './errors.js';
+import type { OrganizationScope } from './organization-scope.js';
 
 export const TOKEN_TTL_SECONDS = 3600;
 
-export type Principal = {
+/** A token's identity: the organizations it reaches (its OrganizationScope), its abilities and device. */
+export type Principal = OrganizationScope & {
   clientId: string;
   tokenHash: string;
-  organizationIds: string[];
   deviceId: string | null;
   abilities: string[];
   expiresAt: number;

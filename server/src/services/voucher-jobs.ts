@@ -1,9 +1,10 @@
 import type { Db } from '../db/pool.js';
 import { formatDateTime } from '../lib/dates.js';
 import { notFound } from './errors.js';
-import { requireBrand, type Scope } from './members-scope.js';
+import { requireBrand } from './members-scope.js';
 import { couponExpiration } from './passes-issue.js';
 import { findTag } from './tags.js';
+import type { OrganizationScope } from './organization-scope.js';
 
 export type VoucherKind = 'coupon' | 'storecard';
 export type VoucherJobStatus = 'queued' | 'running' | 'done' | 'failed';
@@ -33,7 +34,7 @@ export type IssueVouchersInput = {
  * INSERT either creates the job or, ON CONFLICT, locks and returns the active one (no window
  * between a check and an insert). The first round of each lane is queued in the same transaction.
  */
-export async function createVoucherJob(db: Db, scope: Scope, tagIdOrReference: string, input: IssueVouchersInput) {
+export async function createVoucherJob(db: Db, scope: OrganizationScope, tagIdOrReference: string, input: IssueVouchersInput) {
   const brand = await requireBrand(db, scope, input.brand_id);
   const tagId = (await findTag(db, scope, tagIdOrReference, brand.id)).id;
   const kind: VoucherKind = input.coupon_id !== undefined ? 'coupon' : 'storecard';
@@ -68,7 +69,7 @@ export async function createVoucherJob(db: Db, scope: Scope, tagIdOrReference: s
 }
 
 /** GET /tags/{id}/vouchers/{job}: only through the job's own tag, brand and organization. */
-export async function getVoucherJob(db: Db, scope: Scope, tagIdOrReference: string, jobId: string, brandId: string) {
+export async function getVoucherJob(db: Db, scope: OrganizationScope, tagIdOrReference: string, jobId: string, brandId: string) {
   const brand = await requireBrand(db, scope, brandId);
   const tagId = (await findTag(db, scope, tagIdOrReference, brand.id)).id;
   const [job] = await db<VoucherJobRow[]>`SELECT * FROM voucher_jobs WHERE id = ${jobId} AND tag_id = ${tagId}`;

@@ -6,12 +6,10 @@ import { DomainError, invalidField, notFound } from './errors.js';
 import { allLaneKeys } from './deliveries.js';
 import type { EventType } from './events.js';
 import { isUuid } from './members-scope.js';
+import type { OrganizationScope } from './organization-scope.js';
 
 export const MAX_SUBSCRIPTIONS_PER_ORGANIZATION = 20;
 export const ROTATION_OVERLAP_HOURS = 24;
-
-/** The organizations a token acts for. */
-export type Tenancy = { organizationIds: string[] };
 
 type SubscriptionRow = { id: string; organization_id: string; url: string; events: Schemas['EventType'][]; active: boolean; created_at: Date };
 
@@ -28,7 +26,7 @@ export const presentSubscription = (s: SubscriptionRow): Schemas['WebhookSubscri
  * The organization a subscription or feed request is about: the `organization_id` sent (404 when
  * the token cannot access it), or the token's only organization (422 when it has several).
  */
-export function requireOrganization(t: Tenancy, organizationId: string | undefined): string {
+export function requireOrganization(t: OrganizationScope, organizationId: string | undefined): string {
   if (organizationId !== undefined) {
     if (!t.organizationIds.includes(organizationId)) throw notFound('Organization');
     return organizationId;
@@ -39,7 +37,7 @@ export function requireOrganization(t: Tenancy, organizationId: string | undefin
 }
 
 /** GET /webhook-subscriptions: every accessible organization's, or the one named. */
-export async function listSubscriptions(db: Db, t: Tenancy, organizationId?: string) {
+export async function listSubscriptions(db: Db, t: OrganizationScope, organizationId?: string) {
   const orgs = organizationId === undefined ? t.organizationIds : [requireOrganization(t, organizationId)];
   const rows = await db<SubscriptionRow[]>`
     SELECT id, organization_id, url, events, active, created_at FROM webhook_subscriptions
@@ -53,7 +51,7 @@ export async function listSubscriptions(db: Db, t: Tenancy, organizationId?: str
  * concurrency: creations for one organization take a transaction-scoped advisory lock first.
  * The secret is stored sealed (`secrets`) and answered in plaintext this once.
  */
-export async function createSubscription(db: Db, t: Tenancy, input: { url: string; events: EventType[]; organization_id?: string }, secrets: SecretBox) {
+export async function createSubscription(db: Db, t: OrganizationScope, input: { url: string; events: EventType[]; organization_id?: string }, secrets: SecretBox) {
   const organizationId = requireOrganization(t, input.organization_id);
   await db`SELECT pg_advisory_xact_lock(hashtextextended('webhook_subscriptions:' || ${organizationId}, 0))`;
   const [count] = await db<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_subscriptions WHERE organization_id = ${organizationId}`;
@@ -69,7 +67,7 @@ export async function createSubscription(db: Db, t: Tenancy, input: { url: strin
 }
 
 /** A subscription of one of the token's organizations; 404 for unknown and foreign ids alike. */
-export async function requireSubscription(db: Db, t: Tenancy, id: string, { lock = false } = {}): Promise<SubscriptionRow> {
+export async function requireSubscription(db: Db, t: OrganizationScope, id: string, { lock = false } = {}): Promise<SubscriptionRow> {
   if (!isUuid(id)) throw notFound('Subscription');
   const [row] = await db<SubscriptionRow[]>`
     SELECT id, organization_id, url, events, active, created_at FROM webhook_subscriptions
@@ -83,7 +81,7 @@ export async function requireSubscription(db: Db, t: Tenancy, id: string, { lock
  * deliveries and their log go with the subscription (so a queued first attempt finds nothing and
  * sends nothing). An attempt already in flight finishes; its result has nowhere to be recorded.
  */
-export async function deleteSubscription(db: Db, t: Tenancy, id: string) {
+export async function deleteSubscription(db: Db, t: OrganizationScope, id: string) {
   await requireSubscription(db, t, id, { lock: true });
   // Its delivery lanes leave the queue (services/deliveries.ts).
   await db`SELECT graphile_worker.remove_job(k) FROM unnest(${allLaneKeys(id)}::text[]) k`;
@@ -95,7 +93,7 @@ export async function deleteSubscription(db: Db, t: Tenancy, id: string) {
  * POST /webhook-subscriptions/{id}/rotate-secret: the current secret becomes the previous one
  * and keeps signing for 24 hours next to the new one; an older previous secret stops at once.
  */
-export async function rotateSecret(db: Db, t: Tenancy, id: string, secrets: SecretBox) {
+export async function rotateSecret(db: Db, t: OrganizationScope, id: string, secrets: SecretBox) {
   await requireSubscription(db, t, id, { lock: true });
   const secret = newWebhookSecret();
   const [row] = await db<{ previous_secret_expires_at: Date }[]>`
