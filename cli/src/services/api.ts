@@ -1,27 +1,32 @@
-// The one way services call the API: through the SDK client, with failures turned into
-// CliErrors that say what went wrong and what to do next.
+// The one way services call the API: the SDK client's typed methods (`api.GET('/tags', …)`),
+// so a path the document does not have is a compile error and every answer has the document's
+// type; failures become CliErrors that say what went wrong and what to do next.
 import { isLoyaltyError, toLoyaltyError, type LoyaltyClient, type LoyaltyError } from '@loyalty/sdk';
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { explainApiError } from '../explain.js';
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
-export interface CallInit {
-  path?: Record<string, string>;
-  query?: Record<string, string | number | boolean | string[] | undefined>;
-  body?: unknown;
-  idempotencyKey?: string;
-  signal?: AbortSignal;
-  /** A client other than the context's default one. */
-  client?: LoyaltyClient;
+/** What openapi-fetch resolves a call with: `{ data }` on success, `{ error }` otherwise. */
+export interface ApiResult {
+  data?: unknown;
+  error?: unknown;
+  response: Response;
 }
 
-type LooseRequest = (
-  method: Method,
-  url: string,
-  init: Record<string, unknown>,
-) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+/** The body of a successful result (the `data` member of openapi-fetch's success branch). */
+export type DataOf<R> = R extends { data: infer D } ? D : never;
+
+/**
+ * One typed call: `(api, signal) => api.POST('/tags', { body, signal })`. `signal` is the
+ * command's Ctrl-C signal unless the call has its own (`options.signal`).
+ */
+export type Send<R extends ApiResult> = (api: LoyaltyClient, signal: AbortSignal) => Promise<R>;
+
+export interface SendOptions {
+  /** A client other than the context's default one (e.g. one without retries). */
+  client?: LoyaltyClient;
+  signal?: AbortSignal;
+}
 
 export function apiFailure(ctx: Pick<Context, 'apiUrl' | 'config'>, error: LoyaltyError): CliError {
   const explained = explainApiError(error, { apiUrl: ctx.apiUrl, profile: ctx.config.profile.name });
@@ -29,30 +34,28 @@ export function apiFailure(ctx: Pick<Context, 'apiUrl' | 'config'>, error: Loyal
 }
 
 /** The raw result, for callers that handle some error statuses themselves. */
-export async function request(ctx: Context, method: Method, url: string, init: CallInit = {}) {
-  const client = init.client ?? ctx.client();
-  const send = (client.request as unknown as LooseRequest).bind(client);
+export async function request<R extends ApiResult>(ctx: Context, send: Send<R>, options: SendOptions = {}): Promise<R> {
+  const api = options.client ?? ctx.client();
   try {
-    return await send(method, url, {
-      params: { ...(init.path ? { path: init.path } : {}), ...(init.query ? { query: init.query } : {}) },
-      ...(init.body !== undefined ? { body: init.body } : {}),
-      ...(init.idempotencyKey ? { headers: { 'Idempotency-Key': init.idempotencyKey } } : {}),
-      signal: init.signal ?? ctx.signal,
-    });
+    return await send(api, options.signal ?? ctx.signal);
   } catch (error) {
+    // No response at all (connection refused, timeout after the retries).
     if (isLoyaltyError(error) && !ctx.signal.aborted) throw apiFailure(ctx, error);
     throw error;
   }
 }
 
 /** The body of a successful result; an error response becomes a CliError. */
-export function dataOf<T>(ctx: Context, result: { data?: unknown; error?: unknown; response: Response }): T {
+export function dataOf<R extends ApiResult>(ctx: Context, result: R): DataOf<R> {
   const error = toLoyaltyError(result);
   if (error) throw apiFailure(ctx, error);
-  return result.data as T;
+  return result.data as DataOf<R>;
 }
 
 /** Calls the API and returns the response body; any error response becomes a CliError. */
-export async function call<T>(ctx: Context, method: Method, url: string, init: CallInit = {}): Promise<T> {
-  return dataOf<T>(ctx, await request(ctx, method, url, init));
+export async function call<R extends ApiResult>(ctx: Context, send: Send<R>, options: SendOptions = {}): Promise<DataOf<R>> {
+  return dataOf(ctx, await request(ctx, send, options));
 }
+
+/** The `Idempotency-Key` header parameter of the operations that document it. */
+export const idempotencyHeader = (key: string | undefined): { 'Idempotency-Key'?: string } => (key ? { 'Idempotency-Key': key } : {});

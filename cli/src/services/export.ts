@@ -12,10 +12,15 @@ import { apiFailure } from './api.js';
 
 type MemberListItem = components['schemas']['MemberListItem'];
 
+/** The CSV columns: the fields of the document's MemberListItem, in this order. */
 export const EXPORT_COLUMNS = [
   'identifier', 'email', 'full_name', 'last_name', 'unsubscribed', 'subscribed_at',
   'phone_number', 'birth_date', 'street', 'house_number', 'postcode', 'city', 'country',
-] as const;
+] as const satisfies readonly (keyof MemberListItem)[];
+
+type Holds<T extends true> = T;
+/** Compiles only while every field of MemberListItem is a column. */
+export type ExportColumnsComplete = Holds<Exclude<keyof MemberListItem, (typeof EXPORT_COLUMNS)[number]> extends never ? true : false>;
 
 export interface ExportOptions {
   format?: string;
@@ -45,7 +50,7 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
   let reportedAt = Date.now();
   const flush = async (): Promise<void> => {
     const text = stringify
-      ? stringify(pending.map((member) => EXPORT_COLUMNS.map((column) => (member as Record<string, unknown>)[column] ?? '')))
+      ? stringify(pending.map((member) => EXPORT_COLUMNS.map((column) => member[column] ?? '')))
       : pending.map((member) => JSON.stringify(member) + '\n').join('');
     written += pending.length;
     pending = [];

@@ -11,7 +11,7 @@ import { runImport, type ImportProgress, type ImportSummary, type SendSignups } 
 import { formatCount } from '../ui/format.js';
 import { liveView } from '../ui/live.js';
 import { importReporter } from '../ui/reporters.js';
-import { apiFailure, request } from './api.js';
+import { apiFailure, dataOf, idempotencyHeader, request } from './api.js';
 import { openInput } from './inputs.js';
 
 export interface ImportOptions {
@@ -37,11 +37,15 @@ function integer(value: string, flag: string, min: number, max: number): number 
 /** POST /members/signups for one batch; a 422 that names rows comes back as row errors. */
 export function signupSender(ctx: Context, brandId: string): SendSignups {
   return async (users, { idempotencyKey, signal }) => {
-    const result = await request(ctx, 'POST', '/members/signups', { body: { brand_id: brandId, users }, idempotencyKey, signal });
+    const result = await request(
+      ctx,
+      (api, signal) => api.POST('/members/signups', { params: { header: idempotencyHeader(idempotencyKey) }, body: { brand_id: brandId, users }, signal }),
+      { signal },
+    );
     const error = toLoyaltyError(result);
     if (!error) {
-      const data = (result.data as { data: { new: Record<string, string>; found: Record<string, string> } }).data;
-      return { ok: true, new: Object.keys(data.new).length, found: Object.keys(data.found).length };
+      const { new: created, found } = dataOf(ctx, result).data;
+      return { ok: true, new: Object.keys(created).length, found: Object.keys(found).length };
     }
     if (error.status === 422 && error.code === 'validation_failed' && error.fields) {
       const rowErrors = new Map<number, string>();

@@ -4,12 +4,12 @@
 // feed is resumed from the last cursor, so no event is missed.
 import { randomBytes } from 'node:crypto';
 import { signPayload } from '@loyalty/sdk/webhooks';
-import { isLoyaltyError, toLoyaltyError } from '@loyalty/sdk';
+import { isLoyaltyError, type components } from '@loyalty/sdk';
 import type { Context } from '../context.js';
 import { readProfile, updateProfile } from '../config.js';
 import { CliError, ExitCode, usageError } from '../errors.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { apiFailure, request } from './api.js';
+import { call } from './api.js';
 import { parseEvents } from './webhooks.js';
 
 export interface ListenOptions {
@@ -21,13 +21,8 @@ export interface ListenOptions {
   wait: string;
 }
 
-export interface FeedEvent {
-  id: string;
-  type: string;
-  created_at: string;
-  organization_id: string;
-  data: Record<string, unknown>;
-}
+/** An event of the feed: the document's envelope, one of its event types. */
+export type FeedEvent = components['schemas']['Event'];
 
 export const generateSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
 
@@ -119,12 +114,8 @@ export async function listen(ctx: Context, options: ListenOptions): Promise<void
 
   // No SDK retries here: the loop below reports every drop and reconnect itself.
   const client = ctx.client({ retry: false, timeoutMs: (wait + 15) * 1000 });
-  const poll = async (query: Record<string, string | number | undefined>) => {
-    const result = await request(ctx, 'GET', '/events', { client, query: { types, organization_id: options.organization, ...query } });
-    const error = toLoyaltyError(result);
-    if (error) throw apiFailure(ctx, error);
-    return result.data as { data: FeedEvent[]; next_cursor: string };
-  };
+  const poll = (page: { limit: number; after?: string; wait?: number }) =>
+    call(ctx, (api, signal) => api.GET('/events', { params: { query: { types, organization_id: options.organization, ...page } }, signal }), { client });
 
   // Delivery is at least once; a feed re-read after a reconnect must not deliver twice.
   const seen = new RecentIds(10_000);

@@ -4,7 +4,7 @@ import { requireHttpUrl, USER_AGENT, type Context } from '../context.js';
 import { updateProfile } from '../config.js';
 import { prompt, readSecretStdin } from '../secrets.js';
 import { observedFetch } from '../request-log.js';
-import { apiFailure } from './api.js';
+import { apiFailure, request } from './api.js';
 
 export interface LoginOptions {
   clientId?: string;
@@ -37,10 +37,8 @@ export async function login(ctx: Context, options: LoginOptions): Promise<void> 
       retry: { maxAttempts: 2 },
       ...('token' in stored ? { token: stored.token } : { clientCredentials: { clientId: stored.client_id, clientSecret: stored.client_secret } }),
     });
-    const result = await client.GET('/tags' as never, { signal: ctx.signal } as never).catch((error: unknown) => {
-      throw apiFailure(ctx, error as never);
-    });
-    const error = toLoyaltyError(result as { response: Response; error?: unknown });
+    const result = await request(ctx, (api, signal) => api.GET('/tags', { signal }), { client });
+    const error = toLoyaltyError(result);
     // 403 means the credentials are good but may not list tags (a device, a narrow client).
     if (error && error.status !== 403) throw apiFailure(ctx, error);
   }

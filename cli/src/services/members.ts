@@ -7,15 +7,12 @@ import { call, dataOf, request } from './api.js';
 import { chunk, confirm, isUuid, readTextInput } from './inputs.js';
 
 type MemberResponse = components['schemas']['MemberResponse'];
-type MemberSearch = components['schemas']['MemberSearchResponse'];
-type FindUuids = components['schemas']['FindMemberUuidsResponse'];
-type BulkSubscription = components['schemas']['BulkSubscriptionResponse'];
 
 /** Accepts a member UUID or an e-mail address; e-mails are looked up in the brand. */
 export async function resolveMemberId(ctx: Context, brandId: string, member: string): Promise<string> {
   if (isUuid(member)) return member;
   if (!member.includes('@')) throw usageError(`"${member}" is neither a member UUID nor an e-mail address.`);
-  const found = await call<MemberSearch>(ctx, 'GET', '/members', { query: { brand_id: brandId, email: member } });
+  const found = await call(ctx, (api, signal) => api.GET('/members', { params: { query: { brand_id: brandId, email: member } }, signal }));
   return found.member_id;
 }
 
@@ -23,7 +20,7 @@ export async function resolveMemberId(ctx: Context, brandId: string, member: str
 export async function findMemberIds(ctx: Context, brandId: string, emails: readonly string[]): Promise<Map<string, string>> {
   const ids = new Map<string, string>();
   for (const part of chunk(emails, 2000)) {
-    const answer = await call<FindUuids>(ctx, 'POST', '/members/uuid', { body: { brand_id: brandId, emails: part } });
+    const answer = await call(ctx, (api, signal) => api.POST('/members/uuid', { body: { brand_id: brandId, emails: part }, signal }));
     for (const [email, id] of Object.entries(answer.data)) ids.set(email.toLowerCase(), id);
   }
   return ids;
@@ -53,7 +50,7 @@ function printMember(ctx: Context, member: MemberResponse): void {
 export async function showMember(ctx: Context, member: string): Promise<void> {
   const brandId = ctx.brand();
   const id = await resolveMemberId(ctx, brandId, member);
-  printMember(ctx, await call<MemberResponse>(ctx, 'GET', '/members/{uuid}', { path: { uuid: id }, query: { brand_id: brandId } }));
+  printMember(ctx, await call(ctx, (api, signal) => api.GET('/members/{uuid}', { params: { path: { uuid: id }, query: { brand_id: brandId } }, signal })));
 }
 
 
@@ -61,7 +58,7 @@ export async function updateMember(ctx: Context, member: string, changes: Partia
   if (Object.keys(changes).length === 0) throw usageError('Nothing to change.', 'Pass at least one field, e.g. --first-name Ada, or --clear city.');
   const brandId = ctx.brand();
   const id = await resolveMemberId(ctx, brandId, member);
-  const updated = await call<MemberResponse>(ctx, 'PUT', '/members/{uuid}', { path: { uuid: id }, body: { brand_id: brandId, ...changes } });
+  const updated = await call(ctx, (api, signal) => api.PUT('/members/{uuid}', { params: { path: { uuid: id } }, body: { brand_id: brandId, ...changes }, signal }));
   ctx.output.success(`Updated ${Object.keys(changes).join(', ')} of ${updated.profile.email}.`);
   printMember(ctx, updated);
 }
@@ -70,7 +67,7 @@ export async function deleteMember(ctx: Context, member: string, yes: boolean | 
   const brandId = ctx.brand();
   const id = await resolveMemberId(ctx, brandId, member);
   await confirm(ctx, `Delete member ${member} from ${brandId}, with all its links to the brand? This cannot be undone.`, yes);
-  await call(ctx, 'DELETE', '/members/{uuid}', { path: { uuid: id }, query: { brand_id: brandId } });
+  await call(ctx, (api, signal) => api.DELETE('/members/{uuid}', { params: { path: { uuid: id }, query: { brand_id: brandId } }, signal }));
   ctx.output.success(`Deleted member ${member} from ${brandId}.`);
   if (ctx.output.json) ctx.output.result({ identifier: id, brand_id: brandId, deleted: true }, () => '');
 }
@@ -93,7 +90,10 @@ export async function setSubscription(ctx: Context, subscribe: boolean, emails: 
   const verb = subscribe ? 'subscribe' : 'unsubscribe';
   if (emails.length === 1) {
     const email = emails[0]!;
-    const result = await request(ctx, 'PATCH', `/members/${verb}`, { body: { brand_id: brandId, email } });
+    const body = { brand_id: brandId, email };
+    const result = await request(ctx, (api, signal) =>
+      subscribe ? api.PATCH('/members/subscribe', { body, signal }) : api.PATCH('/members/unsubscribe', { body, signal }),
+    );
     if (result.response.status === 400 && subscribe) {
       ctx.output.info(`${email} is already subscribed to ${brandId}.`);
       if (ctx.output.json) ctx.output.result({ email, changed: 0 }, () => '');
@@ -106,10 +106,13 @@ export async function setSubscription(ctx: Context, subscribe: boolean, emails: 
   }
   let changed = 0;
   for (const part of chunk(emails, 2000)) {
-    const result = await request(ctx, 'POST', `/members/${verb}`, { body: { brand_id: brandId, email: part } });
+    const body = { brand_id: brandId, email: part };
+    const result = await request(ctx, (api, signal) =>
+      subscribe ? api.POST('/members/subscribe', { body, signal }) : api.POST('/members/unsubscribe', { body, signal }),
+    );
     // 404 on a chunk means none of its e-mails is a member: nothing changed there.
     if (result.response.status === 404) continue;
-    changed += dataOf<BulkSubscription>(ctx, result).data.amount;
+    changed += dataOf(ctx, result).data.amount;
   }
   ctx.output.result(
     { requested: emails.length, changed },

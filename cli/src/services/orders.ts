@@ -6,8 +6,8 @@ import { call } from './api.js';
 import { readTextInput } from './inputs.js';
 
 type OrderRequest = components['schemas']['WebshopOrderRequest'];
-type OrderResponse = components['schemas']['WebshopOrderResponse'];
 type Product = OrderRequest['products'][number];
+type ShippingAddress = components['schemas']['ShippingAddress'];
 
 export interface OrderOptions {
   body?: string;
@@ -55,6 +55,33 @@ export function parseProduct(spec: string): Product {
   };
 }
 
+/** The fields of a shipping address: a Record over the document's, so none is missed or invented. */
+const SHIPPING_FIELDS: Record<keyof ShippingAddress, true> = { first_name: true, last_name: true, address1: true, address2: true, city: true, country: true, zip: true };
+
+/** `first_name=…,last_name=…,address1=…,city=…,country=…,zip=…` (address2 optional). */
+export function parseShipping(spec: string): ShippingAddress {
+  const given = pairs(spec, '--shipping');
+  const unknown = Object.keys(given).find((key) => !(key in SHIPPING_FIELDS));
+  if (unknown) throw usageError(`--shipping: unknown key "${unknown}".`, `Keys: ${Object.keys(SHIPPING_FIELDS).join(', ')}.`);
+  const missing: string[] = [];
+  const field = (key: keyof ShippingAddress): string => {
+    const value = given[key];
+    if (!value) missing.push(key);
+    return value ?? '';
+  };
+  const address: ShippingAddress = {
+    first_name: field('first_name'),
+    last_name: field('last_name'),
+    address1: field('address1'),
+    ...(given.address2 ? { address2: given.address2 } : {}),
+    city: field('city'),
+    country: field('country'),
+    zip: field('zip'),
+  };
+  if (missing.length) throw usageError(`--shipping "${spec}" has no ${missing.join(', ')}.`);
+  return address;
+}
+
 async function readBody(ctx: Context, path: string): Promise<Partial<OrderRequest>> {
   const text = await readTextInput(ctx, path);
   try {
@@ -74,7 +101,7 @@ export async function buildOrder(ctx: Context, options: OrderOptions): Promise<O
     ...(options.promotion ? { promotion_identifier: options.promotion } : {}),
     ...(options.organization ? { organization_identifier: options.organization } : {}),
     ...(options.product.length ? { products: options.product.map(parseProduct) } : {}),
-    ...(options.shipping ? { shipping_address: pairs(options.shipping, '--shipping') as unknown as OrderRequest['shipping_address'] } : {}),
+    ...(options.shipping ? { shipping_address: parseShipping(options.shipping) } : {}),
   };
   order.off_peak_sale = options.offPeak ?? base.off_peak_sale ?? false;
   const missing = (
@@ -86,7 +113,7 @@ export async function buildOrder(ctx: Context, options: OrderOptions): Promise<O
 
 export async function createOrder(ctx: Context, options: OrderOptions): Promise<void> {
   const order = await buildOrder(ctx, options);
-  const answer = await call<OrderResponse>(ctx, 'POST', '/webshop-promotions/orders', { body: order });
+  const answer = await call(ctx, (api, signal) => api.POST('/webshop-promotions/orders', { body: order, signal }));
   ctx.output.success(`${answer.message}: ${answer.result.length} promotion code${answer.result.length === 1 ? '' : 's'}.`);
   if (ctx.output.json) {
     ctx.output.result(answer, () => '');

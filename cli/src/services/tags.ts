@@ -8,8 +8,6 @@ import { isUuid, readTextInput } from './inputs.js';
 import { findMemberIds } from './members.js';
 
 type Tag = components['schemas']['Tag'];
-type TagList = components['schemas']['TagListResponse'];
-type TagResponse = components['schemas']['TagResponse'];
 
 const tagColumns = [
   { header: 'tag', value: (tag: Tag) => tag.tag },
@@ -20,13 +18,14 @@ const tagColumns = [
 ];
 
 export async function listTags(ctx: Context): Promise<void> {
-  const { data } = await call<TagList>(ctx, 'GET', '/tags');
+  const { data } = await call(ctx, (api, signal) => api.GET('/tags', { signal }));
   const brand = ctx.config.settings.brand?.source === 'flag' ? ctx.config.settings.brand.value : undefined;
   ctx.output.table(brand ? data.filter((tag) => tag.brand_id === brand) : data, tagColumns, 'No tags yet. Create one with `loyalty tags create`.');
 }
 
 export async function createTag(ctx: Context, label: string, externalReference: string): Promise<void> {
-  const { data } = await call<TagResponse>(ctx, 'POST', '/tags', { body: { brand_id: ctx.brand(), external_reference: externalReference, tag: label } });
+  const body = { brand_id: ctx.brand(), external_reference: externalReference, tag: label };
+  const { data } = await call(ctx, (api, signal) => api.POST('/tags', { body, signal }));
   ctx.output.success(`Created tag "${data.tag}" (${data.external_reference}).`);
   ctx.output.result(data, () => `${data.uuid}`);
 }
@@ -34,7 +33,7 @@ export async function createTag(ctx: Context, label: string, externalReference: 
 /** The tag's UUID from a UUID or an external reference (within the brand, when one is set). */
 export async function resolveTagUuid(ctx: Context, tag: string): Promise<string> {
   if (isUuid(tag)) return tag;
-  const { data } = await call<TagList>(ctx, 'GET', '/tags');
+  const { data } = await call(ctx, (api, signal) => api.GET('/tags', { signal }));
   const brand = ctx.config.settings.brand?.value;
   const matches = data.filter((t) => t.external_reference === tag && (!brand || t.brand_id === brand));
   if (matches.length === 1) return matches[0]!.uuid;
@@ -45,7 +44,7 @@ export async function resolveTagUuid(ctx: Context, tag: string): Promise<string>
 export async function deleteTag(ctx: Context, tag: string): Promise<void> {
   const uuid = await resolveTagUuid(ctx, tag);
   const brand = ctx.config.settings.brand?.value;
-  await call(ctx, 'DELETE', '/tags', { body: { tag_id: uuid, ...(brand ? { brand_id: brand } : {}) } });
+  await call(ctx, (api, signal) => api.DELETE('/tags', { body: { tag_id: uuid, ...(brand ? { brand_id: brand } : {}) }, signal }));
   ctx.output.success(`Deleted tag ${tag}.`);
   if (ctx.output.json) ctx.output.result({ tag_id: uuid, deleted: true }, () => '');
 }

@@ -7,6 +7,7 @@ import { voucherReporter } from '../ui/reporters.js';
 import { apiFailure, call } from './api.js';
 
 type JobCreated = components['schemas']['VoucherJobCreated'];
+type IssueVouchersRequest = components['schemas']['IssueVouchersRequest'];
 type JobStatus = components['schemas']['VoucherJobStatus'];
 type Job = JobCreated | JobStatus;
 
@@ -29,7 +30,7 @@ export function expirationDate(value: string | undefined): string | undefined {
   return value;
 }
 
-export function voucherBody(brandId: string, options: { coupon?: string | undefined; storecard?: string | undefined; expires?: string | undefined }) {
+export function voucherBody(brandId: string, options: { coupon?: string | undefined; storecard?: string | undefined; expires?: string | undefined }): IssueVouchersRequest {
   if (Boolean(options.coupon) === Boolean(options.storecard)) throw usageError('Pass exactly one of --coupon and --storecard.');
   const expires = expirationDate(options.expires);
   return {
@@ -48,7 +49,7 @@ function jobSummary(job: Job): string {
 export async function issueVouchers(ctx: Context, options: IssueOptions): Promise<void> {
   const brandId = ctx.brand();
   const body = voucherBody(brandId, options);
-  const job = await call<JobCreated>(ctx, 'POST', '/tags/{id}/vouchers', { path: { id: options.tag }, body });
+  const job = await call(ctx, (api, signal) => api.POST('/tags/{id}/vouchers', { params: { path: { id: options.tag } }, body, signal }));
   if (job.already_running) ctx.output.warn(`An equal job is already running for ${options.tag}; following that one.`);
   else ctx.output.success(`Queued voucher job ${job.job_id} for tag ${options.tag}.`);
   if (!options.wait) {
@@ -70,7 +71,7 @@ export async function voucherStatus(ctx: Context, jobId: string, tag: string, wa
 }
 
 function fetchJob(ctx: Context, tag: string, brandId: string, jobId: string): Promise<JobStatus> {
-  return call<JobStatus>(ctx, 'GET', '/tags/{id}/vouchers/{job}', { path: { id: tag, job: jobId }, query: { brand_id: brandId } });
+  return call(ctx, (api, signal) => api.GET('/tags/{id}/vouchers/{job}', { params: { path: { id: tag, job: jobId }, query: { brand_id: brandId } }, signal }));
 }
 
 /** Polls the job until it is done or failed: every 0.5 s at first, slowing to every 2 s. */

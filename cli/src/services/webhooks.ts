@@ -1,51 +1,39 @@
 // Webhook subscriptions and their delivery log.
+import type { components } from '@loyalty/sdk';
 import type { Context } from '../context.js';
+import { DELIVERY_STATUSES, EVENT_TYPES, type DeliveryStatus, type EventType } from '../domain.js';
 import { usageError } from '../errors.js';
 import { call } from './api.js';
 
-import { EVENT_TYPES } from '../domain.js';
+type Delivery = components['schemas']['WebhookDelivery'];
+type DeliveryAttempt = components['schemas']['WebhookDeliveryAttempt'];
 
-export { EVENT_TYPES };
-
-export interface Subscription {
-  id: string;
-  organization_id: string;
-  url: string;
-  events: string[];
-  active: boolean;
-  created_at: string;
-  secret?: string;
-}
-
-export interface DeliveryAttempt {
-  attempt: number;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  response_snippet: string | null;
-  attempted_at: string;
-}
-
-export interface Delivery {
-  id: string;
-  event_id: string;
-  event_type: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: DeliveryAttempt[];
-  next_attempt_at: string | null;
-  created_at: string;
-}
+const isEventType = (name: string): name is EventType => (EVENT_TYPES as readonly string[]).includes(name);
 
 /** Events from repeated and/or comma-separated flags; unknown names fail before the API is asked. */
-export function parseEvents(values: readonly string[]): string[] {
-  const events = [...new Set(values.flatMap((value) => value.split(',')).map((e) => e.trim()).filter(Boolean))];
-  const unknown = events.filter((event) => !(EVENT_TYPES as readonly string[]).includes(event));
+export function parseEvents(values: readonly string[]): EventType[] {
+  const names = [...new Set(values.flatMap((value) => value.split(',')).map((e) => e.trim()).filter(Boolean))];
+  const unknown = names.filter((name) => !isEventType(name));
   if (unknown.length) throw usageError(`Unknown event ${unknown.join(', ')}.`, `Events: ${EVENT_TYPES.join(', ')}.`);
-  return events;
+  return names.filter(isEventType);
+}
+
+function deliveryStatus(value: string | undefined): DeliveryStatus | undefined {
+  if (value === undefined) return undefined;
+  const status = DELIVERY_STATUSES.find((known) => known === value);
+  if (!status) throw usageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')} (got "${value}").`);
+  return status;
+}
+
+function pageSize(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 100) throw usageError(`--limit must be a whole number from 1 to 100 (got "${value}").`);
+  return n;
 }
 
 export async function listSubscriptions(ctx: Context, organization: string | undefined): Promise<void> {
-  const { data } = await call<{ data: Subscription[] }>(ctx, 'GET', '/webhook-subscriptions', { query: { organization_id: organization } });
+  const { data } = await call(ctx, (api, signal) => api.GET('/webhook-subscriptions', { params: { query: { organization_id: organization } }, signal }));
   ctx.output.table(data, [
     { header: 'id', value: (s) => s.id },
     { header: 'url', value: (s) => s.url },
@@ -60,11 +48,10 @@ export async function createSubscription(
   options: { url: string; events: string[]; organization?: string; printSecret?: boolean },
 ): Promise<void> {
   const events = options.events.length ? parseEvents(options.events) : [...EVENT_TYPES];
-  const { data } = await call<{ data: Subscription }>(ctx, 'POST', '/webhook-subscriptions', {
-    body: { url: options.url, events, ...(options.organization ? { organization_id: options.organization } : {}) },
-  });
+  const body = { url: options.url, events, ...(options.organization ? { organization_id: options.organization } : {}) };
+  const { data } = await call(ctx, (api, signal) => api.POST('/webhook-subscriptions', { body, signal }));
   if (options.printSecret) {
-    ctx.output.write(data.secret ?? '');
+    ctx.output.write(data.secret);
     return;
   }
   ctx.output.success(`Subscribed ${data.url} to ${data.events.join(', ')} (id ${data.id}).`);
@@ -73,15 +60,13 @@ export async function createSubscription(
 }
 
 export async function deleteSubscription(ctx: Context, id: string): Promise<void> {
-  await call(ctx, 'DELETE', '/webhook-subscriptions/{id}', { path: { id } });
+  await call(ctx, (api, signal) => api.DELETE('/webhook-subscriptions/{id}', { params: { path: { id } }, signal }));
   ctx.output.success(`Deleted webhook subscription ${id}; deliveries waiting for a retry are dropped.`);
   if (ctx.output.json) ctx.output.result({ id, deleted: true }, () => '');
 }
 
 export async function rotateSecret(ctx: Context, id: string, printSecret: boolean | undefined): Promise<void> {
-  const { data } = await call<{ data: { id: string; secret: string; previous_secret_expires_at: string } }>(
-    ctx, 'POST', '/webhook-subscriptions/{id}/rotate-secret', { path: { id } },
-  );
+  const { data } = await call(ctx, (api, signal) => api.POST('/webhook-subscriptions/{id}/rotate-secret', { params: { path: { id } }, signal }));
   if (printSecret) {
     ctx.output.write(data.secret);
     return;
@@ -93,10 +78,8 @@ export async function rotateSecret(ctx: Context, id: string, printSecret: boolea
 const lastAttempt = (delivery: Delivery): DeliveryAttempt | undefined => delivery.attempts[delivery.attempts.length - 1];
 
 export async function listDeliveries(ctx: Context, id: string, options: { status?: string; limit?: string; after?: string }): Promise<void> {
-  const answer = await call<{ data: Delivery[]; next_cursor: string | null }>(ctx, 'GET', '/webhook-subscriptions/{id}/deliveries', {
-    path: { id },
-    query: { status: options.status, limit: options.limit, after: options.after },
-  });
+  const query = { status: deliveryStatus(options.status), limit: pageSize(options.limit), after: options.after };
+  const answer = await call(ctx, (api, signal) => api.GET('/webhook-subscriptions/{id}/deliveries', { params: { path: { id }, query }, signal }));
   if (ctx.output.json) {
     ctx.output.result(answer, () => '');
     return;
@@ -113,9 +96,9 @@ export async function listDeliveries(ctx: Context, id: string, options: { status
 }
 
 export async function retryDelivery(ctx: Context, id: string, deliveryId: string): Promise<void> {
-  const { data } = await call<{ data: Delivery }>(ctx, 'POST', '/webhook-subscriptions/{id}/deliveries/{delivery_id}/retry', {
-    path: { id, delivery_id: deliveryId },
-  });
+  const { data } = await call(ctx, (api, signal) =>
+    api.POST('/webhook-subscriptions/{id}/deliveries/{delivery_id}/retry', { params: { path: { id, delivery_id: deliveryId } }, signal }),
+  );
   ctx.output.success(`Delivery ${deliveryId} queued again (status ${data.status}).`);
   if (ctx.output.json) ctx.output.result(data, () => '');
 }
