@@ -1,5 +1,6 @@
 import type { Lifecycle, RouteOptions } from '@hapi/hapi';
 import { deref, type OpenApiDocument, type Operation } from '../lib/openapi.js';
+import { statusOf } from '../routes/route-options.js';
 
 /**
  * One content-type rule for every route, read from openapi.yaml, applied by server.ts where the
@@ -29,7 +30,7 @@ export function requestMediaTypes(document: OpenApiDocument, op: Operation): str
 }
 
 const ignoreUnreadableBody: Lifecycle.FailAction = (_request, h, error) => {
-  const status = (error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
+  const status = statusOf(error);
   if (status === 415 || status === 400) return h.continue;
   throw error;
 };

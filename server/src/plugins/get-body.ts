@@ -1,5 +1,6 @@
 import Boom from '@hapi/boom';
 import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
+import { fillQueryFromBody, isObjectBody } from '../routes/route-options.js';
 
 const MAX_BYTES = 1024 * 1024;
 
@@ -34,11 +35,8 @@ export const getBodyPlugin: Plugin<void> = {
       } catch {
         throw Boom.badRequest('The request body is not valid JSON.');
       }
-      if (!body || typeof body !== 'object' || Array.isArray(body)) throw Boom.badRequest('The request body must be a JSON object.');
-      const query = request.query as Record<string, unknown>;
-      for (const [key, value] of Object.entries(body)) {
-        if (query[key] === undefined && value !== null) query[key] = typeof value === 'object' ? value : String(value);
-      }
+      if (!isObjectBody(body)) throw Boom.badRequest('The request body must be a JSON object.');
+      fillQueryFromBody(request.query as Record<string, unknown>, body);
       return h.continue;
     });
   },

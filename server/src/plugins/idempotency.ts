@@ -5,6 +5,7 @@ import {
   storeIdempotentResponse, type StoredResponse,
 } from '../services/idempotency.js';
 import type { Principal } from '../services/tokens.js';
+import { JSON_TYPE } from '../routes/route-options.js';
 
 export type IdempotencyOptions = {
   sql: Sql;
@@ -38,7 +39,6 @@ declare module '@hapi/hapi' {
 type HandlerEnd = { result: unknown } | { error: unknown };
 
 const METHODS = new Set(['post', 'put', 'patch']);
-const JSON_TYPE = 'application/json; charset=utf-8';
 /** Headers that describe this answer, not the stored one. */
 const NOT_REPLAYED = /^(x-ratelimit-|ratelimit|retry-after$|idempotent-replayed$|content-length$|connection$|date$)/i;
 

@@ -4,6 +4,7 @@ import { listEvents } from '../services/event-feed.js';
 import { eventTypesOf, type EventType } from '../services/events.js';
 import { requireOrganization } from '../services/webhook-subscriptions.js';
 import type { Schemas } from '../lib/schemas.js';
+import { SUCCESSFUL } from './route-options.js';
 import type { RouteDef } from './types.js';
 
 /**
@@ -31,7 +32,7 @@ export const eventRoutes: RouteDef[] = [
         limit: q.limit,
         waitSeconds: q.wait === undefined ? undefined : Math.min(q.wait, longestWaitSeconds(appOf(request).config.requestTimeoutMs)),
       }, { signal: gone.signal });
-      return { message: 'Request successful', ...page } satisfies Schemas['EventListResponse'];
+      return { message: SUCCESSFUL, ...page } satisfies Schemas['EventListResponse'];
     },
   },
 ];

@@ -4,7 +4,7 @@ import { respondInTransaction } from '../lib/respond.js';
 import { listMemberPasses, setFavouriteLocation } from '../services/members-passes.js';
 import { issuePassToMember, type IssuePassInput } from '../services/passes-issue.js';
 import type { Schemas } from '../lib/schemas.js';
-import { payloadOf, queryOf, scopeOf } from './members.js';
+import { payloadOf, queryOf, scopeOf } from './route-options.js';
 import type { RouteDef } from './types.js';
 
 type PageQuery = { brand_id: string; page?: number; per_page?: number };

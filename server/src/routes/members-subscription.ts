@@ -1,7 +1,7 @@
 import { respondInTransaction } from '../lib/respond.js';
 import { setSubscription, setSubscriptionBulk } from '../services/members-subscription.js';
 import type { Schemas } from '../lib/schemas.js';
-import { payloadOf, scopeOf } from './members.js';
+import { ok, payloadOf, scopeOf } from './route-options.js';
 import type { RouteDef } from './types.js';
 
 /** PATCH subscribes/unsubscribes one member by e-mail; POST does it for up to 2000 e-mails. */
@@ -10,7 +10,7 @@ const single = (subscribe: boolean): RouteDef => ({
   path: subscribe ? '/members/subscribe' : '/members/unsubscribe',
   handler: (request, h) =>
     respondInTransaction(request, h, async (tx) => ({
-      body: { message: 'Request successful', data: await setSubscription(tx, scopeOf(request), payloadOf<{ brand_id: string; email: string }>(request), subscribe) } satisfies Schemas['MessageText'],
+      body: ok(await setSubscription(tx, scopeOf(request), payloadOf<{ brand_id: string; email: string }>(request), subscribe)) satisfies Schemas['MessageText'],
     })),
 });
 
@@ -19,7 +19,7 @@ const bulk = (subscribe: boolean): RouteDef => ({
   path: subscribe ? '/members/subscribe' : '/members/unsubscribe',
   handler: (request, h) =>
     respondInTransaction(request, h, async (tx) => ({
-      body: { message: 'Request successful', data: await setSubscriptionBulk(tx, scopeOf(request), payloadOf<{ brand_id: string; email: string[] }>(request), subscribe) } satisfies Schemas['BulkSubscriptionResponse'],
+      body: ok(await setSubscriptionBulk(tx, scopeOf(request), payloadOf<{ brand_id: string; email: string[] }>(request), subscribe)) satisfies Schemas['BulkSubscriptionResponse'],
     })),
 });
 

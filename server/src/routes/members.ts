@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
+import type { Request, ResponseToolkit } from '@hapi/hapi';
 import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
 import type { Schemas } from '../lib/schemas.js';
@@ -10,18 +10,13 @@ import { findMemberUuids, searchMember } from '../services/members-lookup.js';
 import { requireBrand } from '../services/members-scope.js';
 import { importSignups, type SignupInput } from '../services/members-signups.js';
 import { createMember, deleteMemberFromBrand, getMember, updateMember, type CreateMemberInput, type ProfileInput } from '../services/members.js';
+import { JSON_TYPE, ok, payloadOf, queryFromBody, queryOf, scopeOf } from './route-options.js';
 import type { RouteDef } from './types.js';
-import type { OrganizationScope } from '../services/organization-scope.js';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 /** Whole lists run to tens of megabytes: the fastest gzip level costs a third of the default's time. */
 const listOptions = { compression: { gzip: { level: 1 }, deflate: { level: 1 } } };
 
-export const scopeOf = (request: Request): OrganizationScope => principalOf(request);
-export const payloadOf = <T>(request: Request) => (request.payload ?? {}) as T;
-export const queryOf = <T>(request: Request) => request.query as T;
 const baseUrlOf = (request: Request) => appOf(request).baseUrl();
-const ok = <T extends object>(data: T) => ({ message: 'Request successful', data });
 
 /**
  * A streamed response within the token's share (config.streamsPerToken; 429 beyond it, nothing
@@ -48,36 +43,6 @@ async function streamWithinShare(request: Request, h: ResponseToolkit, open: () 
   });
   return h.response(stream).type(JSON_TYPE);
 }
-
-/**
- * The spec's delete sample sends brand_id in a JSON body; openapi.yaml describes the query.
- * Before validation, body values fill in whatever the query string does not give.
- */
-export const queryFromBody = {
-  payload: {
-    allow: ['application/json'],
-    // The body is optional here (openapi.yaml describes none): one that is not JSON is ignored, not a 415.
-    failAction: ((_request, h, error) => {
-      if ((error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode === 415) return h.continue;
-      throw error;
-    }) satisfies Lifecycle.FailAction,
-  },
-  ext: {
-    onPostAuth: {
-      method: ((request: Request, h) => {
-        const body = request.payload;
-        if (body && typeof body === 'object' && !Array.isArray(body) && !Buffer.isBuffer(body)) {
-          const query = request.query as Record<string, unknown>;
-          // Scalars as the query string would carry them; anything else is left for validation to refuse.
-          for (const [key, value] of Object.entries(body)) {
-            if (query[key] === undefined && value !== null) query[key] = typeof value === 'object' ? value : String(value);
-          }
-        }
-        return h.continue;
-      }) satisfies Lifecycle.Method,
-    },
-  },
-};
 
 export const memberRoutes: RouteDef[] = [
   {

@@ -1,6 +1,7 @@
 import { appOf } from '../context.js';
 import { issueToken, oauthValidationError } from '../services/tokens.js';
 import type { Schemas } from '../lib/schemas.js';
+import { statusOf } from './route-options.js';
 import type { RouteDef } from './types.js';
 
 export const oauthRoutes: RouteDef[] = [
@@ -12,7 +13,7 @@ export const oauthRoutes: RouteDef[] = [
         // RFC 6749 §5.2: a body that cannot be read is an invalid_request, in the OAuth error shape
         // the document gives this endpoint (found by the fuzz: a form body sent as JSON).
         failAction: (_request, _h, error) => {
-          if ((error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode === 400) {
+          if (statusOf(error) === 400) {
             throw oauthValidationError({ body: ['The request body could not be read as its Content-Type says.'] });
           }
           throw error;

@@ -2,7 +2,7 @@ import { respondInTransaction } from '../lib/respond.js';
 import { redeemCouponPass } from '../services/passes-scan.js';
 import { scanStorecard, type StorecardScanInput } from '../services/storecard-scan.js';
 import type { Schemas } from '../lib/schemas.js';
-import { payloadOf, scopeOf } from './members.js';
+import { payloadOf, scopeOf } from './route-options.js';
 import type { RouteDef } from './types.js';
 
 /** Scans at the till: API tokens with passes.store or device tokens with promotions.scan. */

@@ -2,7 +2,7 @@ import { appOf } from '../context.js';
 import { principalOf } from '../plugins/auth.js';
 import { findProducts } from '../services/products.js';
 import type { Schemas } from '../lib/schemas.js';
-import { payloadOf } from './members.js';
+import { payloadOf } from './route-options.js';
 import type { RouteDef } from './types.js';
 
 /** Product lookup for webshops (device token, promotions.scan). */

@@ -8,9 +8,8 @@ import { invalidField } from '../services/errors.js';
 import type { EventType } from '../services/events.js';
 import { createSubscription, deleteSubscription, listSubscriptions, rotateSecret } from '../services/webhook-subscriptions.js';
 import type { Schemas } from '../lib/schemas.js';
+import { ok, SUCCESSFUL } from './route-options.js';
 import type { RouteDef } from './types.js';
-
-const ok = 'Request successful';
 
 export const webhookRoutes: RouteDef[] = [
   {
@@ -18,7 +17,7 @@ export const webhookRoutes: RouteDef[] = [
     path: '/webhook-subscriptions',
     handler: async (request) => {
       const { organization_id } = request.query as { organization_id?: string };
-      return { message: ok, data: await listSubscriptions(appOf(request).sql, principalOf(request), organization_id) } satisfies Schemas['WebhookSubscriptionListResponse'];
+      return ok(await listSubscriptions(appOf(request).sql, principalOf(request), organization_id)) satisfies Schemas['WebhookSubscriptionListResponse'];
     },
   },
   {
@@ -35,7 +34,7 @@ export const webhookRoutes: RouteDef[] = [
       }
       return respondInTransaction(request, h, async (tx) => ({
         status: 201,
-        body: { message: ok, data: await createSubscription(tx, principalOf(request), input, secretBoxOf(appOf(request).config)) } satisfies Schemas['WebhookSubscriptionCreatedResponse'],
+        body: ok(await createSubscription(tx, principalOf(request), input, secretBoxOf(appOf(request).config))) satisfies Schemas['WebhookSubscriptionCreatedResponse'],
       }));
     },
   },
@@ -45,7 +44,7 @@ export const webhookRoutes: RouteDef[] = [
     handler: async (request) => {
       const { sql } = appOf(request);
       const data = await sql.begin((tx) => deleteSubscription(tx, principalOf(request), request.params.id as string));
-      return { message: ok, data } satisfies Schemas['WebhookSubscriptionDeletedResponse'];
+      return ok(data) satisfies Schemas['WebhookSubscriptionDeletedResponse'];
     },
   },
   {
@@ -53,7 +52,7 @@ export const webhookRoutes: RouteDef[] = [
     path: '/webhook-subscriptions/{id}/rotate-secret',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: { message: ok, data: await rotateSecret(tx, principalOf(request), request.params.id as string, secretBoxOf(appOf(request).config)) } satisfies Schemas['RotateWebhookSecretResponse'],
+        body: ok(await rotateSecret(tx, principalOf(request), request.params.id as string, secretBoxOf(appOf(request).config))) satisfies Schemas['RotateWebhookSecretResponse'],
       })),
   },
   {
@@ -62,7 +61,7 @@ export const webhookRoutes: RouteDef[] = [
     handler: async (request) => {
       const query = request.query as { status?: 'pending' | 'delivered' | 'failed'; limit?: number; after?: string };
       const page = await listDeliveries(appOf(request).sql, principalOf(request), request.params.id as string, query);
-      return { message: ok, ...page } satisfies Schemas['WebhookDeliveryListResponse'];
+      return { message: SUCCESSFUL, ...page } satisfies Schemas['WebhookDeliveryListResponse'];
     },
   },
   {
@@ -72,7 +71,7 @@ export const webhookRoutes: RouteDef[] = [
       const { id, delivery_id } = request.params as { id: string; delivery_id: string };
       return respondInTransaction(request, h, async (tx) => ({
         status: 202,
-        body: { message: ok, data: await retryDelivery(tx, principalOf(request), id, delivery_id, appOf(request).config.webhookConcurrencyPerSubscription) } satisfies Schemas['WebhookDeliveryResponse'],
+        body: ok(await retryDelivery(tx, principalOf(request), id, delivery_id, appOf(request).config.webhookConcurrencyPerSubscription)) satisfies Schemas['WebhookDeliveryResponse'],
       }));
     },
   },

@@ -4,7 +4,7 @@ import { principalOf } from '../plugins/auth.js';
 import { webshopValidationError } from '../services/webshop-errors.js';
 import { createWebshopOrder, type WebshopOrderInput } from '../services/webshop-orders.js';
 import type { Schemas } from '../lib/schemas.js';
-import { payloadOf } from './members.js';
+import { payloadOf } from './route-options.js';
 import type { RouteDef } from './types.js';
 
 /** Webshop endpoints, called with a device token (promotions.scan). */
