@@ -1,5 +1,5 @@
 /**
- * Date formats of the API (docs/HELPERS.md): RFC 3339 UTC with milliseconds for timestamps,
+ * Date formats of the API (docs/decisions.md): RFC 3339 UTC with milliseconds for timestamps,
  * `YYYY-MM-DD HH:MM:SS` (UTC) for the fields the specification gives in that form, and
  * `YYYY-MM-DD` calendar dates for pass start and expiration dates.
  */

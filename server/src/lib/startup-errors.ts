@@ -1,8 +1,8 @@
 import { ConfigError } from '../config.js';
 
 /**
- * A start-up failure whose message already says what went wrong and what to do (CONTRACT.md:
- * one line naming the cause and the fix). Everything else that ends a start is described here
+ * A start-up failure whose message already says what went wrong and what to do: one
+ * line naming the cause and the fix. Everything else that ends a start is described here
  * from its error code, or as an unexpected error.
  */
 export class StartupError extends Error {}

@@ -46,8 +46,8 @@ const problem = (h: ResponseToolkit, status: number, error: string, message: str
   h.response({ message, error }).code(status).takeover();
 
 /**
- * `Idempotency-Key` on POST, PUT and PATCH (api-spec "Idempotency-Key"). The claim runs after
- * validation, just before the handler; the key is scoped to the token, method and path, and a
+ * `Idempotency-Key` on POST, PUT and PATCH (openapi.yaml, info "Idempotency"). The claim runs
+ * after validation, just before the handler; the key is scoped to the token, method and path, and a
  * request is "the same" when body and query string are. A 2xx answer is stored: inside the
  * action's transaction when the route uses respondInTransaction, otherwise in onPreResponse.
  * Any other answer releases the key.

@@ -26,7 +26,7 @@ declare module '@hapi/hapi' {
 const TOO_MANY = { message: 'Too Many Attempts.' };
 
 /**
- * Per-token and per-IP request limits (api-spec "Rate limits"). Requests without a token are
+ * Per-token and per-IP request limits (openapi.yaml, info "Rate limits"). Requests without a token are
  * counted per IP when they arrive (onRequest); requests with a bearer token once the token is
  * known (onPostAuth), so an invalid token counts against the IP. Both checks come before
  * validation and handlers: a 429 means nothing ran. Responses that never reached onPostAuth

@@ -3,7 +3,7 @@ import type { Db, Sql } from '../db/pool.js';
 import { invalidField, notFound } from './errors.js';
 import type { Brand } from './members-scope.js';
 
-/** Page sizes of POST /members/list (docs/HELPERS.md: per_page up to 1000). */
+/** Page sizes of POST /members/list (per_page up to 1000: openapi.yaml, docs/decisions.md). */
 export const MEMBERS_PER_PAGE_MAX = 1000;
 export const MEMBERS_PER_PAGE_DEFAULT = 100;
 

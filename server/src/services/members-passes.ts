@@ -5,7 +5,7 @@ import { invalidField, notFound } from './errors.js';
 import { isUuid, requireBrand, requireBrandMember } from './members-scope.js';
 import type { OrganizationScope } from './organization-scope.js';
 
-/** Page size of member coupons/storecards (spec: first page of 10; docs/HELPERS.md: at most 100). */
+/** Page size of member coupons/storecards (10 by default, at most 100: openapi.yaml, docs/decisions.md). */
 export const PASSES_PER_PAGE_DEFAULT = 10;
 export const PASSES_PER_PAGE_MAX = 100;
 
