@@ -279,6 +279,7 @@ describe('snippets logged before the 64-character rule', () => {
     await until(async () => (await deliveryOf(eventId))?.status === 'delivered');
     const old = `  Welcome\r\n\t\x1b[2J\u202Eadmin\u200B panel ${'x'.repeat(480)}`;
     await t.db.sql`UPDATE webhook_attempts a SET response_snippet = ${old} FROM webhook_deliveries d WHERE d.id = a.delivery_id AND d.subscription_id = ${sub.id}`;
+    // unsafe: the migration's own text, several statements, as the migrator runs it.
     await t.db.sql.unsafe(readFileSync(new URL('../../migrations/0033_short_response_snippets.sql', import.meta.url), 'utf8'));
     const [entry] = await logOf(sub.id);
     expect(entry!.attempts[0]!.response_snippet).toBe(snippetOf(Buffer.from(old), 'text/plain'));

@@ -15,7 +15,7 @@ export type TagRow = {
 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const COLUMNS = 'id, brand_id, tag, external_reference, created_at, updated_at';
+const COLUMNS = ['id', 'brand_id', 'tag', 'external_reference', 'created_at', 'updated_at'];
 const referenceTaken = () => invalidField('external_reference', 'The external reference has already been taken.');
 const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === '23505';
 
@@ -55,7 +55,7 @@ export async function findTag(db: Db, t: OrganizationScope, ref: string, brandId
     ? options.uuidOnly ? db`id = ${ref}::uuid` : db`(id = ${ref}::uuid OR external_reference = ${ref})`
     : options.uuidOnly ? db`false` : db`external_reference = ${ref}`;
   const [tag] = await db<TagRow[]>`
-    SELECT ${db.unsafe(COLUMNS)} FROM tags
+    SELECT ${db(COLUMNS)} FROM tags
     WHERE organization_id = ANY(${t.organizationIds}) AND ${match}
       AND (${brandId ?? null}::text IS NULL OR brand_id = ${brandId ?? null})
     ${byUuid ? db`ORDER BY id = ${ref}::uuid DESC` : db``}
@@ -65,7 +65,7 @@ export async function findTag(db: Db, t: OrganizationScope, ref: string, brandId
 }
 
 /** The Tag object the trigger wrote into the row (`api_json`), parsed. */
-const API_TAG = 'api_json::json AS api';
+const apiTag = (db: Db) => db`api_json::json AS api`;
 
 export async function createTag(db: Db, t: OrganizationScope, input: { brand_id: string; external_reference: string; tag: string }): Promise<ApiTag> {
   const [brand] = await db<{ organization_id: string }[]>`
@@ -75,7 +75,7 @@ export async function createTag(db: Db, t: OrganizationScope, input: { brand_id:
     INSERT INTO tags (organization_id, brand_id, tag, external_reference)
     VALUES (${brand.organization_id}, ${input.brand_id}, ${input.tag}, ${input.external_reference})
     ON CONFLICT (organization_id, external_reference) DO NOTHING
-    RETURNING ${db.unsafe(API_TAG)}`;
+    RETURNING ${apiTag(db)}`;
   if (!tag) throw referenceTaken();
   return tag.api;
 }
@@ -92,7 +92,7 @@ export async function updateTag(
       UPDATE tags SET tag = coalesce(${input.tag ?? null}, tag),
         external_reference = coalesce(${input.external_reference ?? null}, external_reference), updated_at = now()
       WHERE id = ${current.id}
-      RETURNING ${db.unsafe(API_TAG)}`;
+      RETURNING ${apiTag(db)}`;
     if (!tag) throw notFound('Tag');
     return tag.api;
   } catch (error) {

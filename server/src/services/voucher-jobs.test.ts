@@ -171,6 +171,7 @@ describe('POST /tags/{id}/vouchers', () => {
   it('records members whose issue failed, reports has_errors, and retries them on the next job', async () => {
     const { memberIds } = await seedTag(t.db.sql, 'flaky', 40);
     const victim = memberIds[7]!;
+    // unsafe: DDL of several statements (no parameters there); the id is a uuid this test made.
     await t.db.sql.unsafe(`
       CREATE FUNCTION test_refuse_victim() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN IF NEW.member_id = '${victim}' THEN RAISE EXCEPTION 'refused' USING ERRCODE = '23514'; END IF; RETURN NEW; END $$;

@@ -236,7 +236,7 @@ async function issueToMembers(tx: Tx, job: JobRow, voucher: Voucher, memberIds: 
 /** The pass id a grant gets: a new one, or for storecards the member's existing storecard pass. */
 function linkOrNew(tx: Tx, job: JobRow, memberColumn: 'g.member_id' | 'e.id') {
   if (job.voucher_kind === 'coupon') return tx`uuidv7()`;
-  return tx`coalesce((SELECT p.id FROM passes p WHERE p.member_id = ${tx.unsafe(memberColumn)} AND p.kind = 'storecard'
+  return tx`coalesce((SELECT p.id FROM passes p WHERE p.member_id = ${tx(memberColumn)} AND p.kind = 'storecard'
                         AND p.storecard_id = ${job.voucher_id}), uuidv7())`;
 }
 

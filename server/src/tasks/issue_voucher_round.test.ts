@@ -73,6 +73,7 @@ describe('issue_voucher_round under crashes', () => {
   it('issues exactly once per member when the worker is killed mid-round and another takes over; a rerun skips everyone', async () => {
     const tagId = await seedTag('crash', MEMBERS);
     // Make every round hold its transaction open for a while, so the kill lands inside one.
+    // unsafe: static DDL of several statements, which the extended protocol cannot send at once.
     await t.db.sql.unsafe(`
       CREATE FUNCTION test_slow_round() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.2); RETURN NULL; END $$;
       CREATE TRIGGER test_slow_round AFTER INSERT ON voucher_grants FOR EACH STATEMENT EXECUTE FUNCTION test_slow_round();`);
