@@ -1,6 +1,27 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import Joi from 'joi';
 
-/** Everything the server reads from its environment, checked once at start-up (CONTRACT.md). */
+/** This package's directory (server/ in the repository, node_modules/@loyalty/server installed). */
+const packageRoot = new URL('../', import.meta.url);
+
+/**
+ * A file the server reads at run time, found relative to this package, never to the working
+ * directory: the packed package carries a copy (`npm pack` copies it in, scripts/server-assets.mjs);
+ * inside this repository, where there is no copy, the repository root's file is the one.
+ */
+export function packagedFile(name: string): string {
+  const own = fileURLToPath(new URL(name, packageRoot));
+  return existsSync(own) ? own : fileURLToPath(new URL(`../${name}`, packageRoot));
+}
+
+/** The demo fixtures (organizations, brands, clients with their secrets) loaded when LOYALTY_FIXTURES is unset. */
+export const demoFixturesPath = packagedFile('fixtures/demo.json');
+
+/**
+ * Everything the server reads from its environment, checked once at start-up: a value that does
+ * not fit stops the start with one message naming every wrong variable.
+ */
 export type Config = {
   port: number;
   host: string;
@@ -13,6 +34,7 @@ export type Config = {
   secretKey: string | undefined;
   /** The key before a rotation: it still opens secrets, which start-up seals again with secretKey. */
   secretKeyPrevious: string | undefined;
+  /** Fixture file loaded at start ('none': nothing); a relative path is from the working directory. Default: the demo fixtures. */
   fixtures: string;
   worker: boolean;
   webhookAllowInsecure: boolean;
@@ -59,7 +81,7 @@ const schema = Joi.object({
   LOYALTY_SECRET_KEY: Joi.string().empty('').when('DATABASE_URL', { is: Joi.exist(), then: Joi.required() })
     .messages({ 'any.required': 'LOYALTY_SECRET_KEY is required with DATABASE_URL (the key of webhook secrets at rest; e.g. `openssl rand -base64 32`)' }),
   LOYALTY_SECRET_KEY_PREVIOUS: Joi.string().empty(''),
-  LOYALTY_FIXTURES: Joi.string().default('fixtures/demo.json'),
+  LOYALTY_FIXTURES: Joi.string().default(demoFixturesPath),
   LOYALTY_WORKER: Joi.string().valid('on', 'off').default('on'),
   LOYALTY_WEBHOOK_ALLOW_INSECURE: Joi.string().valid('0', '1', '').default(''),
   LOYALTY_WEBHOOK_RETRY_DELAYS: Joi.string()

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { packagedFile } from '../config.js';
 
-export const openapiPath = fileURLToPath(new URL('../../../openapi.yaml', import.meta.url));
+/** The API description the server validates requests against and serves: the package's copy, or the repository's openapi.yaml. */
+export const openapiPath = packagedFile('openapi.yaml');
 
 type Json = Record<string, unknown>;
 export type OpenApiDocument = Json & { paths: Record<string, Record<string, Json>>; components?: Json };

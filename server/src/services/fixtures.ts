@@ -16,7 +16,10 @@ type Fixture = {
   clients?: { client_id: string; client_secret: string; organization_ids?: string[]; device_id?: string; abilities: string[] }[];
 };
 
-/** Creates or updates (by id) every object the fixture names; never deletes (CONTRACT.md). */
+/**
+ * Creates or updates (by id) every object the fixture names, at every start. Nothing is ever
+ * deleted: objects made through the API, or dropped from the file since, stay.
+ */
 export async function loadFixtureFile(sql: Sql, file: string): Promise<void> {
   if (file === 'none') return;
   let fixture: Fixture;

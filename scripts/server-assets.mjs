@@ -1,0 +1,28 @@
+// The files @loyalty/server reads at run time that live once, at the repository root:
+// openapi.yaml and fixtures/demo.json. `npm pack` (prepack) copies them into server/ so the
+// tarball carries them; postpack removes the copies again, so inside the repository the server
+// always reads the root's files (server/src/config.ts packagedFile). The copies are git-ignored.
+//
+//   node scripts/server-assets.mjs copy | remove
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = new URL('../', import.meta.url);
+const server = new URL('server/', root);
+const assets = ['openapi.yaml', 'fixtures/demo.json'];
+
+const action = process.argv[2];
+if (action === 'copy') {
+  for (const file of assets) {
+    const target = fileURLToPath(new URL(file, server));
+    mkdirSync(dirname(target), { recursive: true });
+    copyFileSync(fileURLToPath(new URL(file, root)), target);
+  }
+} else if (action === 'remove') {
+  rmSync(fileURLToPath(new URL('openapi.yaml', server)), { force: true });
+  rmSync(fileURLToPath(new URL('fixtures/', server)), { recursive: true, force: true });
+} else {
+  console.error('usage: node scripts/server-assets.mjs copy|remove');
+  process.exit(2);
+}
