@@ -102,7 +102,8 @@ export interface SignupUserValidator {
   errors?: SchemaError[] | null;
 }
 
-const ucs2length = ucs2lengthModule.default;
+// Node hands a CommonJS module's exports object to a default import, bundlers its \`default\`.
+const ucs2length = typeof ucs2lengthModule === 'function' ? ucs2lengthModule : ucs2lengthModule.default;
 ${code}
 export const validateSignupUser: SignupUserValidator = ${name};
 `;

@@ -1,6 +1,7 @@
 // Turns anything thrown into what the user reads: one line, what to do next, an exit code.
 // API errors (the SDK's LoyaltyError values) are explained by status and error code.
 import type { LoyaltyError } from '@loyalty/sdk';
+import { hasErrorCode } from './error-codes.js';
 import { CliError, ExitCode } from './errors.js';
 import { requestIdSuffix } from './request-log.js';
 
@@ -50,7 +51,7 @@ function explainApiFailure(error: LoyaltyError, context: ApiErrorContext): Expla
   const where = context.apiUrl ? ` at ${context.apiUrl}` : '';
   const login = `loyalty login${context.profile && context.profile !== 'default' ? ` --profile ${context.profile}` : ''}`;
   const base = { cause: error };
-  if (error.code === 'network_error') {
+  if (hasErrorCode(error, 'network_error')) {
     const cause = error.cause instanceof Error ? error.cause : undefined;
     const code = (cause?.cause as NodeJS.ErrnoException | undefined)?.code ?? (cause as NodeJS.ErrnoException | undefined)?.code;
     return {
@@ -60,13 +61,13 @@ function explainApiFailure(error: LoyaltyError, context: ApiErrorContext): Expla
       exitCode: ExitCode.error,
     };
   }
-  if (error.code === 'timeout') {
+  if (hasErrorCode(error, 'timeout')) {
     return { ...base, message: `The API${where} did not answer in time.`, hint: 'Try again; if it keeps happening, check the server.', exitCode: ExitCode.error };
   }
-  if (error.code === 'invalid_client') {
+  if (hasErrorCode(error, 'invalid_client')) {
     return { ...base, message: 'The API refused the client credentials (invalid_client).', hint: `Check them with \`loyalty config list\`, then run \`${login}\`.`, exitCode: ExitCode.auth };
   }
-  if (error.code === 'invalid_scope') {
+  if (hasErrorCode(error, 'invalid_scope')) {
     return { ...base, message: 'The client may not request those abilities (invalid_scope).', hint: 'Log in with a client that has them.', exitCode: ExitCode.auth };
   }
   switch (error.status) {

@@ -25,7 +25,8 @@ export interface SignupUserValidator {
   errors?: SchemaError[] | null;
 }
 
-const ucs2length = ucs2lengthModule.default;
+// Node hands a CommonJS module's exports object to a default import, bundlers its `default`.
+const ucs2length = typeof ucs2lengthModule === 'function' ? ucs2lengthModule : ucs2lengthModule.default;
 
 const schema31 = {"$id":"signup-user","type":"object","required":["email"],"properties":{"email":{"type":"string","format":"email","maxLength":191},"first_name":{"type":"string","maxLength":191},"last_name":{"type":"string","maxLength":191},"unsubscribed":{"type":"boolean","default":false},"subscribed_at":{"$ref":"openapi#/components/schemas/SignupTimestamp"}}};
 const schema33 = {"description":"RFC 3339 date-time, or `YYYY-MM-DD HH:MM:SS` read as UTC; year 0001 or later and earlier than now.\n","anyOf":[{"type":"string","format":"date-time","pattern":"^([1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])-"},{"type":"string","pattern":"^([1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$"}]};

@@ -1,49 +1,15 @@
-// Validates import rows before anything is sent, with the rules of POST /members/signups:
-// an e-mail address, names of at most 191 characters, a boolean-ish unsubscribed, and a
-// subscribed_at date-time earlier than now. An e-mail may appear only once per file.
+// Validates import rows before anything is sent, with the rules of POST /members/signups: the
+// users item schema of openapi.yaml (cli/src/generated/signup-user.ts, generated from it by
+// `npm run gen` as Ajv standalone code with the server's options), plus what the document says
+// in words: subscribed_at is earlier than now. The forms people put in spreadsheets (yes/no,
+// dates without a time or offset) are read into the API's forms first; what cannot be read is
+// left as it is for the schema to reject. An e-mail may appear only once per file.
+import { validateSignupUser, type SchemaError, type SignupUser } from '../generated/signup-user.js';
 import type { MemberFields } from './columns.js';
 
-export interface SignupUser {
-  email: string;
-  first_name?: string;
-  last_name?: string;
-  unsubscribed?: boolean;
-  subscribed_at?: string;
-}
+export type { SignupUser };
 
 export type RowVerdict = { ok: true; user: SignupUser } | { ok: false; error: string };
-
-export const NAME_MAX_LENGTH = 191;
-export const EMAIL_MAX_LENGTH = 191;
-
-// Pragmatic address check: one @, a local part without spaces or specials, a dotted domain
-// whose labels are letters, digits and inner hyphens, and a top-level domain of letters.
-const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+$/;
-const DOMAIN_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$/;
-
-export function emailProblem(email: string): string | undefined {
-  if (email === '') return 'e-mail is missing';
-  if (email.length > EMAIL_MAX_LENGTH) return `e-mail is longer than ${EMAIL_MAX_LENGTH} characters`;
-  const at = email.lastIndexOf('@');
-  if (at <= 0 || at === email.length - 1) return `"${email}" is not an e-mail address`;
-  const local = email.slice(0, at);
-  const domain = email.slice(at + 1);
-  const labels = domain.split('.');
-  const tld = labels[labels.length - 1] ?? '';
-  if (
-    local.length > 64 ||
-    !LOCAL_PART.test(local) ||
-    local.startsWith('.') ||
-    local.endsWith('.') ||
-    local.includes('..') ||
-    labels.length < 2 ||
-    !labels.every((label) => label.length <= 63 && DOMAIN_LABEL.test(label)) ||
-    !/^[A-Za-z]{2,}$/.test(tld)
-  ) {
-    return `"${email}" is not an e-mail address`;
-  }
-  return undefined;
-}
 
 const TRUE_WORDS = new Set(['true', '1', 'yes', 'y', 't', 'on']);
 const FALSE_WORDS = new Set(['false', '0', 'no', 'n', 'f', 'off']);
@@ -85,42 +51,55 @@ export function parseDateTime(text: string): Date | undefined {
 /** The wire form of subscribed_at: RFC 3339 in UTC. */
 export const formatSubscribedAt = (date: Date): string => date.toISOString().replace(/\.000Z$/, 'Z');
 
-function text(value: unknown): string | undefined {
-  if (value === undefined || value === null) return undefined;
+function text(value: unknown): unknown {
   if (typeof value === 'string') return value.trim();
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return undefined;
+  return value;
+}
+
+const FIELD_NAMES: Record<string, string> = { email: 'e-mail' };
+
+/** The first failed rule of a row, in words; `raw` is the row as read. */
+function schemaProblem(error: SchemaError, raw: Record<string, unknown>): string {
+  const field = error.keyword === 'required' ? String(error.params.missingProperty) : error.instancePath.split('/')[1] ?? 'row';
+  const name = FIELD_NAMES[field] ?? field;
+  const value = raw[field];
+  const shown = typeof value === 'string' ? value : JSON.stringify(value);
+  if (error.keyword === 'required') return `${name} is missing`;
+  if (error.keyword === 'maxLength') return `${name} is longer than ${String(error.params.limit)} characters`;
+  if (field === 'email' && error.keyword === 'format') return `"${shown}" is not an e-mail address`;
+  if (field === 'unsubscribed') return `unsubscribed must be true or false (got "${shown}")`;
+  if (field === 'subscribed_at') return `subscribed_at "${shown}" is not a date-time (use e.g. 2024-05-01T10:00:00Z)`;
+  if (error.keyword === 'type' && error.params.type === 'string') return `${name} must be text`;
+  return `${name} ${error.message ?? `fails ${error.keyword}`}`;
 }
 
 export function validateMember(fields: MemberFields, now: Date): RowVerdict {
+  const candidate: Record<string, unknown> = {};
   const email = text(fields.email);
-  if (email === undefined && fields.email !== undefined && fields.email !== null) return { ok: false, error: 'e-mail must be text' };
-  const emailError = emailProblem(email ?? '');
-  if (emailError) return { ok: false, error: emailError };
-  const user: SignupUser = { email: email! };
-
+  if (email !== undefined && email !== null && email !== '') candidate.email = email;
   for (const key of ['first_name', 'last_name'] as const) {
     const value = text(fields[key]);
-    if (value === undefined && fields[key] !== undefined && fields[key] !== null) return { ok: false, error: `${key} must be text` };
-    if (value === undefined || value === '') continue;
-    if ([...value].length > NAME_MAX_LENGTH) return { ok: false, error: `${key} is longer than ${NAME_MAX_LENGTH} characters` };
-    user[key] = value;
+    if (value !== undefined && value !== null && value !== '') candidate[key] = value;
   }
-
   const unsubscribed = parseBooleanish(fields.unsubscribed);
-  if (unsubscribed === 'invalid') {
-    return { ok: false, error: `unsubscribed must be true or false (got "${String(fields.unsubscribed)}")` };
-  }
-  if (unsubscribed !== undefined) user.unsubscribed = unsubscribed;
-
+  if (unsubscribed !== undefined) candidate.unsubscribed = unsubscribed === 'invalid' ? fields.unsubscribed : unsubscribed;
   const subscribedAt = text(fields.subscribed_at);
-  if (subscribedAt) {
-    const date = parseDateTime(subscribedAt);
-    if (!date) return { ok: false, error: `subscribed_at "${subscribedAt}" is not a date-time (use e.g. 2024-05-01T10:00:00Z)` };
-    if (date.getTime() >= now.getTime()) return { ok: false, error: `subscribed_at ${subscribedAt} is not in the past` };
-    user.subscribed_at = formatSubscribedAt(date);
+  let date: Date | undefined;
+  if (typeof subscribedAt === 'string' && subscribedAt !== '') {
+    date = parseDateTime(subscribedAt);
+    candidate.subscribed_at = date ? formatSubscribedAt(date) : subscribedAt;
+  } else if (subscribedAt !== undefined && subscribedAt !== null && subscribedAt !== '') {
+    candidate.subscribed_at = subscribedAt;
   }
-  return { ok: true, user };
+
+  if (!validateSignupUser(candidate)) {
+    const [first] = validateSignupUser.errors ?? [];
+    return { ok: false, error: first ? schemaProblem(first, { ...candidate, unsubscribed: fields.unsubscribed, subscribed_at: subscribedAt }) : 'the row is not a sign-up' };
+  }
+  // The document, in words: "subscribed_at (when the user signed up; must be earlier than now)".
+  if (date && date.getTime() >= now.getTime()) return { ok: false, error: `subscribed_at ${String(subscribedAt)} is not in the past` };
+  return { ok: true, user: candidate };
 }
 
 /** Remembers e-mails (case-insensitively, as the API compares them) and where they were first seen. */

@@ -1,7 +1,9 @@
 // Type-level tests of the typed calls, compiled (never run) by `npx tsc -b cli`: each
 // `@ts-expect-error` line must fail to compile, or the build fails on the unused directive. So a
 // path openapi.yaml does not have, a missing parameter or a misread answer cannot compile.
+import type { LoyaltyError } from '@loyalty/sdk';
 import type { Context } from '../context.js';
+import { hasErrorCode } from '../error-codes.js';
 import { call, request } from './api.js';
 
 export async function typedCallsRejectWhatTheDocumentLacks(ctx: Context): Promise<string[]> {
@@ -19,4 +21,9 @@ export async function typedCallsRejectWhatTheDocumentLacks(ctx: Context): Promis
   // @ts-expect-error -- a Tag has no `name`
   void tags.data[0]?.name;
   return tags.data.map((tag) => tag.uuid);
+}
+
+export function errorCodesComeFromTheDocument(error: LoyaltyError): boolean {
+  // @ts-expect-error -- not an error code of openapi.yaml (it has invalid_client)
+  return hasErrorCode(error, 'invalid_clients') || hasErrorCode(error, 'idempotency_key_reuse');
 }

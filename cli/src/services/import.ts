@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { toLoyaltyError } from '@loyalty/sdk';
 import type { Context } from '../context.js';
+import { hasErrorCode } from '../error-codes.js';
 import { PartialSuccess, usageError } from '../errors.js';
 import { MAX_BATCH_SIZE } from '../import/batch.js';
 import { parseMapOptions } from '../import/columns.js';
@@ -47,7 +48,7 @@ export function signupSender(ctx: Context, brandId: string): SendSignups {
       const { new: created, found } = dataOf(ctx, result).data;
       return { ok: true, new: Object.keys(created).length, found: Object.keys(found).length };
     }
-    if (error.status === 422 && error.code === 'validation_failed' && error.fields) {
+    if (error.status === 422 && hasErrorCode(error, 'validation_failed') && error.fields) {
       const rowErrors = new Map<number, string>();
       for (const [field, messages] of Object.entries(error.fields)) {
         const match = /^users\.(\d+)(?:\.(.+))?$/.exec(field);
