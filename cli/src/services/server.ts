@@ -1,8 +1,11 @@
-// `loyalty server`: runs the reference server (server/dist/start.js) in a child process with
-// the flags turned into its environment variables (see CONTRACT.md).
+// `loyalty server`: runs the reference server (@loyalty/server's dist/start.js) in a child process
+// with the flags turned into its environment variables (--port → PORT, --data-dir →
+// LOYALTY_DATA_DIR, …); a variable already set stays unless its flag is given. Ctrl-C or a
+// signal stops the server cleanly, and its exit code decides ours.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Context } from '../context.js';
 import { CliError, ExitCode } from '../errors.js';
@@ -42,12 +45,38 @@ export function serverEnvironment(options: ServerOptions): Record<string, string
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }
 
+/** This CLI runs from an installed package (under node_modules), not from this repository's cli/. */
+export function isInstalledPackage(moduleUrl: string = import.meta.url): boolean {
+  return fileURLToPath(moduleUrl).split(sep).includes('node_modules');
+}
+
+/**
+ * The embedded database's directory of an installed `loyalty server` when neither --data-dir nor
+ * LOYALTY_DATA_DIR says: per user, $XDG_DATA_HOME/loyalty, or ~/.local/share/loyalty (the XDG
+ * default; a relative XDG_DATA_HOME is invalid and ignored). In this repository the server's own
+ * default stays (.loyalty/data under the working directory, as `npm start`).
+ */
+export function userDataDir(env: NodeJS.ProcessEnv): string {
+  const xdg = env.XDG_DATA_HOME;
+  return join(xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.local', 'share'), 'loyalty');
+}
+
+/**
+ * The server's start script: @loyalty/server next to this CLI. It is an optional peer dependency
+ * (`npm i @loyalty/cli` alone brings no PostgreSQL binaries), so an installed CLI without it says
+ * what to install.
+ */
 export function serverEntryPoint(): string {
   let packageJson: string;
   try {
     packageJson = fileURLToPath(import.meta.resolve('@loyalty/server/package.json'));
   } catch {
-    // Not installed as a package: this repository's layout (cli/dist → server/).
+    if (isInstalledPackage()) {
+      throw new CliError('`loyalty server` needs the reference server package, @loyalty/server, which is not installed.', {
+        hint: 'Install it next to the CLI: `npm install @loyalty/server@0.1.0` (with `-g` if the CLI is global).',
+      });
+    }
+    // This repository without its workspace links: cli/dist/services → server/.
     packageJson = fileURLToPath(new URL('../../../server/package.json', import.meta.url));
   }
   return join(dirname(packageJson), 'dist', 'start.js');
@@ -60,9 +89,14 @@ export async function runServer(ctx: Context, options: ServerOptions): Promise<v
       hint: 'Run `npm run build` (or `npx tsc -b server`) in the repository first.',
     });
   }
+  const env = { ...ctx.runtime.env, ...serverEnvironment(options) };
+  if (!env.DATABASE_URL && !env.LOYALTY_DATA_DIR && isInstalledPackage()) {
+    env.LOYALTY_DATA_DIR = userDataDir(ctx.runtime.env);
+    ctx.output.info(`Data directory: ${env.LOYALTY_DATA_DIR} (--data-dir or LOYALTY_DATA_DIR to choose another)`);
+  }
   const child = spawn(process.execPath, [entry], {
     cwd: ctx.runtime.cwd,
-    env: { ...ctx.runtime.env, ...serverEnvironment(options) },
+    env,
     stdio: 'inherit',
   });
   // Ctrl-C in a terminal reaches the server too; a signal sent only to us is passed on.
