@@ -7,6 +7,7 @@ import { defineConfig } from 'vitest/config';
 const OWN_POSTGRES = [
   'server/src/start.test.ts', 'server/src/start-database-wait.test.ts', 'server/src/boot.test.ts', 'server/src/lib/startup-errors.test.ts', 'server/src/db/embedded.test.ts',
   'test/e2e/crash-recovery.test.ts', 'test/e2e/database-outage.test.ts', 'test/e2e/fair-sharing-api.test.ts', 'test/e2e/cluster.test.ts',
+  'test/e2e/packed-install.test.ts',
 ];
 const server = { include: ['server/src/**/*.test.ts'], testTimeout: 30000, hookTimeout: 60000 };
 const e2e = { include: ['test/**/*.test.ts'], testTimeout: 120000, hookTimeout: 120000 };

