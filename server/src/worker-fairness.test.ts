@@ -3,6 +3,7 @@ import { createServer as createTcpServer, type AddressInfo, type Server as TcpSe
 import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../test/helpers/server.js';
+import { until as untilTruthy } from '../../test/helpers/until.js';
 import { fanOutEvents } from './services/deliveries.js';
 import { startWorker } from './worker.js';
 
@@ -59,15 +60,7 @@ async function subscribe(clientId: string, url: string, events: string[]) {
   expect(res.statusCode, res.payload).toBe(201);
 }
 
-async function until<T>(what: () => Promise<T | undefined | false>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await what();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(what: () => Promise<T | undefined | false>, timeoutMs: number) => untilTruthy(what, timeoutMs, 50);
 
 describe('two dead receivers with thousands of waiting attempts', () => {
   it("take their own share: another organization's deliveries and voucher job finish within seconds", async () => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Server, ServerInjectOptions } from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/db.js';
+import { pluginServer, remainingAfterStart } from '../../../test/helpers/plugin-server.js';
 import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
 import { loadConfig } from '../config.js';
 import { sha256 } from '../lib/hash.js';
@@ -225,23 +226,15 @@ describe('Idempotency-Key on routes that answer without respondInTransaction', (
 
 describe('purge of expired keys', () => {
   it('runs every purgeIntervalMs while the server is started, and stops with it', async () => {
-    const { default: Hapi } = await import('@hapi/hapi');
     const { idempotencyPlugin } = await import('./idempotency.js');
-    const server = Hapi.server({ port: 0, host: '127.0.0.1' });
-    await server.register({ plugin: idempotencyPlugin, options: { sql: ts.db.sql, purgeIntervalMs: 20 } });
+    const server = await pluginServer(idempotencyPlugin, { sql: ts.db.sql, purgeIntervalMs: 20 });
     const scope = scopeHash({ tokenHash: 'purge', method: 'POST', path: '/x', key: 'k' });
     await claimIdempotencyKey(ts.db.sql, { scope, request: requestHash({}, ''), lockSeconds: 60 });
     await ts.db.sql`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE scope_hash = ${scope}`;
     const count = async () => (await ts.db.sql`SELECT count(*)::int AS n FROM idempotency_keys WHERE scope_hash = ${scope}`)[0]!.n;
     await new Promise((r) => setTimeout(r, 100));
     expect(await count()).toBe(1); // not started: no purge
-    await server.start();
-    try {
-      for (let i = 0; i < 100 && (await count()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
-      expect(await count()).toBe(0);
-    } finally {
-      await server.stop();
-    }
+    expect(await remainingAfterStart(server, count)).toBe(0);
   });
 });
 

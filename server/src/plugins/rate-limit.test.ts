@@ -1,5 +1,6 @@
 import type { ServerInjectResponse } from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pluginServer, remainingAfterStart } from '../../../test/helpers/plugin-server.js';
 import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
 import { createServer } from '../server.js';
 import { issueToken } from '../services/tokens.js';
@@ -144,18 +145,10 @@ describe('per-IP limit for requests without a (valid) token', () => {
 
 describe('purge of old counters', () => {
   it('runs every purgeIntervalMs while the server is started', async () => {
-    const { default: Hapi } = await import('@hapi/hapi');
     const { rateLimitPlugin } = await import('./rate-limit.js');
-    const server = Hapi.server({ port: 0, host: '127.0.0.1' });
-    await server.register({ plugin: rateLimitPlugin, options: { sql: ts.db.sql, tokenLimit: 5, ipLimit: 5, windowSeconds: 60, purgeIntervalMs: 20 } });
+    const server = await pluginServer(rateLimitPlugin, { sql: ts.db.sql, tokenLimit: 5, ipLimit: 5, windowSeconds: 60, purgeIntervalMs: 20 });
     await ts.db.sql`INSERT INTO rate_limits (bucket, window_start, count) VALUES ('ip:purge-me', 1000, 1)`;
     const count = async () => (await ts.db.sql`SELECT count(*)::int AS n FROM rate_limits WHERE bucket = 'ip:purge-me'`)[0]!.n;
-    await server.start();
-    try {
-      for (let i = 0; i < 100 && (await count()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
-      expect(await count()).toBe(0);
-    } finally {
-      await server.stop();
-    }
+    expect(await remainingAfterStart(server, count)).toBe(0);
   });
 });

@@ -1,10 +1,12 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { until } from '../../../test/helpers/until.js';
+import { clearWebhookWork, startReceiver, type Receiver } from '../../../test/helpers/webhook-receiver.js';
 import type { Config } from '../config.js';
+import type { Schemas } from '../lib/schemas.js';
 import { snippetOf } from '../lib/safe-fetch.js';
 import type { Resolver } from '../lib/ssrf.js';
 import { startWorker, type WorkerRunner } from '../worker.js';
@@ -20,7 +22,7 @@ type Received = { path: string; headers: IncomingHttpHeaders; body: string; at: 
 type Behaviour = (req: Received, res: ServerResponse) => void;
 
 let t: TestServer;
-let receiver: Server;
+let receiver: Receiver;
 let base: string;
 let port: number;
 const received: Received[] = [];
@@ -31,7 +33,7 @@ const delays = [0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3];
 
 beforeAll(async () => {
   t = await createTestServer();
-  receiver = createServer((req, res) => {
+  receiver = await startReceiver((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -40,20 +42,15 @@ beforeAll(async () => {
       (behaviours.get(r.path) ?? ((_r, out) => out.writeHead(200).end('ok')))(r, res);
     });
   });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  port = (receiver.address() as AddressInfo).port;
-  base = `http://127.0.0.1:${port}`;
+  ({ port, base } = receiver);
 });
 afterEach(async () => {
-  await runner?.stop();
-  runner = undefined;
   // Every test starts without subscriptions (or queued work) of the ones before it.
-  await t.db.sql`DELETE FROM webhook_subscriptions`;
-  await t.db.sql`DELETE FROM graphile_worker._private_jobs`;
+  await clearWebhookWork(t.db.sql, runner);
+  runner = undefined;
 });
 afterAll(async () => {
-  receiver.closeAllConnections();
-  await new Promise((r) => receiver.close(r));
+  await receiver.close();
   await t.close();
 });
 
@@ -76,16 +73,6 @@ async function emit(organizationId = 'org-acme') {
 }
 
 const requestsTo = (path: string) => received.filter((r) => r.path === path);
-type Falsy = false | 0 | '' | null | undefined;
-async function until<T>(what: () => T | Falsy | Promise<T | Falsy>, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await what();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 const deliveryOf = async (eventId: string) => {
   const [row] = await t.db.sql<{ id: string; status: string; attempts: number; subscription_id: string }[]>`
     SELECT id, status, attempts, subscription_id FROM webhook_deliveries WHERE event_id = ${eventId}`;
@@ -94,7 +81,7 @@ const deliveryOf = async (eventId: string) => {
 const logOf = async (subscriptionId: string) => {
   const res = await t.inject({ method: 'GET', url: `/webhook-subscriptions/${subscriptionId}/deliveries`, headers: await t.auth('acme-admin') });
   expect(res.statusCode).toBe(200);
-  return (res.result as { data: { id: string; status: string; attempts: { attempt: number; status_code: number | null; error: string | null; response_snippet: string | null; duration_ms: number }[]; next_attempt_at: string | null }[] }).data;
+  return (res.result as Schemas['WebhookDeliveryListResponse']).data;
 };
 
 const hmacHex = (key: string, body: string) => createHmac('sha256', Buffer.from(key, 'utf8')).update(body, 'utf8').digest('hex');
@@ -124,8 +111,8 @@ describe('deliver_webhook', () => {
     const [entry] = await logOf(sub.id);
     expect(entry).toMatchObject({ status: 'delivered', next_attempt_at: null, attempts: [{ attempt: 1, status_code: 200, error: null, response_snippet: 'ok' }] });
     // One id names the attempt in the receiver's request and in the delivery log.
-    expect(h['x-request-id']).toBe(`${(entry as { id: string }).id}.1`);
-    expect((entry as { attempts: { request_id: string }[] }).attempts[0]!.request_id).toBe(h['x-request-id']);
+    expect(h['x-request-id']).toBe(`${entry!.id}.1`);
+    expect(entry!.attempts[0]!.request_id).toBe(h['x-request-id']);
   });
 
   it('retries 5xx, 408, 429 and redirects (never followed) with the attempt counting up and the same message id and bytes', async () => {

@@ -1,7 +1,7 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { until as untilTruthy } from '../../../test/helpers/until.js';
+import { clearWebhookWork, startReceiver, type Receiver } from '../../../test/helpers/webhook-receiver.js';
 import type { Config } from '../config.js';
 import { startWorker, type WorkerRunner } from '../worker.js';
 import { wakeOverdueLanes } from './deliveries.js';
@@ -13,7 +13,7 @@ import { recordEvents } from './events.js';
  * worker died, and attempt jobs of older versions, do not strand deliveries.
  */
 let t: TestServer;
-let receiver: Server;
+let receiver: Receiver;
 let base: string;
 let inFlight = 0;
 let maxInFlight = 0;
@@ -22,7 +22,7 @@ let runner: WorkerRunner | undefined;
 
 beforeAll(async () => {
   t = await createTestServer();
-  receiver = createServer((req, res) => {
+  receiver = await startReceiver((req, res) => {
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
     let body = '';
@@ -35,18 +35,14 @@ beforeAll(async () => {
       }, 100),
     );
   });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  base = receiver.base;
 });
 afterEach(async () => {
-  await runner?.stop();
+  await clearWebhookWork(t.db.sql, runner);
   runner = undefined;
-  await t.db.sql`DELETE FROM webhook_subscriptions`;
-  await t.db.sql`DELETE FROM graphile_worker._private_jobs`;
 });
 afterAll(async () => {
-  receiver.closeAllConnections();
-  await new Promise((r) => receiver.close(r));
+  await receiver.close();
   await t.close();
 });
 
@@ -62,13 +58,7 @@ async function subscribe() {
 const emit = (n: number) =>
   t.db.sql.begin((tx) =>
     recordEvents(tx, Array.from({ length: n }, () => ({ organizationId: 'org-acme', type: 'member.created' as const, data: { member_id: crypto.randomUUID(), brand_id: 'brand-acme' } }))));
-async function until(what: () => Promise<boolean> | boolean, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await what())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = (what: () => Promise<boolean> | boolean, timeoutMs = 15_000) => untilTruthy(what, timeoutMs, 25);
 
 /** A lane taken by a worker that died, and a delivery it had claimed, with no job left in the queue; the event's id. */
 async function deadWorkersDelivery(): Promise<string> {

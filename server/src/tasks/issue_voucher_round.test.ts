@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { until as untilTruthy } from '../../../test/helpers/until.js';
 import { resumeStalledVoucherJobs } from '../services/voucher-rounds.js';
 import { startWorker } from '../worker.js';
 
@@ -59,15 +60,7 @@ const post = async (payload: Record<string, unknown>) => {
 const jobRow = async (id: string) =>
   (await t.db.sql<{ status: string; total: number; processed: number; issued: number; skipped: number; failed: number }[]>`
     SELECT status, total, processed, issued, skipped, failed FROM voucher_jobs WHERE id = ${id}`)[0]!;
-async function until<T>(what: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await what();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = <T>(what: () => Promise<T | undefined | false>, timeoutMs = 30_000) => untilTruthy(what, timeoutMs, 10);
 
 describe('issue_voucher_round under crashes', () => {
   it('issues exactly once per member when the worker is killed mid-round and another takes over; a rerun skips everyone', async () => {
