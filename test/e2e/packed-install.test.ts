@@ -194,6 +194,17 @@ describe('the packed packages, installed into an empty project', () => {
     expect(server.stderr).toContain('npm install @loyalty/server@0.1.0');
   });
 
+  it('an installed CLI puts the data in $XDG_DATA_HOME/loyalty, else ~/.local/share/loyalty (a relative XDG_DATA_HOME is ignored)', async () => {
+    const services = path.join(project, 'node_modules', '@loyalty', 'cli', 'dist', 'services', 'server.js');
+    const probe = await run('node', ['--input-type=module', '-e', [
+      `const s = await import(${JSON.stringify(services)});`,
+      "console.log(JSON.stringify([s.isInstalledPackage(), s.userDataDir({ HOME: '/home/u', XDG_DATA_HOME: '/x' }),",
+      "  s.userDataDir({ HOME: '/home/u' }), s.userDataDir({ HOME: '/home/u', XDG_DATA_HOME: 'rel' })]));",
+    ].join('\n')]);
+    expect(probe.code, describeRun(probe)).toBe(0);
+    expect(JSON.parse(probe.stdout)).toEqual([true, '/x/loyalty', '/home/u/.local/share/loyalty', '/home/u/.local/share/loyalty']);
+  });
+
   it('@loyalty/sdk loads through import and through require', async () => {
     const esm = await run('node', ['--input-type=module', '-e',
       "const sdk = await import('@loyalty/sdk'); const wh = await import('@loyalty/sdk/webhooks'); console.log(typeof sdk.createLoyaltyClient, Object.keys(wh).length > 0)"]);
