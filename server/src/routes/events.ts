@@ -3,8 +3,8 @@ import { principalOf } from '../plugins/auth.js';
 import { listEvents } from '../services/event-feed.js';
 import { eventTypesOf, type EventType } from '../services/events.js';
 import { requireOrganization } from '../services/webhook-subscriptions.js';
-import type { Schemas } from '../lib/schemas.js';
-import { SUCCESSFUL } from './route-options.js';
+import type { QueryOf, Schemas } from '../lib/schemas.js';
+import { queryOf, SUCCESSFUL } from './route-options.js';
 import type { RouteDef } from './types.js';
 
 /**
@@ -19,7 +19,7 @@ export const eventRoutes: RouteDef[] = [
     method: 'GET',
     path: '/events',
     handler: async (request) => {
-      const q = request.query as { after?: string; types?: string; wait?: number; limit?: number; organization_id?: string };
+      const q = queryOf<QueryOf<'/events', 'get'>>(request);
       const organizationId = requireOrganization(principalOf(request), q.organization_id);
       // Validation admits only the document's event types; the guard gives them their type.
       const known = new Set<string>(eventTypesOf(appOf(request).openapi.document));

@@ -2,17 +2,15 @@ import type { Request } from '@hapi/hapi';
 import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
 import { listMemberPasses, setFavouriteLocation } from '../services/members-passes.js';
-import { issuePassToMember, type IssuePassInput } from '../services/passes-issue.js';
-import type { Schemas } from '../lib/schemas.js';
+import { issuePassToMember } from '../services/passes-issue.js';
+import type { QueryOf, Schemas } from '../lib/schemas.js';
 import { payloadOf, queryOf, scopeOf } from './route-options.js';
 import type { RouteDef } from './types.js';
-
-type PageQuery = { brand_id: string; page?: number; per_page?: number };
 
 const pageArgs = (request: Request, kind: 'coupon' | 'storecard') => {
   const uuid = request.params.uuid as string;
   const path = `${appOf(request).baseUrl()}/members/${encodeURIComponent(uuid)}/${kind}s`;
-  return [appOf(request).sql, scopeOf(request), uuid, queryOf<PageQuery>(request), path] as const;
+  return [appOf(request).sql, scopeOf(request), uuid, queryOf<QueryOf<'/members/{uuid}/coupons', 'get'>>(request), path] as const;
 };
 
 const passLists: RouteDef[] = [
@@ -41,7 +39,7 @@ export const memberPassRoutes: RouteDef[] = [
     path: '/members/{uuid}/passes',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
-        const issued = await issuePassToMember(tx, scopeOf(request), request.params.uuid as string, payloadOf<IssuePassInput>(request), appOf(request).baseUrl());
+        const issued = await issuePassToMember(tx, scopeOf(request), request.params.uuid as string, payloadOf<Schemas['IssuePassRequest']>(request), appOf(request).baseUrl());
         return {
           status: issued.created ? 201 : 200,
           body: { success: true, pass_code: issued.passCode, wallet_url: issued.walletUrl, created: issued.created } satisfies Schemas['IssuePassResponse'],
@@ -53,7 +51,7 @@ export const memberPassRoutes: RouteDef[] = [
     path: '/members/location',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: { success: true, users: await setFavouriteLocation(tx, scopeOf(request), payloadOf<{ location_id: string; users: string[] }>(request)) } satisfies Schemas['FavoriteLocationResponse'],
+        body: { success: true, users: await setFavouriteLocation(tx, scopeOf(request), payloadOf<Schemas['FavoriteLocationRequest']>(request)) } satisfies Schemas['FavoriteLocationResponse'],
       })),
   },
 ];

@@ -2,14 +2,14 @@ import type { Readable } from 'node:stream';
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
-import type { Schemas } from '../lib/schemas.js';
+import type { QueryOf, Schemas } from '../lib/schemas.js';
 import { principalOf } from '../plugins/auth.js';
-import { bulkUpdateMembers, type BulkMemberUpdate } from '../services/members-bulk.js';
+import { bulkUpdateMembers } from '../services/members-bulk.js';
 import { exportMembersWithPoints, listMembersPage, readListPage, streamAllMembers } from '../services/members-list.js';
 import { findMemberUuids, searchMember } from '../services/members-lookup.js';
 import { requireBrand } from '../services/members-scope.js';
-import { importSignups, type SignupInput } from '../services/members-signups.js';
-import { createMember, deleteMemberFromBrand, getMember, updateMember, type CreateMemberInput, type ProfileInput } from '../services/members.js';
+import { importSignups } from '../services/members-signups.js';
+import { createMember, deleteMemberFromBrand, getMember, updateMember } from '../services/members.js';
 import { JSON_TYPE, ok, payloadOf, queryFromBody, queryOf, scopeOf } from './route-options.js';
 import type { RouteDef } from './types.js';
 
@@ -50,7 +50,7 @@ export const memberRoutes: RouteDef[] = [
     path: '/members/list',
     options: listOptions,
     handler: async (request, h) => {
-      const body = payloadOf<{ brand_id: string; page?: string | number; per_page?: string | number }>(request);
+      const body = payloadOf<Schemas['ListMembersRequest']>(request);
       const page = readListPage(body);
       const { sql, streamSql } = appOf(request);
       const brand = await requireBrand(sql, scopeOf(request), body.brand_id);
@@ -65,7 +65,7 @@ export const memberRoutes: RouteDef[] = [
     path: '/import/export',
     options: listOptions,
     handler: async (request, h) => {
-      const body = payloadOf<{ brand_id: string; storecard_id?: string }>(request);
+      const body = payloadOf<Schemas['ListMembersWithPointsRequest']>(request);
       const { sql, streamSql } = appOf(request);
       const brand = await requireBrand(sql, scopeOf(request), body.brand_id);
       return streamWithinShare(request, h, () => exportMembersWithPoints(streamSql, brand, body.storecard_id));
@@ -75,14 +75,14 @@ export const memberRoutes: RouteDef[] = [
     method: 'GET',
     path: '/members',
     handler: async (request) =>
-      (await searchMember(appOf(request).sql, scopeOf(request), queryOf<{ brand_id: string; email?: string; user_identifier?: string }>(request))) satisfies Schemas['MemberSearchResponse'],
+      (await searchMember(appOf(request).sql, scopeOf(request), queryOf<QueryOf<'/members', 'get'>>(request))) satisfies Schemas['MemberSearchResponse'],
   },
   {
     method: 'POST',
     path: '/members',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
-        const { created, memberId } = await createMember(tx, scopeOf(request), payloadOf<CreateMemberInput>(request));
+        const { created, memberId } = await createMember(tx, scopeOf(request), payloadOf<Schemas['CreateMemberRequest']>(request));
         return { status: created ? 201 : 200, body: { success: true, created, member_id: memberId, identifier: memberId } satisfies Schemas['CreateMemberResponse'] };
       }),
   },
@@ -90,14 +90,14 @@ export const memberRoutes: RouteDef[] = [
     method: 'GET',
     path: '/members/{uuid}',
     handler: async (request) =>
-      (await getMember(appOf(request).sql, scopeOf(request), request.params.uuid as string, queryOf<{ brand_id: string }>(request).brand_id, baseUrlOf(request))) satisfies Schemas['MemberResponse'],
+      (await getMember(appOf(request).sql, scopeOf(request), request.params.uuid as string, queryOf<QueryOf<'/members/{uuid}', 'get'>>(request).brand_id, baseUrlOf(request))) satisfies Schemas['MemberResponse'],
   },
   {
     method: 'PUT',
     path: '/members/{uuid}',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: (await updateMember(tx, scopeOf(request), request.params.uuid as string, payloadOf<ProfileInput & { brand_id: string }>(request), baseUrlOf(request))) satisfies Schemas['MemberResponse'],
+        body: (await updateMember(tx, scopeOf(request), request.params.uuid as string, payloadOf<Schemas['UpdateMemberRequest']>(request), baseUrlOf(request))) satisfies Schemas['MemberResponse'],
       })),
   },
   {
@@ -106,7 +106,7 @@ export const memberRoutes: RouteDef[] = [
     options: queryFromBody,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
-        await deleteMemberFromBrand(tx, scopeOf(request), request.params.uuid as string, queryOf<{ brand_id: string }>(request).brand_id);
+        await deleteMemberFromBrand(tx, scopeOf(request), request.params.uuid as string, queryOf<QueryOf<'/members/{uuid}', 'delete'>>(request).brand_id);
         return { body: { success: true, message: 'Member deleted' } satisfies Schemas['SuccessMessage'] };
       }),
   },
@@ -115,21 +115,21 @@ export const memberRoutes: RouteDef[] = [
     path: '/bulk/members',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: ok(await bulkUpdateMembers(tx, scopeOf(request), payloadOf<{ brand_id: string; members: BulkMemberUpdate[] }>(request))) satisfies Schemas['BulkUpdateMembersResponse'],
+        body: ok(await bulkUpdateMembers(tx, scopeOf(request), payloadOf<Schemas['BulkUpdateMembersRequest']>(request))) satisfies Schemas['BulkUpdateMembersResponse'],
       })),
   },
   {
     method: 'POST',
     path: '/members/uuid',
     handler: async (request) =>
-      ok(await findMemberUuids(appOf(request).sql, scopeOf(request), payloadOf<{ brand_id: string; emails: string[] }>(request))) satisfies Schemas['FindMemberUuidsResponse'],
+      ok(await findMemberUuids(appOf(request).sql, scopeOf(request), payloadOf<Schemas['FindMemberUuidsRequest']>(request))) satisfies Schemas['FindMemberUuidsResponse'],
   },
   {
     method: 'POST',
     path: '/members/signups',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: ok(await importSignups(tx, scopeOf(request), payloadOf<{ brand_id: string; users: SignupInput[] }>(request))) satisfies Schemas['ImportSignupsResponse'],
+        body: ok(await importSignups(tx, scopeOf(request), payloadOf<Schemas['ImportSignupsRequest']>(request))) satisfies Schemas['ImportSignupsResponse'],
       })),
   },
 ];

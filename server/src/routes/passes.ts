@@ -1,6 +1,6 @@
 import { respondInTransaction } from '../lib/respond.js';
 import { redeemCouponPass } from '../services/passes-scan.js';
-import { scanStorecard, type StorecardScanInput } from '../services/storecard-scan.js';
+import { scanStorecard } from '../services/storecard-scan.js';
 import type { Schemas } from '../lib/schemas.js';
 import { payloadOf, scopeOf } from './route-options.js';
 import type { RouteDef } from './types.js';
@@ -12,7 +12,7 @@ export const passRoutes: RouteDef[] = [
     path: '/passes/scan',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: (await redeemCouponPass(tx, scopeOf(request), payloadOf<{ pass_code: string; brand_id?: string }>(request))) satisfies Schemas['RedeemPassResponse'],
+        body: (await redeemCouponPass(tx, scopeOf(request), payloadOf<Schemas['RedeemPassRequest']>(request))) satisfies Schemas['RedeemPassResponse'],
       })),
   },
   {
@@ -20,7 +20,7 @@ export const passRoutes: RouteDef[] = [
     path: '/passes/scan/storecard',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
-        const { status, body } = await scanStorecard(tx, scopeOf(request), payloadOf<StorecardScanInput>(request));
+        const { status, body } = await scanStorecard(tx, scopeOf(request), payloadOf<Schemas['StorecardTransactionRequest']>(request));
         return { status, body: body satisfies Schemas['StorecardTransactionResponse'] };
       }),
   },

@@ -12,7 +12,7 @@ export const productRoutes: RouteDef[] = [
     path: '/products/batch',
     handler: async (request) => ({
       success: true,
-      ...(await findProducts(appOf(request).sql, principalOf(request).organizationIds, payloadOf<{ product_ids: number[] }>(request).product_ids)),
+      ...(await findProducts(appOf(request).sql, principalOf(request).organizationIds, payloadOf<Schemas['ProductBatchRequest']>(request).product_ids)),
     }) satisfies Schemas['ProductBatchResponse'],
   },
 ];

@@ -1,6 +1,6 @@
 import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
-import type { Schemas } from '../lib/schemas.js';
+import type { QueryOf, Schemas } from '../lib/schemas.js';
 import * as tags from '../services/tags.js';
 import { bodyFromQuery, JSON_TYPE, payloadOf, queryOf, scopeOf } from './route-options.js';
 import type { RouteDef } from './types.js';
@@ -50,7 +50,7 @@ export const tagRoutes: RouteDef[] = [
     path: '/tags/passes',
     handler: async (request): Promise<Schemas['TagPassListResponse']> => ({
       success: true,
-      data: await tags.listTagPasses(appOf(request).sql, scopeOf(request), queryOf<{ tag_id: string; brand_id: string }>(request)),
+      data: await tags.listTagPasses(appOf(request).sql, scopeOf(request), queryOf<QueryOf<'/tags/passes', 'get'>>(request)),
     }),
   },
   {
@@ -77,7 +77,7 @@ export const tagRoutes: RouteDef[] = [
     path: '/tags/members',
     handler: async (request): Promise<Schemas['TagMemberListResponse']> => ({
       success: true,
-      data: await tags.listTagMembers(appOf(request).sql, scopeOf(request), queryOf<{ tag_id: string; brand_id: string }>(request)),
+      data: await tags.listTagMembers(appOf(request).sql, scopeOf(request), queryOf<QueryOf<'/tags/members', 'get'>>(request)),
     }),
   },
   {

@@ -1,8 +1,9 @@
 import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
 import { principalOf } from '../plugins/auth.js';
-import { createVoucherJob, getVoucherJob, type IssueVouchersInput } from '../services/voucher-jobs.js';
-import type { Schemas } from '../lib/schemas.js';
+import { createVoucherJob, getVoucherJob } from '../services/voucher-jobs.js';
+import type { QueryOf, Schemas } from '../lib/schemas.js';
+import { payloadOf, queryOf } from './route-options.js';
 import type { RouteDef } from './types.js';
 
 export const voucherRoutes: RouteDef[] = [
@@ -12,7 +13,7 @@ export const voucherRoutes: RouteDef[] = [
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
         status: 202,
-        body: (await createVoucherJob(tx, principalOf(request), request.params.id as string, request.payload as IssueVouchersInput)) satisfies Schemas['VoucherJobCreated'],
+        body: (await createVoucherJob(tx, principalOf(request), request.params.id as string, payloadOf<Schemas['IssueVouchersRequest']>(request))) satisfies Schemas['VoucherJobCreated'],
       })),
   },
   {
@@ -20,7 +21,7 @@ export const voucherRoutes: RouteDef[] = [
     path: '/tags/{id}/vouchers/{job}',
     handler: async (request) => {
       const { id, job } = request.params as { id: string; job: string };
-      return (await getVoucherJob(appOf(request).sql, principalOf(request), id, job, (request.query as { brand_id: string }).brand_id)) satisfies Schemas['VoucherJobStatus'];
+      return (await getVoucherJob(appOf(request).sql, principalOf(request), id, job, queryOf<QueryOf<'/tags/{id}/vouchers/{job}', 'get'>>(request).brand_id)) satisfies Schemas['VoucherJobStatus'];
     },
   },
 ];

@@ -5,10 +5,9 @@ import { checkWebhookUrl, WebhookUrlError } from '../lib/ssrf.js';
 import { principalOf } from '../plugins/auth.js';
 import { listDeliveries, retryDelivery } from '../services/deliveries-log.js';
 import { invalidField } from '../services/errors.js';
-import type { EventType } from '../services/events.js';
 import { createSubscription, deleteSubscription, listSubscriptions, rotateSecret } from '../services/webhook-subscriptions.js';
-import type { Schemas } from '../lib/schemas.js';
-import { ok, SUCCESSFUL } from './route-options.js';
+import type { QueryOf, Schemas } from '../lib/schemas.js';
+import { ok, payloadOf, queryOf, SUCCESSFUL } from './route-options.js';
 import type { RouteDef } from './types.js';
 
 export const webhookRoutes: RouteDef[] = [
@@ -16,7 +15,7 @@ export const webhookRoutes: RouteDef[] = [
     method: 'GET',
     path: '/webhook-subscriptions',
     handler: async (request) => {
-      const { organization_id } = request.query as { organization_id?: string };
+      const { organization_id } = queryOf<QueryOf<'/webhook-subscriptions', 'get'>>(request);
       return ok(await listSubscriptions(appOf(request).sql, principalOf(request), organization_id)) satisfies Schemas['WebhookSubscriptionListResponse'];
     },
   },
@@ -24,7 +23,7 @@ export const webhookRoutes: RouteDef[] = [
     method: 'POST',
     path: '/webhook-subscriptions',
     handler: async (request, h) => {
-      const input = request.payload as { url: string; events: EventType[]; organization_id?: string };
+      const input = payloadOf<Schemas['CreateWebhookSubscriptionRequest']>(request);
       // DNS may be asked here, so before the transaction opens.
       try {
         await checkWebhookUrl(input.url, { allowInsecure: appOf(request).config.webhookAllowInsecure });
@@ -59,7 +58,7 @@ export const webhookRoutes: RouteDef[] = [
     method: 'GET',
     path: '/webhook-subscriptions/{id}/deliveries',
     handler: async (request) => {
-      const query = request.query as { status?: 'pending' | 'delivered' | 'failed'; limit?: number; after?: string };
+      const query = queryOf<QueryOf<'/webhook-subscriptions/{id}/deliveries', 'get'>>(request);
       const page = await listDeliveries(appOf(request).sql, principalOf(request), request.params.id as string, query);
       return { message: SUCCESSFUL, ...page } satisfies Schemas['WebhookDeliveryListResponse'];
     },

@@ -2,7 +2,7 @@ import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
 import { principalOf } from '../plugins/auth.js';
 import { webshopValidationError } from '../services/webshop-errors.js';
-import { createWebshopOrder, type WebshopOrderInput } from '../services/webshop-orders.js';
+import { createWebshopOrder } from '../services/webshop-orders.js';
 import type { Schemas } from '../lib/schemas.js';
 import { payloadOf } from './route-options.js';
 import type { RouteDef } from './types.js';
@@ -20,7 +20,7 @@ export const webshopRoutes: RouteDef[] = [
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
         status: 201,
-        body: (await createWebshopOrder(tx, principalOf(request), payloadOf<WebshopOrderInput>(request), appOf(request).baseUrl())) satisfies Schemas['WebshopOrderResponse'],
+        body: (await createWebshopOrder(tx, principalOf(request), payloadOf<Schemas['WebshopOrderRequest']>(request), appOf(request).baseUrl())) satisfies Schemas['WebshopOrderResponse'],
       })),
   },
 ];
