@@ -44,7 +44,7 @@ export async function searchMember(
 }
 
 /** E-mail → member UUID for the members of the brand; unknown e-mails are left out. Keys as sent. */
-export async function findMemberUuids(db: Db, scope: OrganizationScope, input: { brand_id: string; emails: string[] }): Promise<Schemas['EmailToMemberId']> {
+export async function findMemberUuids(db: Db, scope: OrganizationScope, input: Schemas['FindMemberUuidsRequest']): Promise<Schemas['EmailToMemberId']> {
   const brand = await requireBrand(db, scope, input.brand_id);
   const rows = await db<{ email: string; id: string }[]>`
     SELECT e.email, m.id

@@ -71,7 +71,7 @@ export async function listMemberPasses(
  * organization). Members that are unknown or of another organization are left out of the answer;
  * a location id that none of the token's organizations has is a 404.
  */
-export async function setFavouriteLocation(tx: Db, scope: OrganizationScope, input: { location_id: string; users: string[] }): Promise<string[]> {
+export async function setFavouriteLocation(tx: Db, scope: OrganizationScope, input: Schemas['FavoriteLocationRequest']): Promise<string[]> {
   const [location] = await tx`
     SELECT 1 FROM locations WHERE id = ${input.location_id} AND organization_id = ANY(${scope.organizationIds}) LIMIT 1`;
   if (!location) throw notFound('Location');

@@ -29,7 +29,7 @@ export async function findPass(db: Db, scope: OrganizationScope, passCode: strin
  * POST /passes/scan: redeems a coupon pass exactly once. One conditional UPDATE does it, so two
  * tills scanning the same pass at once cannot both succeed; the loser learns why from a lookup.
  */
-export async function redeemCouponPass(tx: Db, scope: OrganizationScope, input: { pass_code: string; brand_id?: string }): Promise<Schemas['RedeemPassResponse']> {
+export async function redeemCouponPass(tx: Db, scope: OrganizationScope, input: Schemas['RedeemPassRequest']): Promise<Schemas['RedeemPassResponse']> {
   const [redeemed] = await tx<{ id: string; coupon_id: string; member_id: string; pass_code: string; organization_id: string; redeemed_at: Date }[]>`
     UPDATE passes SET status = 'redeemed', redeemed_at = now(), updated_at = now()
     WHERE pass_code = ${input.pass_code} AND organization_id = ANY(${scope.organizationIds})

@@ -67,7 +67,7 @@ export async function findTag(db: Db, t: OrganizationScope, ref: string, brandId
 /** The Tag object the trigger wrote into the row (`api_json`), parsed. */
 const apiTag = (db: Db) => db`api_json::json AS api`;
 
-export async function createTag(db: Db, t: OrganizationScope, input: { brand_id: string; external_reference: string; tag: string }): Promise<ApiTag> {
+export async function createTag(db: Db, t: OrganizationScope, input: Schemas['CreateTagRequest']): Promise<ApiTag> {
   const [brand] = await db<{ organization_id: string }[]>`
     SELECT organization_id FROM brands WHERE id = ${input.brand_id} AND organization_id = ANY(${t.organizationIds})`;
   if (!brand) throw notFound('Brand');
@@ -84,7 +84,7 @@ export async function createTag(db: Db, t: OrganizationScope, input: { brand_id:
 export async function updateTag(
   db: Db,
   t: OrganizationScope,
-  input: { tag_id: string; brand_id?: string; external_reference?: string; tag?: string },
+  input: Schemas['UpdateTagRequest'],
 ): Promise<ApiTag> {
   const current = await findTag(db, t, input.tag_id, input.brand_id, { uuidOnly: true });
   try {
@@ -102,12 +102,12 @@ export async function updateTag(
 }
 
 /** Deletes the tag; its member and pass links go with it (ON DELETE CASCADE). */
-export async function deleteTag(db: Db, t: OrganizationScope, input: { tag_id: string; brand_id?: string }): Promise<void> {
+export async function deleteTag(db: Db, t: OrganizationScope, input: Schemas['DeleteTagRequest']): Promise<void> {
   const tag = await findTag(db, t, input.tag_id, input.brand_id, { uuidOnly: true });
   await db`DELETE FROM tags WHERE id = ${tag.id}`;
 }
 
-type PassInput = { tag_id: string; pass_code: string; brand_id?: string };
+type PassInput = Schemas['TagPassRequest'];
 
 /** A pass of the tag's brand, by code; any other pass answers 404 like an unknown one. */
 async function findPassId(db: Db, tag: TagRow, passCode: string): Promise<string> {
@@ -135,7 +135,7 @@ export async function listTagPasses(db: Db, t: OrganizationScope, input: { tag_i
     WHERE tp.tag_id = ${tag.id} ORDER BY tp.created_at, p.pass_code`;
 }
 
-type MemberInput = { tag_id: string; member_id: string; brand_id?: string };
+type MemberInput = Schemas['TagMemberRequest'];
 
 export async function addMemberToTag(db: Db, t: OrganizationScope, input: MemberInput): Promise<void> {
   const tag = await findTag(db, t, input.tag_id, input.brand_id);
@@ -172,7 +172,7 @@ export async function listTagMembers(db: Db, t: OrganizationScope, input: { tag_
  * unknown ids and people who are not members of the brand are skipped, so repeating is safe.
  * Returns how many were added.
  */
-export async function addMembersToTagBulk(db: Db, t: OrganizationScope, input: { brand_id: string; tag_id: string; users: string[] }): Promise<number> {
+export async function addMembersToTagBulk(db: Db, t: OrganizationScope, input: Schemas['TagMembersBulkRequest']): Promise<number> {
   const [brand] = await db`SELECT 1 FROM brands WHERE id = ${input.brand_id} AND organization_id = ANY(${t.organizationIds})`;
   if (!brand) throw notFound('Brand');
   const tag = await findTag(db, t, input.tag_id, input.brand_id);

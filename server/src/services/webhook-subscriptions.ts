@@ -4,7 +4,6 @@ import type { SecretBox } from '../lib/secret-box.js';
 import { newWebhookSecret } from '@loyalty/sdk/signing';
 import { DomainError, invalidField, notFound } from './errors.js';
 import { allLaneKeys } from './deliveries.js';
-import type { EventType } from './events.js';
 import { isUuid } from './members-scope.js';
 import type { OrganizationScope } from './organization-scope.js';
 
@@ -51,7 +50,7 @@ export async function listSubscriptions(db: Db, t: OrganizationScope, organizati
  * concurrency: creations for one organization take a transaction-scoped advisory lock first.
  * The secret is stored sealed (`secrets`) and answered in plaintext this once.
  */
-export async function createSubscription(db: Db, t: OrganizationScope, input: { url: string; events: EventType[]; organization_id?: string }, secrets: SecretBox) {
+export async function createSubscription(db: Db, t: OrganizationScope, input: Schemas['CreateWebhookSubscriptionRequest'], secrets: SecretBox) {
   const organizationId = requireOrganization(t, input.organization_id);
   await db`SELECT pg_advisory_xact_lock(hashtextextended('webhook_subscriptions:' || ${organizationId}, 0))`;
   const [count] = await db<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_subscriptions WHERE organization_id = ${organizationId}`;
