@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, demoFixturesPath, loadConfig } from './config.js';
 
 describe('loadConfig', () => {
-  it('gives CONTRACT.md defaults for an empty environment', () => {
+  it('gives the documented defaults (the environment table of README.md) for an empty environment', () => {
     expect(loadConfig({})).toMatchObject({
       port: 3000, host: '127.0.0.1', databaseUrl: undefined, dataDir: '.loyalty/data', fixtures: demoFixturesPath, worker: true,
       webhookAllowInsecure: false, webhookRetryDelays: [30, 60, 600, 3600, 10800, 21600, 86400], webhookTimeoutMs: 5000,
