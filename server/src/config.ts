@@ -7,12 +7,13 @@ const packageRoot = new URL('../', import.meta.url);
 
 /**
  * A file the server reads at run time, found relative to this package, never to the working
- * directory: the packed package carries a copy (`npm pack` copies it in, scripts/server-assets.mjs);
- * inside this repository, where there is no copy, the repository root's file is the one.
+ * directory. Inside this repository it is the root's file (the one source); an installed package
+ * has no such file beside it (node_modules/@loyalty/) and reads the copy `npm pack` put into it
+ * (scripts/server-assets.mjs). The root wins, so a copy left behind by an interrupted pack is never read.
  */
 export function packagedFile(name: string): string {
-  const own = fileURLToPath(new URL(name, packageRoot));
-  return existsSync(own) ? own : fileURLToPath(new URL(`../${name}`, packageRoot));
+  const repository = fileURLToPath(new URL(`../${name}`, packageRoot));
+  return existsSync(repository) ? repository : fileURLToPath(new URL(name, packageRoot));
 }
 
 /** The demo fixtures (organizations, brands, clients with their secrets) loaded when LOYALTY_FIXTURES is unset. */

@@ -1,11 +1,10 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
-import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../test/helpers/server.js';
 import { until as untilTruthy } from '../../test/helpers/until.js';
 import { fanOutEvents } from './services/deliveries.js';
-import { startWorker } from './worker.js';
+import { startWorker, type WorkerRunner } from './worker.js';
 
 /**
  * Issue 11, finding 3: dead receivers (every attempt a timeout) with thousands of waiting
@@ -15,7 +14,7 @@ import { startWorker } from './worker.js';
 const PENDING_PER_DEAD_RECEIVER = 1500;
 
 let t: TestServer;
-let runner: Runner | undefined;
+let runner: WorkerRunner | undefined;
 const blackholes: TcpServer[] = [];
 const sockets: Socket[] = [];
 let live: Server;

@@ -19,7 +19,8 @@ it('queries on a reserved connection whose backend was terminated fail with CONN
   const sql = createPool(db.url, { max: 2 });
   try {
     const reserved = await sql.reserve();
-    const [{ pid }] = await reserved<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+    const [row] = await reserved<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+    const pid = row!.pid;
     await db.sql`SELECT pg_terminate_backend(${pid})`;
     await new Promise((r) => setTimeout(r, 200)); // the close has arrived
     const outcomes: unknown[] = [];

@@ -51,17 +51,18 @@ async function rowCounts(): Promise<Record<string, number>> {
   return counts;
 }
 
-type Case = { name: string; method: string; url: () => string; payload?: unknown; form?: boolean; as?: 'till' | 'none'; field: string; status?: number };
+/** `payload` is a function where it names the member or tag that beforeAll makes. */
+type Case = { name: string; method: string; url: () => string; payload?: unknown | (() => unknown); form?: boolean; as?: 'till' | 'none'; field: string; status?: number };
 const cases: Case[] = [
   { name: 'NUL in the OAuth client_id', method: 'POST', url: () => '/oauth/token', as: 'none', form: true, payload: 'grant_type=client_credentials&client_id=acme%00admin&client_secret=x', field: 'client_id', status: 400 },
   { name: 'NUL in a tag label', method: 'POST', url: () => '/tags', payload: { brand_id: 'brand-acme', external_reference: 'nul', tag: NUL }, field: 'tag' },
-  { name: 'NUL in a tag update', method: 'PUT', url: () => '/tags', payload: { tag_id: tagUuid, brand_id: 'brand-acme', external_reference: NUL }, field: 'external_reference' },
-  { name: 'NUL in a tag delete brand_id', method: 'DELETE', url: () => '/tags', payload: { tag_id: tagUuid, brand_id: NUL }, field: 'brand_id' },
+  { name: 'NUL in a tag update', method: 'PUT', url: () => '/tags', payload: () => ({ tag_id: tagUuid, brand_id: 'brand-acme', external_reference: NUL }), field: 'external_reference' },
+  { name: 'NUL in a tag delete brand_id', method: 'DELETE', url: () => '/tags', payload: () => ({ tag_id: tagUuid, brand_id: NUL }), field: 'brand_id' },
   { name: 'NUL in a pass code added to a tag', method: 'POST', url: () => '/tags/passes', payload: { tag_id: 'edge', brand_id: 'brand-acme', pass_code: NUL }, field: 'pass_code' },
   { name: 'NUL in the tag_id query of tag passes', method: 'GET', url: () => '/tags/passes?brand_id=brand-acme&tag_id=edge%00', field: 'tag_id' },
   { name: 'a lone surrogate in the JSON body of a GET', method: 'GET', url: () => '/tags/members', payload: { brand_id: 'brand-acme', tag_id: LONE }, field: 'tag_id' },
-  { name: 'NUL in the tag_id of a tag member', method: 'POST', url: () => '/tags/members', payload: { tag_id: NUL, brand_id: 'brand-acme', member_id: memberId }, field: 'tag_id' },
-  { name: 'NUL in the tag_id of a bulk tag add', method: 'POST', url: () => '/tags/members/bulk', payload: { tag_id: NUL, brand_id: 'brand-acme', users: [memberId] }, field: 'tag_id' },
+  { name: 'NUL in the tag_id of a tag member', method: 'POST', url: () => '/tags/members', payload: () => ({ tag_id: NUL, brand_id: 'brand-acme', member_id: memberId }), field: 'tag_id' },
+  { name: 'NUL in the tag_id of a bulk tag add', method: 'POST', url: () => '/tags/members/bulk', payload: () => ({ tag_id: NUL, brand_id: 'brand-acme', users: [memberId] }), field: 'tag_id' },
   { name: 'NUL in the tag path of voucher issuing', method: 'POST', url: () => '/tags/edge%00/vouchers', payload: { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' }, field: 'id' },
   { name: 'NUL in the coupon_id of voucher issuing', method: 'POST', url: () => '/tags/edge/vouchers', payload: { brand_id: 'brand-acme', coupon_id: NUL }, field: 'coupon_id' },
   { name: 'NUL in the brand_id query of voucher status', method: 'GET', url: () => `/tags/edge/vouchers/${memberId}?brand_id=brand-acme%00`, field: 'brand_id' },
@@ -75,9 +76,9 @@ const cases: Case[] = [
   { name: 'NUL in the member path', method: 'GET', url: () => `/members/${memberId}%00?brand_id=brand-acme`, field: 'uuid' },
   { name: 'NUL in the brand_id query of delete member', method: 'DELETE', url: () => `/members/${memberId}?brand_id=brand-acme%00`, field: 'brand_id' },
   { name: 'NUL in the e-mail of search member', method: 'GET', url: () => '/members?brand_id=brand-acme%00', field: 'brand_id' },
-  { name: 'a lone surrogate in a bulk member field', method: 'PUT', url: () => '/bulk/members', payload: { brand_id: 'brand-acme', members: [{ identifier: memberId, street: LONE }] }, field: 'members.0.street' },
-  { name: 'NUL in a bulk member field', method: 'PUT', url: () => '/bulk/members', payload: { brand_id: 'brand-acme', members: [{ identifier: memberId, postcode: NUL }] }, field: 'members.0.postcode' },
-  { name: 'year 0000 in a bulk member birth_day', method: 'PUT', url: () => '/bulk/members', payload: { brand_id: 'brand-acme', members: [{ identifier: memberId, birth_day: '0000-01-01' }] }, field: 'members.0.birth_day' },
+  { name: 'a lone surrogate in a bulk member field', method: 'PUT', url: () => '/bulk/members', payload: () => ({ brand_id: 'brand-acme', members: [{ identifier: memberId, street: LONE }] }), field: 'members.0.street' },
+  { name: 'NUL in a bulk member field', method: 'PUT', url: () => '/bulk/members', payload: () => ({ brand_id: 'brand-acme', members: [{ identifier: memberId, postcode: NUL }] }), field: 'members.0.postcode' },
+  { name: 'year 0000 in a bulk member birth_day', method: 'PUT', url: () => '/bulk/members', payload: () => ({ brand_id: 'brand-acme', members: [{ identifier: memberId, birth_day: '0000-01-01' }] }), field: 'members.0.birth_day' },
   { name: 'NUL in the brand_id of list members', method: 'POST', url: () => '/members/list', payload: { brand_id: NUL }, field: 'brand_id' },
   { name: 'NUL in the brand_id of export', method: 'POST', url: () => '/import/export', payload: { brand_id: 'brand-acme', storecard_id: NUL }, field: 'storecard_id' },
   { name: 'NUL in an e-mail of find UUIDs', method: 'POST', url: () => '/members/uuid', payload: { brand_id: 'brand-acme', emails: [NUL] }, field: 'emails.0' },
@@ -88,7 +89,7 @@ const cases: Case[] = [
   { name: 'year 0000 in a sign-up subscribed_at', method: 'POST', url: () => '/members/signups', payload: { brand_id: 'brand-acme', users: [{ email: 'signup@example.org', subscribed_at: '0000-01-01 00:00:00' }] }, field: 'users.0.subscribed_at' },
   { name: 'year 0000 in an RFC 3339 subscribed_at', method: 'POST', url: () => '/members/signups', payload: { brand_id: 'brand-acme', users: [{ email: 'signup@example.org', subscribed_at: '0000-12-31T23:00:00Z' }] }, field: 'users.0.subscribed_at' },
   { name: 'a members/list page past what the database can offset', method: 'POST', url: () => '/members/list', payload: { brand_id: 'brand-acme', page: 1e20, per_page: 10 }, field: 'page' },
-  { name: 'NUL in the favourite location', method: 'POST', url: () => '/members/location', payload: { location_id: NUL, users: [memberId] }, field: 'location_id' },
+  { name: 'NUL in the favourite location', method: 'POST', url: () => '/members/location', payload: () => ({ location_id: NUL, users: [memberId] }), field: 'location_id' },
   { name: 'NUL in the coupon_id of issue pass', method: 'POST', url: () => `/members/${memberId}/passes`, payload: { brand_id: 'brand-acme', coupon_id: NUL }, field: 'coupon_id' },
   { name: 'year 0000 in the expiration_date of issue pass', method: 'POST', url: () => `/members/${memberId}/passes`, payload: { brand_id: 'brand-acme', coupon_id: 'coupon-welcome', expiration_date: '0000-01-01' }, field: 'expiration_date' },
   { name: 'NUL in the brand_id query of member coupons', method: 'GET', url: () => `/members/${memberId}/coupons?brand_id=brand-acme%00`, field: 'brand_id' },
@@ -103,7 +104,7 @@ const cases: Case[] = [
   { name: 'NUL in a webshop address', method: 'POST', url: () => '/webshop-promotions/orders', as: 'till', payload: order({ shipping_address: { ...address, city: NUL } }), field: 'shipping_address.city' },
   { name: 'a lone surrogate in an undeclared webshop address field', method: 'POST', url: () => '/webshop-promotions/orders', as: 'till', payload: order({ shipping_address: { ...address, floor: LONE } }), field: 'shipping_address.floor' },
   { name: 'NUL in a property name of a webshop address', method: 'POST', url: () => '/webshop-promotions/orders', as: 'till', payload: order({ shipping_address: { ...address, [NUL]: 'x' } }), field: 'shipping_address' },
-  { name: 'a lone surrogate in an undeclared bulk member field', method: 'PUT', url: () => '/bulk/members', payload: { brand_id: 'brand-acme', members: [{ identifier: memberId, nickname: LONE }] }, field: 'members.0.nickname' },
+  { name: 'a lone surrogate in an undeclared bulk member field', method: 'PUT', url: () => '/bulk/members', payload: () => ({ brand_id: 'brand-acme', members: [{ identifier: memberId, nickname: LONE }] }), field: 'members.0.nickname' },
   { name: 'a webshop product_id past int4', method: 'POST', url: () => '/webshop-promotions/orders', as: 'till', payload: order({ products: [{ product_id: 99999999999, quantity: 1 }] }), field: 'products.0.product_id' },
   { name: 'a webshop variant_id past int4', method: 'POST', url: () => '/webshop-promotions/orders', as: 'till', payload: order({ products: [{ product_id: 1, quantity: 1, location_id: 1, variant_id: 99999999999 }] }), field: 'products.0.variant_id' },
   { name: 'a product batch id past int4', method: 'POST', url: () => '/products/batch', as: 'till', payload: { product_ids: [99999999999] }, field: 'product_ids.0' },
@@ -117,7 +118,8 @@ describe('input rules at the edge', () => {
     it(`${c.name}: ${c.status ?? 422} naming ${c.field}, nothing written`, async () => {
       const before = await rowCounts();
       const headers = { ...(c.as === 'none' ? {} : c.as === 'till' ? till : admin), 'content-type': c.form ? 'application/x-www-form-urlencoded' : 'application/json' };
-      const res = await t.inject({ method: c.method, url: c.url(), headers, ...(c.payload !== undefined && { payload: c.form ? String(c.payload) : JSON.stringify(c.payload) }) });
+      const payload = typeof c.payload === 'function' ? c.payload() : c.payload;
+      const res = await t.inject({ method: c.method, url: c.url(), headers, ...(payload !== undefined && { payload: c.form ? String(payload) : JSON.stringify(payload) }) });
       expect(res.statusCode, res.payload).toBe(c.status ?? 422);
       expect(namedFields(JSON.parse(res.payload))).toContain(c.field);
       expect(await rowCounts()).toEqual(before);
