@@ -2,8 +2,7 @@ import { Command, Option } from 'commander';
 import { contextOf } from '../../context.js';
 import { examples } from '../../help.js';
 import type { ImportOptions } from '../../services/import.js';
-
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
+import { collect, noProgressOption } from '../options.js';
 
 export function membersImportCommand(): Command {
   return new Command('import')
@@ -19,7 +18,7 @@ export function membersImportCommand(): Command {
     .option('--checkpoint <path>', 'checkpoint file (default: under $XDG_CONFIG_HOME/loyalty/imports)')
     .option('--batch-size <n>', 'users per request, at most 2000', '2000')
     .option('--concurrency <n>', 'batches in flight (paced by the rate limit)', '2')
-    .option('--no-progress', 'plain progress lines even on a terminal')
+    .addOption(noProgressOption())
     .addHelpText('after', examples(
       ['loyalty members import members.csv --brand brand-acme', 'import a CSV (columns email, first_name, last_name, unsubscribed, subscribed_at)'],
       ['loyalty members import members.csv --dry-run', 'check a file without sending anything'],

@@ -1,17 +1,17 @@
 import { Command, Option } from 'commander';
 import { contextOf } from '../../context.js';
 import { examples } from '../../help.js';
-import { PROFILE_FIELDS, type ProfileField } from '../../domain.js';
+import { PROFILE_FIELDS, profileFieldHelp, type ProfileField } from '../../domain.js';
+import { collect } from '../options.js';
 
 const flag = (field: string): string => field.replace(/_/g, '-');
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 export function membersUpdateCommand(): Command {
   const command = new Command('update')
     .description('Change profile fields of a member (only the fields given change; the e-mail cannot)')
     .argument('<member>', 'member UUID or e-mail address');
   for (const field of PROFILE_FIELDS) {
-    command.option(`--${flag(field)} <value>`, field === 'birth_day' ? 'birth day, YYYY-MM-DD' : field.replace(/_/g, ' '));
+    command.option(`--${flag(field)} <value>`, profileFieldHelp(field));
   }
   return command
     .addOption(new Option('--clear <field>', 'empty a field (repeatable)').choices(PROFILE_FIELDS.map(flag)).argParser(collect).default([]))

@@ -1,23 +1,6 @@
 import { Command } from 'commander';
-import { contextOf } from '../../context.js';
-import { examples } from '../../help.js';
+import { passesIssueCommand } from './issue.js';
 
 export function passesCommand(): Command {
-  const passes = new Command('passes').description('Passes held by members');
-  passes.addCommand(
-    new Command('issue')
-      .description('Issue a coupon or storecard pass to one member (a storecard is issued once per member)')
-      .argument('<member>', 'member UUID or e-mail address')
-      .option('--coupon <id>', 'coupon to issue')
-      .option('--storecard <id>', 'storecard to issue')
-      .option('--expires <date>', 'coupon pass expiry: YYYY-MM-DD or "never"')
-      .addHelpText('after', examples(
-        ['loyalty passes issue ada@example.org --coupon coupon-welcome', 'a coupon pass; prints code and wallet link'],
-        ['loyalty passes issue ada@example.org --storecard card-points --json', 'the member\'s storecard pass'],
-      ))
-      .action(async (member: string, options: { coupon?: string; storecard?: string; expires?: string }, command: Command) =>
-        (await import('../../services/passes.js')).issuePass(await contextOf(command), member, options),
-      ),
-  );
-  return passes;
+  return new Command('passes').description('Passes held by members').addCommand(passesIssueCommand());
 }

@@ -2,16 +2,15 @@ import { Command } from 'commander';
 import { contextOf } from '../../context.js';
 import { examples } from '../../help.js';
 import type { ListenOptions } from '../../services/listen.js';
-
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
+import { eventsOption, organizationOption } from '../options.js';
 
 export function webhooksListenCommand(): Command {
   return new Command('listen')
     .description('Print events as they happen; with --forward-to, deliver them signed to a local URL')
     .option('--forward-to <url>', 'POST each event here, signed like a real delivery with the local secret')
-    .option('--events <list>', 'comma-separated event types (default: all); repeatable', collect, [])
+    .addOption(eventsOption('all'))
     .option('--print-secret', 'print only the local signing secret and exit')
-    .option('--organization <id>', 'organization (needed when the token has several)')
+    .addOption(organizationOption())
     .option('--replay <n>', 'first deliver the last n events (0 to 100)', '0')
     .option('--wait <seconds>', 'long-poll time per request (1 to 30)', '25')
     .addHelpText('after', examples(

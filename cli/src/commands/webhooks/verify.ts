@@ -3,8 +3,7 @@ import { contextOf } from '../../context.js';
 import { examples } from '../../help.js';
 import { refusedSecretOption } from '../../secrets.js';
 import type { VerifyOptions } from '../../services/verify.js';
-
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
+import { collect } from '../options.js';
 
 export function webhooksVerifyCommand(): Command {
   return new Command('verify')
