@@ -109,4 +109,46 @@ describe('mockLoyaltyApi', () => {
     expect((await client.GET('/tags')).response.status).toBe(200);
     expect(api.requests.map((r) => r.path)).toEqual(['/oauth/token', '/tags']);
   });
+
+  it('refuses unknown client credentials, and a client its forbidden requests, when clients are given', async () => {
+    const api = mockLoyaltyApi({ baseUrl, clients: { till: { secret: 's', token: 'till-token', forbidden: ['GET /tags'] } } });
+    server.use(...api.handlers);
+    const token = (body: object) => fetch(`${baseUrl}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await token({ grant_type: 'client_credentials', client_id: 'till', client_secret: 'wrong' })).status).toBe(401);
+    const issued = (await (await token({ grant_type: 'client_credentials', client_id: 'till', client_secret: 's' })).json()) as { access_token: string };
+    expect(issued.access_token).toBe('till-token');
+    const client = createLoyaltyClient({ baseUrl, token: issued.access_token, retry: false });
+    expect(toLoyaltyError(await client.GET('/tags'))).toMatchObject({ status: 403, code: 'forbidden' });
+  });
+
+  it('imports sign-ups, finds their ids by e-mail, adds them to a tag and shows a member', async () => {
+    const { api, client } = setup();
+    api.rejectEmail = (email) => (email.startsWith('no') ? 'Not this one.' : undefined);
+    const users = [{ email: 'ada@example.org', first_name: 'Ada', last_name: 'Lovelace' }, { email: 'grace@example.org' }];
+    const rejected = await client.POST('/members/signups', { body: { brand_id: 'brand-acme', users: [...users, { email: 'no@example.org' }] } });
+    expect(rejected.response.status).toBe(422);
+    expect(rejected.error).toMatchObject({ errors: { 'users.2.email': ['Not this one.'] } });
+    const first = await client.POST('/members/signups', { body: { brand_id: 'brand-acme', users } });
+    const again = await client.POST('/members/signups', { body: { brand_id: 'brand-acme', users } });
+    expect(Object.keys(first.data!.data.new)).toEqual(['ada@example.org', 'grace@example.org']);
+    expect(again.data?.data.found).toEqual(first.data?.data.new);
+    const ids = await client.POST('/members/uuid', { body: { brand_id: 'brand-acme', emails: ['ADA@example.org', 'nobody@example.org'] } });
+    const ada = ids.data!.data['ADA@example.org']!;
+    expect(Object.keys(ids.data!.data)).toEqual(['ADA@example.org']);
+    await client.POST('/tags/members/bulk', { body: { brand_id: 'brand-acme', tag_id: 'vip', users: [ada] } });
+    expect([...(api.tagMembers.get('vip') ?? [])]).toEqual([ada]);
+    const shown = await client.GET('/members/{uuid}', { params: { path: { uuid: ada }, query: { brand_id: 'brand-acme' } } });
+    expect(shown.data?.profile).toMatchObject({ email: 'ada@example.org', full_name: 'Ada Lovelace' });
+    const found = await client.GET('/members', { params: { query: { brand_id: 'brand-acme', email: 'ada@example.org' } } });
+    expect(found.data?.member_id).toBe(ada);
+    expect(api.requests.find((r) => r.path === '/members/uuid')?.body).toEqual({ brand_id: 'brand-acme', emails: ['ADA@example.org', 'nobody@example.org'] });
+  });
+
+  it('answers 422 idempotency_key_reuse when a key comes back with another request', async () => {
+    const { client } = setup();
+    const headers = { 'idempotency-key': 'k-1' };
+    await client.POST('/tags', { body: tagBody, headers });
+    const reused = await client.POST('/tags', { body: { ...tagBody, tag: 'Other' }, headers });
+    expect(toLoyaltyError(reused)).toMatchObject({ status: 422, code: 'idempotency_key_reuse' });
+  });
 });
