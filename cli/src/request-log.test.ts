@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -15,7 +16,7 @@ function echoingApi() {
   server.resetHandlers(
     ...api.handlers.map((handler) =>
       http.all(`${API}/*`, async ({ request, requestId }) => {
-        const result = await handler.run({ request, requestId } as never);
+        const result = await handler.run({ request, requestId });
         const response = result?.response;
         if (!response) return undefined; // not this handler's request
         const id = request.headers.get('x-request-id') ?? '';
@@ -90,7 +91,12 @@ describe('request ids', { timeout: 20_000 }, () => {
     const { reportError } = await import('./main.js');
     const { Output } = await import('./output.js');
     let text = '';
-    const stream = { write: (chunk: string) => ((text += chunk), true) } as unknown as NodeJS.WritableStream;
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        text += chunk.toString();
+        done();
+      },
+    });
     reportError(new TypeError('boom'), new Output({ stdout: stream, stderr: stream, color: false }), false);
     expect(text).toMatch(/^✖ Unexpected error: boom\n/);
     text = '';
