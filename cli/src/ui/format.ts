@@ -1,4 +1,5 @@
 // Pure helpers shared by the ink views and the plain line reporter.
+import type { components } from '@loyalty/sdk';
 import type { ImportProgress } from '../import/run.js';
 
 const numberFormat = new Intl.NumberFormat('en-US');
@@ -37,15 +38,8 @@ export function progressBar(done: number, total: number, width = 24): string {
 
 export type ImportProgressView = ImportProgress;
 
-export interface VoucherJobProgress {
-  job_id: string;
-  status: string;
-  total: number;
-  processed: number;
-  issued: number;
-  skipped: number;
-  failed: number;
-}
+/** The counters of a voucher job that the progress displays show: fields of the document's VoucherJob. */
+export type VoucherJobProgress = Pick<components['schemas']['VoucherJob'], 'job_id' | 'status' | 'total' | 'processed' | 'issued' | 'skipped' | 'failed'>;
 
 export function importLine(p: ImportProgressView, now: number): string {
   if (p.phase === 'reading') return 'import: reading and validating…';

@@ -1,8 +1,9 @@
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
+import type { VoucherJobProgress } from './format.js';
 import { VoucherProgress } from './voucher-progress.js';
 
-const job = { job_id: 'job-1', status: 'running', total: 10_000, processed: 2_500, issued: 2_490, skipped: 7, failed: 3 };
+const job: VoucherJobProgress = { job_id: 'job-1', status: 'running', total: 10_000, processed: 2_500, issued: 2_490, skipped: 7, failed: 3 };
 
 describe('VoucherProgress', () => {
   it('shows processed of total, issued, skipped, failed, rate and ETA', () => {
