@@ -1,8 +1,13 @@
 // Maps input columns to the signup fields. Common spellings are recognised ("E-mail",
 // "First name", "surname"); anything else can be named with --map field=column.
 import { usageError } from '../errors.js';
+import type { SignupUser } from '../generated/signup-user.js';
 
-export const MEMBER_FIELDS = ['email', 'first_name', 'last_name', 'unsubscribed', 'subscribed_at'] as const;
+/** The fields of a sign-up (the users item of POST /members/signups), in column order. */
+export const MEMBER_FIELDS = ['email', 'first_name', 'last_name', 'unsubscribed', 'subscribed_at'] as const satisfies readonly (keyof SignupUser)[];
+type Holds<T extends true> = T;
+/** Compiles only while every field of the sign-up item is a member field. */
+export type MemberFieldsComplete = Holds<Exclude<keyof SignupUser, (typeof MEMBER_FIELDS)[number]> extends never ? true : false>;
 export type MemberField = (typeof MEMBER_FIELDS)[number];
 export type MemberFields = Partial<Record<MemberField, unknown>>;
 
