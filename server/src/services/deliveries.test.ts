@@ -15,7 +15,7 @@ import { recordEvents } from './events.js';
 /**
  * Webhook delivery end to end: real PostgreSQL, the real graphile-worker runner, and a real HTTP
  * receiver on 127.0.0.1. Signatures are checked here with node:crypto, independently of
- * lib/signing.ts.
+ * @loyalty/sdk/signing, which the server signs with.
  */
 
 type Received = { path: string; headers: IncomingHttpHeaders; body: string; at: number };
