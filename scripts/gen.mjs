@@ -15,8 +15,11 @@ import { Ajv2020, _ } from 'ajv/dist/2020.js';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import formatsModule from 'ajv-formats';
 
-const standaloneCode = standaloneModule.default ?? standaloneModule;
-const addFormats = formatsModule.default ?? formatsModule;
+// CommonJS modules: their function is `.default` under Node's ESM interop.
+/** @type {(ajv: import('ajv').default, validate: import('ajv').ValidateFunction) => string} */
+const standaloneCode = /** @type {any} */ (standaloneModule).default ?? standaloneModule;
+/** @type {(ajv: import('ajv').default) => void} */
+const addFormats = /** @type {any} */ (formatsModule).default ?? formatsModule;
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
@@ -58,7 +61,9 @@ export type EventTypesComplete = Holds<Exclude<EventType, (typeof EVENT_TYPES)[n
 
 /** `#/components/...` inside a standalone schema must point into the added `openapi` document. */
 const rewriteRefs = (schema) =>
-  JSON.parse(JSON.stringify(schema), (key, value) => (key === '$ref' && typeof value === 'string' && value.startsWith('#/') ? `openapi${value}` : value));
+  JSON.parse(JSON.stringify(schema), (key, value) =>
+    key === '$ref' && typeof value === 'string' && value.startsWith('#/') ? `openapi${value}` : value,
+  );
 
 function signupUserValidator(document) {
   const item = document.paths?.['/members/signups']?.post?.requestBody?.content?.['application/json']?.schema;
@@ -66,7 +71,12 @@ function signupUserValidator(document) {
   const schema = users?.properties?.users?.items;
   if (!schema) throw new Error('gen: POST /members/signups has no users item schema');
   // The server's options (server/src/plugins/validation.ts), so a row passes here exactly when it passes there.
-  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true, code: { source: true, esm: true, lines: true } });
+  const ajv = new Ajv2020({
+    strict: false,
+    allErrors: true,
+    validateFormats: true,
+    code: { source: true, esm: true, lines: true },
+  });
   addFormats(ajv);
   // The formats' code comes from an import of the generated module, not a require().
   ajv.opts.code.formats = _`fullFormats`;
@@ -76,7 +86,8 @@ function signupUserValidator(document) {
     .replace('"use strict";', '')
     .replace(/^export (const validate|default) .*\n/gm, '')
     .replaceAll('require("ajv/dist/runtime/ucs2length").default', 'ucs2length');
-  if (/require\(/.test(code)) throw new Error(`gen: the signup validator still requires a module: ${/require\([^)]*\)/.exec(code)[0]}`);
+  if (/require\(/.test(code))
+    throw new Error(`gen: the signup validator still requires a module: ${/require\([^)]*\)/.exec(code)[0]}`);
   const name = /^function (validate\d+)\(/m.exec(code)?.[1];
   if (!name) throw new Error('gen: no validate function in the standalone code');
   return `${header(' (the users item schema of POST /members/signups) with Ajv standalone code')}// @ts-nocheck -- Ajv's generated JavaScript; the exports below carry the types.

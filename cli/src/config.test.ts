@@ -5,7 +5,17 @@ import { configDir, resolveConfig, updateProfile } from './config.js';
 import { runCli, tempConfigHome } from './testing/run-cli.js';
 
 describe('resolveConfig', () => {
-  const file = { profiles: { default: { api_url: 'http://profile:1', brand: 'brand-profile', client_id: 'id-profile', client_secret: 'secret-profile' }, staging: { api_url: 'http://staging:1' } } };
+  const file = {
+    profiles: {
+      default: {
+        api_url: 'http://profile:1',
+        brand: 'brand-profile',
+        client_id: 'id-profile',
+        client_secret: 'secret-profile',
+      },
+      staging: { api_url: 'http://staging:1' },
+    },
+  };
 
   it('takes flags over environment over profile over defaults, and says where each came from', () => {
     const config = resolveConfig({
@@ -21,12 +31,21 @@ describe('resolveConfig', () => {
   });
 
   it('falls back to the default API URL', () => {
-    expect(resolveConfig({ env: {}, file: { profiles: {} } }).settings.api_url).toEqual({ value: 'http://127.0.0.1:3000', source: 'default' });
+    expect(resolveConfig({ env: {}, file: { profiles: {} } }).settings.api_url).toEqual({
+      value: 'http://127.0.0.1:3000',
+      source: 'default',
+    });
   });
 
   it('selects the profile by flag, then LOYALTY_PROFILE, then "default"', () => {
-    expect(resolveConfig({ flags: { profile: 'staging' }, env: { LOYALTY_PROFILE: 'default' }, file }).settings.api_url?.value).toBe('http://staging:1');
-    expect(resolveConfig({ env: { LOYALTY_PROFILE: 'staging' }, file }).profile).toEqual({ name: 'staging', source: 'env' });
+    expect(
+      resolveConfig({ flags: { profile: 'staging' }, env: { LOYALTY_PROFILE: 'default' }, file }).settings.api_url
+        ?.value,
+    ).toBe('http://staging:1');
+    expect(resolveConfig({ env: { LOYALTY_PROFILE: 'staging' }, file }).profile).toEqual({
+      name: 'staging',
+      source: 'env',
+    });
     expect(resolveConfig({ env: {}, file }).profile).toEqual({ name: 'default', source: 'default' });
   });
 
@@ -56,10 +75,18 @@ describe('the profile file', () => {
 describe('loyalty config', () => {
   it('lists every setting with its source and masks secrets', async () => {
     const home = await tempConfigHome();
-    await updateProfile({ XDG_CONFIG_HOME: home }, 'default', () => ({ client_id: 'acme-admin', client_secret: 'acme-admin-secret', brand: 'brand-acme' }));
-    const result = await runCli(['config', 'list', '--json', '--api-url', 'http://flag:9'], { env: { XDG_CONFIG_HOME: home, LOYALTY_BRAND: 'brand-env' } });
+    await updateProfile({ XDG_CONFIG_HOME: home }, 'default', () => ({
+      client_id: 'acme-admin',
+      client_secret: 'acme-admin-secret',
+      brand: 'brand-acme',
+    }));
+    const result = await runCli(['config', 'list', '--json', '--api-url', 'http://flag:9'], {
+      env: { XDG_CONFIG_HOME: home, LOYALTY_BRAND: 'brand-env' },
+    });
     expect(result.code).toBe(0);
-    const listed = JSON.parse(result.stdout) as { settings: Array<{ key: string; value: string | null; source: string | null }> };
+    const listed = JSON.parse(result.stdout) as {
+      settings: Array<{ key: string; value: string | null; source: string | null }>;
+    };
     const byKey = Object.fromEntries(listed.settings.map((s) => [s.key, s]));
     expect(byKey.api_url).toMatchObject({ value: 'http://flag:9', source: 'flag' });
     expect(byKey.brand).toMatchObject({ value: 'brand-env', source: 'env' });
@@ -80,7 +107,9 @@ describe('loyalty config', () => {
   it('sets and gets a value in the selected profile', async () => {
     const home = await tempConfigHome();
     const env = { XDG_CONFIG_HOME: home };
-    expect((await runCli(['--profile', 'staging', 'config', 'set', 'api-url', 'https://staging.example.com'], { env })).code).toBe(0);
+    expect(
+      (await runCli(['--profile', 'staging', 'config', 'set', 'api-url', 'https://staging.example.com'], { env })).code,
+    ).toBe(0);
     const got = await runCli(['--profile', 'staging', 'config', 'get', 'api_url'], { env });
     expect(got.stdout).toBe('https://staging.example.com\n');
     const file = JSON.parse(await readFile(join(home, 'loyalty', 'config.json'), 'utf8'));
@@ -88,7 +117,9 @@ describe('loyalty config', () => {
   });
 
   it('refuses secrets on the command line and points at login', async () => {
-    const result = await runCli(['config', 'set', 'client_secret', 'x'], { env: { XDG_CONFIG_HOME: await tempConfigHome() } });
+    const result = await runCli(['config', 'set', 'client_secret', 'x'], {
+      env: { XDG_CONFIG_HOME: await tempConfigHome() },
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--client-secret-stdin');
   });

@@ -78,7 +78,10 @@ export async function contextOf(command: Command): Promise<Context> {
     brand() {
       const brand = config.settings.brand?.value;
       if (!brand) {
-        throw usageError('No brand given.', 'Pass --brand <id>, set LOYALTY_BRAND, or save one with `loyalty config set brand <id>`.');
+        throw usageError(
+          'No brand given.',
+          'Pass --brand <id>, set LOYALTY_BRAND, or save one with `loyalty config set brand <id>`.',
+        );
       }
       return brand;
     },
@@ -92,7 +95,12 @@ export async function contextOf(command: Command): Promise<Context> {
   };
 }
 
-const SOURCE_NAMES: Record<SettingSource, string> = { flag: '--api-url', env: 'LOYALTY_API_URL', profile: 'the profile', default: 'the default' };
+const SOURCE_NAMES: Record<SettingSource, string> = {
+  flag: '--api-url',
+  env: 'LOYALTY_API_URL',
+  profile: 'the profile',
+  default: 'the default',
+};
 
 /**
  * Checked when the API is about to be called, not when settings load, so that `loyalty config`
@@ -101,9 +109,13 @@ const SOURCE_NAMES: Record<SettingSource, string> = { flag: '--api-url', env: 'L
 export function requireHttpUrl(config: ResolvedConfig): void {
   const setting = config.settings.api_url!;
   // URL() forgives surrounding spaces; the SDK, which gets the raw value, would not.
-  const url = setting.value === setting.value.trim() && URL.canParse(setting.value) ? new URL(setting.value) : undefined;
+  const url =
+    setting.value === setting.value.trim() && URL.canParse(setting.value) ? new URL(setting.value) : undefined;
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw usageError(`The API URL ${JSON.stringify(setting.value)} (from ${SOURCE_NAMES[setting.source]}) is not an http(s) URL.`, 'For example: --api-url http://127.0.0.1:3000');
+    throw usageError(
+      `The API URL ${JSON.stringify(setting.value)} (from ${SOURCE_NAMES[setting.source]}) is not an http(s) URL.`,
+      'For example: --api-url http://127.0.0.1:3000',
+    );
   }
 }
 
@@ -128,8 +140,18 @@ function createClient(
   // Client credentials win a tie: the SDK refreshes their tokens, a fixed token just expires.
   if (credentialsRank >= tokenRank) {
     // Observed inside the cache: only requests that reach the API are shown and noted.
-    const fetch = cachingTokenFetch({ configDir: config.configDir, key: tokenCacheKey(baseUrl, clientId!.value, clientSecret!.value), fetch: observed });
-    return createLoyaltyClient({ ...tuning, baseUrl, fetch, clientCredentials: { clientId: clientId!.value, clientSecret: clientSecret!.value }, userAgent: USER_AGENT });
+    const fetch = cachingTokenFetch({
+      configDir: config.configDir,
+      key: tokenCacheKey(baseUrl, clientId!.value, clientSecret!.value),
+      fetch: observed,
+    });
+    return createLoyaltyClient({
+      ...tuning,
+      baseUrl,
+      fetch,
+      clientCredentials: { clientId: clientId!.value, clientSecret: clientSecret!.value },
+      userAgent: USER_AGENT,
+    });
   }
   return createLoyaltyClient({ ...tuning, baseUrl, fetch: observed, token: token!.value, userAgent: USER_AGENT });
 }

@@ -30,7 +30,11 @@ export const PROFILE_FIELDS = Object.keys(PROFILE_FIELD_HELP) as ProfileField[];
 export const profileFieldHelp = (field: ProfileField): string => PROFILE_FIELD_HELP[field];
 
 /** Delivery states of the webhook delivery log (`--status`), complete by the same Record check. */
-const DELIVERY_STATUS_HELP: Record<components['schemas']['WebhookDelivery']['status'], true> = { pending: true, delivered: true, failed: true };
+const DELIVERY_STATUS_HELP: Record<components['schemas']['WebhookDelivery']['status'], true> = {
+  pending: true,
+  delivered: true,
+  failed: true,
+};
 
 export type DeliveryStatus = components['schemas']['WebhookDelivery']['status'];
 export const DELIVERY_STATUSES = Object.keys(DELIVERY_STATUS_HELP) as DeliveryStatus[];

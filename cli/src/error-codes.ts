@@ -5,9 +5,13 @@ import type { components, LoyaltyError } from '@loyalty/sdk';
 type Schemas = components['schemas'];
 
 /** The `error` codes of the document's error bodies: OAuth (RFC 6749), idempotency and validation. */
-export type DocumentedErrorCode = Schemas['OAuthError']['error'] | Schemas['IdempotencyError']['error'] | Schemas['ValidationError']['error'];
+export type DocumentedErrorCode =
+  | Schemas['OAuthError']['error']
+  | Schemas['IdempotencyError']['error']
+  | Schemas['ValidationError']['error'];
 
 /** The SDK's codes for a call that got no response (not API codes, so not in the document). */
 export type NoResponseCode = 'network_error' | 'timeout';
 
-export const hasErrorCode = (error: Pick<LoyaltyError, 'code'>, code: DocumentedErrorCode | NoResponseCode): boolean => error.code === code;
+export const hasErrorCode = (error: Pick<LoyaltyError, 'code'>, code: DocumentedErrorCode | NoResponseCode): boolean =>
+  error.code === code;

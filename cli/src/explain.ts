@@ -26,9 +26,15 @@ export function isApiError(error: unknown): error is LoyaltyError {
 export function explainError(error: unknown, signal?: AbortSignal): Explained | undefined {
   if (signal?.aborted && !(error instanceof CliError && error.exitCode !== ExitCode.interrupted)) {
     const interrupted = error instanceof CliError ? error : undefined;
-    return { message: interrupted?.message ?? 'Interrupted.', hint: interrupted?.hint, exitCode: ExitCode.interrupted, cause: error };
+    return {
+      message: interrupted?.message ?? 'Interrupted.',
+      hint: interrupted?.hint,
+      exitCode: ExitCode.interrupted,
+      cause: error,
+    };
   }
-  if (error instanceof CliError) return { message: error.message, hint: error.hint, exitCode: error.exitCode, cause: error.cause };
+  if (error instanceof CliError)
+    return { message: error.message, hint: error.hint, exitCode: error.exitCode, cause: error.cause };
   if (isApiError(error)) return explainApiError(error);
   return undefined;
 }
@@ -53,7 +59,8 @@ function explainApiFailure(error: LoyaltyError, context: ApiErrorContext): Expla
   const base = { cause: error };
   if (hasErrorCode(error, 'network_error')) {
     const cause = error.cause instanceof Error ? error.cause : undefined;
-    const code = (cause?.cause as NodeJS.ErrnoException | undefined)?.code ?? (cause as NodeJS.ErrnoException | undefined)?.code;
+    const code =
+      (cause?.cause as NodeJS.ErrnoException | undefined)?.code ?? (cause as NodeJS.ErrnoException | undefined)?.code;
     return {
       ...base,
       message: `Cannot reach the API${where}${code ? ` (${code})` : ''}.`,
@@ -62,13 +69,28 @@ function explainApiFailure(error: LoyaltyError, context: ApiErrorContext): Expla
     };
   }
   if (hasErrorCode(error, 'timeout')) {
-    return { ...base, message: `The API${where} did not answer in time.`, hint: 'Try again; if it keeps happening, check the server.', exitCode: ExitCode.error };
+    return {
+      ...base,
+      message: `The API${where} did not answer in time.`,
+      hint: 'Try again; if it keeps happening, check the server.',
+      exitCode: ExitCode.error,
+    };
   }
   if (hasErrorCode(error, 'invalid_client')) {
-    return { ...base, message: 'The API refused the client credentials (invalid_client).', hint: `Check them with \`loyalty config list\`, then run \`${login}\`.`, exitCode: ExitCode.auth };
+    return {
+      ...base,
+      message: 'The API refused the client credentials (invalid_client).',
+      hint: `Check them with \`loyalty config list\`, then run \`${login}\`.`,
+      exitCode: ExitCode.auth,
+    };
   }
   if (hasErrorCode(error, 'invalid_scope')) {
-    return { ...base, message: 'The client may not request those abilities (invalid_scope).', hint: 'Log in with a client that has them.', exitCode: ExitCode.auth };
+    return {
+      ...base,
+      message: 'The client may not request those abilities (invalid_scope).',
+      hint: 'Log in with a client that has them.',
+      exitCode: ExitCode.auth,
+    };
   }
   switch (error.status) {
     case 401:
@@ -86,15 +108,38 @@ function explainApiFailure(error: LoyaltyError, context: ApiErrorContext): Expla
         exitCode: ExitCode.auth,
       };
     case 404:
-      return { ...base, message: `${error.message} (404).`, hint: 'Check the id and --brand; objects of other organizations are not visible.', exitCode: ExitCode.error };
+      return {
+        ...base,
+        message: `${error.message} (404).`,
+        hint: 'Check the id and --brand; objects of other organizations are not visible.',
+        exitCode: ExitCode.error,
+      };
     case 422:
-      return { ...base, message: `The API rejected the request: ${error.message}${fieldSummary(error.fields)}`, exitCode: ExitCode.error };
+      return {
+        ...base,
+        message: `The API rejected the request: ${error.message}${fieldSummary(error.fields)}`,
+        exitCode: ExitCode.error,
+      };
     case 429:
-      return { ...base, message: 'The API kept answering 429 Too Many Requests.', hint: 'Wait a minute and run the command again.', exitCode: ExitCode.error };
+      return {
+        ...base,
+        message: 'The API kept answering 429 Too Many Requests.',
+        hint: 'Wait a minute and run the command again.',
+        exitCode: ExitCode.error,
+      };
     default:
       if (error.status >= 500) {
-        return { ...base, message: `The API failed (${error.status}): ${error.message}`, hint: 'Try again; if it keeps failing, look at the server log.', exitCode: ExitCode.error };
+        return {
+          ...base,
+          message: `The API failed (${error.status}): ${error.message}`,
+          hint: 'Try again; if it keeps failing, look at the server log.',
+          exitCode: ExitCode.error,
+        };
       }
-      return { ...base, message: `The API answered ${error.status} ${error.code}: ${error.message}`, exitCode: ExitCode.error };
+      return {
+        ...base,
+        message: `The API answered ${error.status} ${error.code}: ${error.message}`,
+        exitCode: ExitCode.error,
+      };
   }
 }

@@ -13,7 +13,9 @@ import { API, fakeApi, loggedInEnv } from './testing/fake-api.js';
 import { runCli, tempConfigHome, type CliRun } from './testing/run-cli.js';
 
 // Whatever the fake API does not implement answers like the API does for an unknown id.
-const notFound = http.all(`${API}/*`, () => HttpResponse.json({ message: 'Not found.', error: 'not_found' }, { status: 404 }));
+const notFound = http.all(`${API}/*`, () =>
+  HttpResponse.json({ message: 'Not found.', error: 'not_found' }, { status: 404 }),
+);
 const server = setupServer();
 beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
 beforeEach(() => server.resetHandlers(...fakeApi().handlers, notFound));
@@ -32,7 +34,8 @@ function random(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
-const randomBytes = (next: () => number, length: number): Buffer => Buffer.from(Array.from({ length }, () => Math.floor(next() * 256)));
+const randomBytes = (next: () => number, length: number): Buffer =>
+  Buffer.from(Array.from({ length }, () => Math.floor(next() * 256)));
 
 interface Workspace {
   dir: string;
@@ -51,7 +54,10 @@ async function workspace(): Promise<Workspace> {
   };
   await put('binary.csv', randomBytes(random(1), 4096));
   await put('empty.csv', '');
-  await put('latin1.csv', Buffer.concat([Buffer.from('email\nj'), Buffer.from([0xf6]), Buffer.from('rg@example.com\n')]));
+  await put(
+    'latin1.csv',
+    Buffer.concat([Buffer.from('email\nj'), Buffer.from([0xf6]), Buffer.from('rg@example.com\n')]),
+  );
   return { dir, env: { ...loggedInEnv(dir), CI: '1' }, files };
 }
 
@@ -64,7 +70,11 @@ function expectHandled(result: CliRun, args: readonly string[]): void {
 }
 
 /** Runs with a deadline: a command that waits (listen, --wait) is interrupted like Ctrl-C. */
-async function runBounded(args: string[], ws: Workspace, stdin: string | Buffer = randomBytes(random(2), 512)): Promise<CliRun> {
+async function runBounded(
+  args: string[],
+  ws: Workspace,
+  stdin: string | Buffer = randomBytes(random(2), 512),
+): Promise<CliRun> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), 1500);
   try {
@@ -75,8 +85,22 @@ async function runBounded(args: string[], ws: Workspace, stdin: string | Buffer 
 }
 
 const ODD_VALUES = (ws: Workspace): string[] => [
-  '', ' ', '\u0000', '-', '--', '-1', '0', '1e309', 'NaN', '😀\u202e\ud800', 'x'.repeat(5000),
-  'a-directory.csv', 'missing/nowhere.csv', ws.files['binary.csv']!, ws.files['latin1.csv']!, 'http://[::1',
+  '',
+  ' ',
+  '\u0000',
+  '-',
+  '--',
+  '-1',
+  '0',
+  '1e309',
+  'NaN',
+  '😀\u202e\ud800',
+  'x'.repeat(5000),
+  'a-directory.csv',
+  'missing/nowhere.csv',
+  ws.files['binary.csv']!,
+  ws.files['latin1.csv']!,
+  'http://[::1',
   // A path that climbs and comes back: never a path outside the workspace (tests run as root, and
   // a command that writes its output there would overwrite it: /etc/passwd was, once).
   'nested/../../' + basename(ws.dir) + '/climbed.csv',
@@ -114,7 +138,10 @@ describe('every command under odd arguments', { timeout: 600_000 }, () => {
       const runs: string[][] = [[...leaf.path], [...leaf.path, ...flags.map((o) => o.long!)]];
       for (const value of ODD_VALUES(ws)) {
         // Every positional argument odd, alone and with --json.
-        runs.push([...leaf.path, ...positionals.map(() => value)], [...leaf.path, ...positionals.map(() => value), '--json']);
+        runs.push(
+          [...leaf.path, ...positionals.map(() => value)],
+          [...leaf.path, ...positionals.map(() => value), '--json'],
+        );
         // One odd option value at a time, with plain positionals.
         for (const option of valued) runs.push([...leaf.path, ...positionals.map(() => 'x'), option.long!, value]);
       }
@@ -127,10 +154,16 @@ describe('global options under odd values', { timeout: 600_000 }, () => {
   const globals = buildProgram().options.filter((o) => (o.required || o.optional) && o.long);
 
   it('covers --api-url, --profile, --brand and --token-file', () => {
-    expect(globals.map((o) => o.long)).toEqual(expect.arrayContaining(['--api-url', '--profile', '--brand', '--token-file']));
+    expect(globals.map((o) => o.long)).toEqual(
+      expect.arrayContaining(['--api-url', '--profile', '--brand', '--token-file']),
+    );
   });
 
-  for (const command of [['tags', 'list'], ['members', 'import', 'members.csv'], ['config', 'list']]) {
+  for (const command of [
+    ['tags', 'list'],
+    ['members', 'import', 'members.csv'],
+    ['config', 'list'],
+  ]) {
     it(`loyalty ${command.join(' ')}`, async () => {
       const ws = await workspace();
       await writeFile(join(ws.dir, 'members.csv'), 'email\na@example.com\n');
@@ -167,11 +200,21 @@ describe('loyalty members import under odd files', { timeout: 600_000 }, () => {
     ['an unterminated quote after a long file', `${header}${'a@example.com,A\n'.repeat(5000)}b@example.com,"B\n`],
     ['duplicate and empty header names', 'email,email,,\na@example.com,b@example.com,x,y\n'],
     ['JSON Lines with junk', '{"email":"a@example.com"}\n{"email":\n\u001b[31m\n[]\nnull\n"x"\n'],
-    ['JSON with a huge number and deep nesting', `{"email":"a@example.com","n":1e999,"d":${'['.repeat(5000)}${']'.repeat(5000)}}\n`],
-    ...Array.from({ length: 12 }, (_, i): [string, Buffer] => [`random bytes #${i}`, randomBytes(next, 1 + Math.floor(next() * 3000))]),
+    [
+      'JSON with a huge number and deep nesting',
+      `{"email":"a@example.com","n":1e999,"d":${'['.repeat(5000)}${']'.repeat(5000)}}\n`,
+    ],
+    ...Array.from({ length: 12 }, (_, i): [string, Buffer] => [
+      `random bytes #${i}`,
+      randomBytes(next, 1 + Math.floor(next() * 3000)),
+    ]),
     ...Array.from({ length: 8 }, (_, i): [string, Buffer] => [
       `a CSV with random bytes spliced in #${i}`,
-      Buffer.concat([Buffer.from(`${header}a@example.com,Ann\n`), randomBytes(next, 1 + Math.floor(next() * 20)), Buffer.from('\nb@example.com,Bo\n')]),
+      Buffer.concat([
+        Buffer.from(`${header}a@example.com,Ann\n`),
+        randomBytes(next, 1 + Math.floor(next() * 20)),
+        Buffer.from('\nb@example.com,Bo\n'),
+      ]),
     ]),
   ];
 
@@ -186,7 +229,10 @@ describe('loyalty members import under odd files', { timeout: 600_000 }, () => {
         { args: ['members', 'import', 'input', '--dry-run', '--delimiter', ';'] },
         { args: ['members', 'import', 'input.csv', '--dry-run', '--format', 'jsonl'] },
         { args: ['members', 'import', '-', '--dry-run'], stdin: content },
-        { args: ['members', 'import', '-', '--dry-run', '--format', 'csv', '--delimiter', 'tab', '--map', 'email=c1'], stdin: content },
+        {
+          args: ['members', 'import', '-', '--dry-run', '--format', 'csv', '--delimiter', 'tab', '--map', 'email=c1'],
+          stdin: content,
+        },
       ];
       for (const { args, stdin } of runs) expectHandled(await runBounded(args, ws, stdin), args);
     });

@@ -54,25 +54,41 @@ describe('exit codes and error output', { timeout: 20_000 }, () => {
     const env = loggedInEnv(await tempConfigHome());
     const flag = await runCli(['--api-url', 'api.test', 'tags', 'list'], { env });
     expect(flag.code).toBe(2);
-    expect(flag.stderr).toBe('✖ The API URL "api.test" (from --api-url) is not an http(s) URL.\n  → For example: --api-url http://127.0.0.1:3000\n');
+    expect(flag.stderr).toBe(
+      '✖ The API URL "api.test" (from --api-url) is not an http(s) URL.\n  → For example: --api-url http://127.0.0.1:3000\n',
+    );
     const fromEnv = await runCli(['tags', 'list'], { env: { ...env, LOYALTY_API_URL: ' ' } });
     expect(fromEnv.code).toBe(2);
     expect(fromEnv.stderr).toContain('(from LOYALTY_API_URL)');
   });
 
   it('exits 4 with what to do when not logged in', async () => {
-    const result = await runCli(['tags', 'list'], { env: { XDG_CONFIG_HOME: await tempConfigHome(), LOYALTY_API_URL: API } });
+    const result = await runCli(['tags', 'list'], {
+      env: { XDG_CONFIG_HOME: await tempConfigHome(), LOYALTY_API_URL: API },
+    });
     expect(result.code).toBe(4);
-    expect(result.stderr).toBe('✖ Not logged in.\n  → Run `loyalty login`, or set LOYALTY_TOKEN, or LOYALTY_CLIENT_ID and LOYALTY_CLIENT_SECRET.\n');
+    expect(result.stderr).toBe(
+      '✖ Not logged in.\n  → Run `loyalty login`, or set LOYALTY_TOKEN, or LOYALTY_CLIENT_ID and LOYALTY_CLIENT_SECRET.\n',
+    );
   });
 
   it('exits 4 when the API refuses the token or the ability', async () => {
     const home = await tempConfigHome();
-    server.use(http.get(`${API}/tags`, () => HttpResponse.json({ message: 'Unauthenticated.', error: 'unauthenticated' }, { status: 401 })));
-    const refused = await runCli(['tags', 'list'], { env: { XDG_CONFIG_HOME: home, LOYALTY_API_URL: API, LOYALTY_TOKEN: 'expired' } });
+    server.use(
+      http.get(`${API}/tags`, () =>
+        HttpResponse.json({ message: 'Unauthenticated.', error: 'unauthenticated' }, { status: 401 }),
+      ),
+    );
+    const refused = await runCli(['tags', 'list'], {
+      env: { XDG_CONFIG_HOME: home, LOYALTY_API_URL: API, LOYALTY_TOKEN: 'expired' },
+    });
     expect(refused.code).toBe(4);
     expect(refused.stderr).toContain('The API refused the credentials (401 unauthenticated)');
-    server.use(http.get(`${API}/tags`, () => HttpResponse.json({ message: 'This action is unauthorized.', error: 'forbidden' }, { status: 403 })));
+    server.use(
+      http.get(`${API}/tags`, () =>
+        HttpResponse.json({ message: 'This action is unauthorized.', error: 'forbidden' }, { status: 403 }),
+      ),
+    );
     const forbidden = await runCli(['tags', 'list'], { env: loggedInEnv(home) });
     expect(forbidden.code).toBe(4);
     expect(forbidden.stderr).toContain('Permission denied: This action is unauthorized.');

@@ -20,7 +20,8 @@ import { tagsCommand } from './commands/tags/index.js';
 import { vouchersCommand } from './commands/vouchers/index.js';
 import { webhooksCommand } from './commands/webhooks/index.js';
 
-const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
+  .version;
 
 export function buildProgram(): Command {
   const program = new Command('loyalty')
@@ -30,18 +31,36 @@ export function buildProgram(): Command {
     .option('--api-url <url>', 'API base URL (env LOYALTY_API_URL; default http://127.0.0.1:3000)')
     .option('--brand <id>', 'brand for brand-scoped commands (env LOYALTY_BRAND)')
     .option('--token-file <path>', 'read a bearer token from this file ("-" for stdin) instead of the profile')
-    .addOption(refusedSecretOption('--token', 'bearer token', '--token-file <path> ("-" reads stdin), the LOYALTY_TOKEN environment variable, or a profile (`loyalty login`)'))
+    .addOption(
+      refusedSecretOption(
+        '--token',
+        'bearer token',
+        '--token-file <path> ("-" reads stdin), the LOYALTY_TOKEN environment variable, or a profile (`loyalty login`)',
+      ),
+    )
     .option('--json', 'print data as JSON')
     .option('--no-color', 'no colours (NO_COLOR is honoured too)')
     .option('--debug', 'show each API request (method, path, status, request id) and stack traces of errors')
-    .addHelpText('after', examples(
-      ['loyalty server', 'start the reference server on http://127.0.0.1:3000'],
-      ['printf %s acme-admin-secret | loyalty login --client-id acme-admin --client-secret-stdin --brand brand-acme', 'log in with client credentials'],
-      ['loyalty members import members.csv', 'import members from a CSV (resumable with --resume)'],
-      ['loyalty vouchers issue --tag vip --coupon coupon-welcome --wait', 'issue a coupon to everyone on a tag and watch the job'],
-      ['loyalty webhooks listen --forward-to http://localhost:4242/webhooks', 'receive events locally, signed'],
-    ))
-    .addHelpText('after', 'Secrets (tokens, client secrets, webhook secrets) come from files, stdin, the environment or a\nhidden prompt, never from flag values: those are visible to other users in the process list.\n');
+    .addHelpText(
+      'after',
+      examples(
+        ['loyalty server', 'start the reference server on http://127.0.0.1:3000'],
+        [
+          'printf %s acme-admin-secret | loyalty login --client-id acme-admin --client-secret-stdin --brand brand-acme',
+          'log in with client credentials',
+        ],
+        ['loyalty members import members.csv', 'import members from a CSV (resumable with --resume)'],
+        [
+          'loyalty vouchers issue --tag vip --coupon coupon-welcome --wait',
+          'issue a coupon to everyone on a tag and watch the job',
+        ],
+        ['loyalty webhooks listen --forward-to http://localhost:4242/webhooks', 'receive events locally, signed'],
+      ),
+    )
+    .addHelpText(
+      'after',
+      'Secrets (tokens, client secrets, webhook secrets) come from files, stdin, the environment or a\nhidden prompt, never from flag values: those are visible to other users in the process list.\n',
+    );
 
   program.addCommand(serverCommand());
   program.addCommand(loginCommand());
@@ -66,7 +85,12 @@ export async function run(argv: readonly string[], runtime: Runtime): Promise<nu
   attachRuntime(program, runtime);
   const debug = argv.includes('--debug');
   const noColor = argv.includes('--no-color');
-  const output = new Output({ stdout: runtime.stdout, stderr: runtime.stderr, env: runtime.env, ...(noColor ? { color: false } : {}) });
+  const output = new Output({
+    stdout: runtime.stdout,
+    stderr: runtime.stderr,
+    env: runtime.env,
+    ...(noColor ? { color: false } : {}),
+  });
   // addCommand() does not pass settings down, so apply them to the whole tree.
   forEachCommand(program, (command) => {
     command
@@ -101,7 +125,13 @@ function refuseMalformedArguments(argv: readonly string[]): void {
 }
 
 /** `lastRequestId`: the run's latest API request id, quoted in an unexpected error's message. */
-export function reportError(error: unknown, output: Output, debug: boolean, signal?: AbortSignal, lastRequestId?: string): number {
+export function reportError(
+  error: unknown,
+  output: Output,
+  debug: boolean,
+  signal?: AbortSignal,
+  lastRequestId?: string,
+): number {
   if (error instanceof CommanderError) {
     // Help and version end with exit code 0; everything else commander reports is a usage error
     // and it has printed the message already.
@@ -123,7 +153,9 @@ export function reportError(error: unknown, output: Output, debug: boolean, sign
   if (debug) {
     if (error instanceof Error && error.stack) output.info(error.stack);
   } else {
-    output.info(`  ${output.err.dim('→')} This is a bug in loyalty. Run the command again with --debug for details, and report it.`);
+    output.info(
+      `  ${output.err.dim('→')} This is a bug in loyalty. Run the command again with --debug for details, and report it.`,
+    );
   }
   return ExitCode.error;
 }

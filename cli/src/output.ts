@@ -27,12 +27,22 @@ export interface Palette {
   cyan: Paint;
 }
 
-const ansi = (open: number, close: number): Paint => (text) => `\u001b[${open}m${text}\u001b[${close}m`;
+const ansi =
+  (open: number, close: number): Paint =>
+  (text) =>
+    `\u001b[${open}m${text}\u001b[${close}m`;
 const plain: Paint = (text) => text;
 
 export function palette(enabled: boolean): Palette {
   if (!enabled) return { bold: plain, dim: plain, red: plain, green: plain, yellow: plain, cyan: plain };
-  return { bold: ansi(1, 22), dim: ansi(2, 22), red: ansi(31, 39), green: ansi(32, 39), yellow: ansi(33, 39), cyan: ansi(36, 39) };
+  return {
+    bold: ansi(1, 22),
+    dim: ansi(2, 22),
+    red: ansi(31, 39),
+    green: ansi(32, 39),
+    yellow: ansi(33, 39),
+    cyan: ansi(36, 39),
+  };
 }
 
 /** https://no-color.org: a non-empty NO_COLOR wins; FORCE_COLOR turns colour on without a TTY. */
@@ -58,8 +68,11 @@ export function formatCell(value: unknown): string {
 
 export function renderTable<Row>(rows: readonly Row[], columns: readonly Column<Row>[], paint: Palette): string {
   const cells = rows.map((row) => columns.map((column) => formatCell(column.value(row)).replace(/\s+/g, ' ')));
-  const widths = columns.map((column, i) => Math.max(column.header.length, ...cells.map((line) => visibleLength(line[i] ?? ''))));
-  const pad = (text: string, i: number): string => text + ' '.repeat(Math.max(0, (widths[i] ?? 0) - visibleLength(text)));
+  const widths = columns.map((column, i) =>
+    Math.max(column.header.length, ...cells.map((line) => visibleLength(line[i] ?? ''))),
+  );
+  const pad = (text: string, i: number): string =>
+    text + ' '.repeat(Math.max(0, (widths[i] ?? 0) - visibleLength(text)));
   const line = (parts: string[]): string => parts.map(pad).join('  ').trimEnd();
   const header = paint.bold(line(columns.map((column) => column.header.toUpperCase())));
   return [header, ...cells.map(line)].join('\n') + '\n';

@@ -17,17 +17,22 @@ export async function openPrivateFile(path: string): Promise<FileHandle> {
     // No O_TRUNC here: an existing file is emptied only once it is private.
     handle = await open(path, constants.O_WRONLY | constants.O_CREAT, PRIVATE);
   } catch (error) {
-    throw new CliError(`Cannot write ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`, { cause: error });
+    throw new CliError(`Cannot write ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`, {
+      cause: error,
+    });
   }
   try {
     const info = await handle.stat();
     if (info.isFile()) {
       if ((info.mode & 0o777) !== PRIVATE) {
         await handle.chmod(PRIVATE).catch((error: unknown) => {
-          throw new CliError(`${path} cannot be made private to you (${(error as NodeJS.ErrnoException).code}): it belongs to another user.`, {
-            hint: 'Choose another path; the file would hold personal data.',
-            cause: error,
-          });
+          throw new CliError(
+            `${path} cannot be made private to you (${(error as NodeJS.ErrnoException).code}): it belongs to another user.`,
+            {
+              hint: 'Choose another path; the file would hold personal data.',
+              cause: error,
+            },
+          );
         });
       }
       await handle.truncate(0);

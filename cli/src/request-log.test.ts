@@ -55,7 +55,9 @@ describe('request ids', { timeout: 20_000 }, () => {
 
   it('--debug shows a request that got no response', async () => {
     server.use(http.get(`${API}/tags`, () => HttpResponse.error()));
-    const result = await runCli(['tags', 'list', '--debug'], { env: loggedInEnv(await tempConfigHome(), { LOYALTY_TOKEN: 'tok' }) });
+    const result = await runCli(['tags', 'list', '--debug'], {
+      env: loggedInEnv(await tempConfigHome(), { LOYALTY_TOKEN: 'tok' }),
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/\[debug\] GET \/tags -> no response: .* \(request id: [0-9a-f-]{36}-1, \d+ ms\)/);
     expect(result.stderr).not.toContain('tok\n');
@@ -69,8 +71,17 @@ describe('request ids', { timeout: 20_000 }, () => {
   });
 
   it('quotes the body’s request_id of a 5XX (a server that sent no header)', async () => {
-    server.use(http.get(`${API}/tags`, () => HttpResponse.json({ message: 'Internal Server Error', error: 'server_error', request_id: 'srv-42' }, { status: 500 })));
-    const result = await runCli(['tags', 'list'], { env: loggedInEnv(await tempConfigHome(), { LOYALTY_TOKEN: 'tok' }) });
+    server.use(
+      http.get(`${API}/tags`, () =>
+        HttpResponse.json(
+          { message: 'Internal Server Error', error: 'server_error', request_id: 'srv-42' },
+          { status: 500 },
+        ),
+      ),
+    );
+    const result = await runCli(['tags', 'list'], {
+      env: loggedInEnv(await tempConfigHome(), { LOYALTY_TOKEN: 'tok' }),
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('✖ The API failed (500): Internal Server Error (request id: srv-42)\n');
   });
@@ -78,10 +89,15 @@ describe('request ids', { timeout: 20_000 }, () => {
   it('quotes the latest request id in an unexpected error', async () => {
     server.use(
       http.get(`${API}/tags`, ({ request }) =>
-        HttpResponse.json({ success: true, data: 'not-a-list' }, { headers: { 'x-request-id': `${request.headers.get('x-request-id')}` } }),
+        HttpResponse.json(
+          { success: true, data: 'not-a-list' },
+          { headers: { 'x-request-id': `${request.headers.get('x-request-id')}` } },
+        ),
       ),
     );
-    const result = await runCli(['tags', 'list'], { env: loggedInEnv(await tempConfigHome(), { LOYALTY_TOKEN: 'tok' }) });
+    const result = await runCli(['tags', 'list'], {
+      env: loggedInEnv(await tempConfigHome(), { LOYALTY_TOKEN: 'tok' }),
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^✖ Unexpected error: .* \(request id: [0-9a-f-]{36}-1\)\n/);
     expect(result.stderr).toContain('This is a bug in loyalty');
@@ -100,7 +116,13 @@ describe('request ids', { timeout: 20_000 }, () => {
     reportError(new TypeError('boom'), new Output({ stdout: stream, stderr: stream, color: false }), false);
     expect(text).toMatch(/^✖ Unexpected error: boom\n/);
     text = '';
-    reportError(new TypeError('boom'), new Output({ stdout: stream, stderr: stream, color: false }), false, undefined, 'abc-1');
+    reportError(
+      new TypeError('boom'),
+      new Output({ stdout: stream, stderr: stream, color: false }),
+      false,
+      undefined,
+      'abc-1',
+    );
     expect(text).toMatch(/^✖ Unexpected error: boom \(request id: abc-1\)\n/);
   });
 });

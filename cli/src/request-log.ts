@@ -30,12 +30,19 @@ export function observedFetch(runtime: Runtime, debug: Output | undefined, inner
     if (sent) lastIds.set(runtime, sent);
     const started = Date.now();
     const line = (outcome: string, id: string | undefined) =>
-      debug?.info(debug.err.dim(`[debug] ${request.method} ${new URL(request.url).pathname} -> ${outcome}${id ? ` (request id: ${id}, ${Date.now() - started} ms)` : ` (${Date.now() - started} ms)`}`));
+      debug?.info(
+        debug.err.dim(
+          `[debug] ${request.method} ${new URL(request.url).pathname} -> ${outcome}${id ? ` (request id: ${id}, ${Date.now() - started} ms)` : ` (${Date.now() - started} ms)`}`,
+        ),
+      );
     let response: Response;
     try {
       response = await send(request);
     } catch (error) {
-      line(`no response: ${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)}`, sent);
+      line(
+        `no response: ${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)}`,
+        sent,
+      );
       throw error;
     }
     const id = response.headers.get('x-request-id') ?? sent;

@@ -9,7 +9,13 @@ function everyOption(): Array<{ path: string; flags: string; long: string; takes
   const found: Array<{ path: string; flags: string; long: string; takesValue: boolean; hidden: boolean }> = [];
   const walk = (command: Command, path: string): void => {
     for (const option of command.options) {
-      found.push({ path, flags: option.flags, long: option.long ?? '', takesValue: option.required || option.optional, hidden: option.hidden });
+      found.push({
+        path,
+        flags: option.flags,
+        long: option.long ?? '',
+        takesValue: option.required || option.optional,
+        hidden: option.hidden,
+      });
     }
     for (const child of command.commands) walk(child, `${path} ${child.name()}`);
   };
@@ -22,13 +28,20 @@ describe('secrets never on argv', () => {
     const secretLike = /secret|token|password|passwd|api-key|credential/;
     // A value that names a file, or a number about tokens, is not a secret.
     const notASecret = /-(file|stdin)$|^--rate-limit-token$/;
-    const offending = everyOption().filter((o) => !o.hidden && o.takesValue && secretLike.test(o.long) && !notASecret.test(o.long));
+    const offending = everyOption().filter(
+      (o) => !o.hidden && o.takesValue && secretLike.test(o.long) && !notASecret.test(o.long),
+    );
     expect(offending.map((o) => `${o.path} ${o.flags}`)).toEqual([]);
   });
 
   it('refuses a bearer token given as --token with exit 2, before anything runs, naming the ways that keep it off argv', async () => {
-    for (const args of [['--token', 'tok_live_1234567890', 'tags', 'list'], ['tags', 'list', '--token=tok_live_1234567890']]) {
-      const result = await runCli(args, { env: { XDG_CONFIG_HOME: await tempConfigHome(), LOYALTY_API_URL: 'http://127.0.0.1:9' } });
+    for (const args of [
+      ['--token', 'tok_live_1234567890', 'tags', 'list'],
+      ['tags', 'list', '--token=tok_live_1234567890'],
+    ]) {
+      const result = await runCli(args, {
+        env: { XDG_CONFIG_HOME: await tempConfigHome(), LOYALTY_API_URL: 'http://127.0.0.1:9' },
+      });
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr).toContain('process list');
       for (const way of ['--token-file <path>', 'LOYALTY_TOKEN']) expect(result.stderr).toContain(way);
@@ -38,7 +51,9 @@ describe('secrets never on argv', () => {
 
   it('refuses a client secret given as --client-secret with exit 2 and points at --client-secret-stdin', async () => {
     const home = await tempConfigHome();
-    const result = await runCli(['login', '--client-id', 'acme-admin', '--client-secret', 'acme-admin-secret'], { env: { XDG_CONFIG_HOME: home } });
+    const result = await runCli(['login', '--client-id', 'acme-admin', '--client-secret', 'acme-admin-secret'], {
+      env: { XDG_CONFIG_HOME: home },
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('process list');
     for (const way of ['--client-secret-stdin', 'LOYALTY_CLIENT_SECRET']) expect(result.stderr).toContain(way);

@@ -60,10 +60,16 @@ async function readSecretText(path: string, runtime: Runtime, flag: string): Pro
   try {
     text = path === '-' ? await readStdin(runtime.stdin) : await readFile(resolve(runtime.cwd, path), 'utf8');
   } catch (error) {
-    throw new CliError(`Cannot read ${flag} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+    throw new CliError(
+      `Cannot read ${flag} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`,
+    );
   }
-  const lines = text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
-  if (lines.length === 0) throw usageError(path === '-' ? `${flag}: nothing was read from stdin.` : `${flag} ${path} is empty.`);
+  const lines = text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  if (lines.length === 0)
+    throw usageError(path === '-' ? `${flag}: nothing was read from stdin.` : `${flag} ${path} is empty.`);
   return lines;
 }
 
@@ -79,7 +85,11 @@ export function readSecretLines(path: string, runtime: Runtime, flag: string): P
 
 export async function readSecretStdin(runtime: Runtime, flag: string): Promise<string> {
   const secret = (await readStdin(runtime.stdin)).trim();
-  if (!secret) throw usageError(`${flag}: nothing was read from stdin.`, `Pipe it in, e.g. \`printf %s "$SECRET" | loyalty … ${flag}\`.`);
+  if (!secret)
+    throw usageError(
+      `${flag}: nothing was read from stdin.`,
+      `Pipe it in, e.g. \`printf %s "$SECRET" | loyalty … ${flag}\`.`,
+    );
   return secret;
 }
 
@@ -87,9 +97,16 @@ export async function readSecretStdin(runtime: Runtime, flag: string): Promise<s
  * Asks at the terminal, echoing nothing for secrets. Without a TTY there is nobody to ask:
  * the error names the flag that provides the value instead.
  */
-export async function prompt(runtime: Runtime, question: string, options: { secret?: boolean; flag: string }): Promise<string> {
+export async function prompt(
+  runtime: Runtime,
+  question: string,
+  options: { secret?: boolean; flag: string },
+): Promise<string> {
   if (!runtime.stdin.isTTY || !runtime.stderr.isTTY) {
-    throw usageError(`${question.replace(/:\s*$/, '')} is needed, but there is no terminal to ask on.`, `Pass ${options.flag}.`);
+    throw usageError(
+      `${question.replace(/:\s*$/, '')} is needed, but there is no terminal to ask on.`,
+      `Pass ${options.flag}.`,
+    );
   }
   const answer = (options.secret ? await readHidden(runtime, question) : await readLine(runtime, question)).trim();
   if (!answer) throw usageError(`${question.replace(/:\s*$/, '')} cannot be empty.`);

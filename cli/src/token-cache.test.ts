@@ -13,7 +13,9 @@ function tokenServer() {
       return Response.json({ token_type: 'Bearer', access_token: `t${issued}`, expires_in: 3600, scope: 'tags.get' });
     }
     seen.push(request.headers.get('authorization') ?? '');
-    return request.headers.get('authorization') === 'Bearer revoked' ? new Response('{}', { status: 401 }) : Response.json({ ok: true });
+    return request.headers.get('authorization') === 'Bearer revoked'
+      ? new Response('{}', { status: 401 })
+      : Response.json({ ok: true });
   };
   return { fetch, issued: () => issued, seen };
 }
@@ -40,7 +42,12 @@ describe('cachingTokenFetch', () => {
   it('forgets a cached token the API refuses', async () => {
     const dir = await tempConfigHome();
     const server = tokenServer();
-    const fetch = cachingTokenFetch({ configDir: dir, key, fetch: async (r) => (r.url.endsWith('/oauth/token') ? Response.json({ access_token: 'revoked', expires_in: 3600 }) : server.fetch(r)) });
+    const fetch = cachingTokenFetch({
+      configDir: dir,
+      key,
+      fetch: async (r) =>
+        r.url.endsWith('/oauth/token') ? Response.json({ access_token: 'revoked', expires_in: 3600 }) : server.fetch(r),
+    });
     await fetch(tokenRequest());
     const refused = await fetch(new Request('http://api.test/tags', { headers: { authorization: 'Bearer revoked' } }));
     expect(refused.status).toBe(401);

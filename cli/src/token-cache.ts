@@ -27,7 +27,12 @@ export function tokenCacheKey(apiUrl: string, clientId: string, clientSecret: st
   return createHash('sha256').update(`${apiUrl}\n${clientId}\n${clientSecret}`).digest('hex');
 }
 
-export function cachingTokenFetch(options: { configDir: string; key: string; fetch?: FetchLike; now?: () => number }): FetchLike {
+export function cachingTokenFetch(options: {
+  configDir: string;
+  key: string;
+  fetch?: FetchLike;
+  now?: () => number;
+}): FetchLike {
   const path = join(options.configDir, 'tokens.json');
   const now = options.now ?? Date.now;
   const inner: FetchLike = options.fetch ?? ((request) => globalThis.fetch(request));
@@ -51,14 +56,26 @@ export function cachingTokenFetch(options: { configDir: string; key: string; fet
     if (isTokenRequest) {
       const cached = (await read())[options.key];
       if (cached && cached.expires_at - now() > MIN_REMAINING_MS) {
-        const body = { token_type: 'Bearer', access_token: cached.access_token, expires_in: Math.floor((cached.expires_at - now()) / 1000), scope: cached.scope ?? '' };
+        const body = {
+          token_type: 'Bearer',
+          access_token: cached.access_token,
+          expires_in: Math.floor((cached.expires_at - now()) / 1000),
+          scope: cached.scope ?? '',
+        };
         return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
       }
       const response = await inner(request);
       if (response.ok) {
-        const body = (await response.clone().json().catch(() => undefined)) as { access_token?: string; expires_in?: number; scope?: string } | undefined;
+        const body = (await response
+          .clone()
+          .json()
+          .catch(() => undefined)) as { access_token?: string; expires_in?: number; scope?: string } | undefined;
         if (body?.access_token) {
-          const entry: CachedToken = { access_token: body.access_token, expires_at: now() + (body.expires_in ?? 3600) * 1000, ...(body.scope ? { scope: body.scope } : {}) };
+          const entry: CachedToken = {
+            access_token: body.access_token,
+            expires_at: now() + (body.expires_in ?? 3600) * 1000,
+            ...(body.scope ? { scope: body.scope } : {}),
+          };
           await update((cache) => {
             cache[options.key] = entry;
           });

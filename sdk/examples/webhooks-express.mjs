@@ -23,5 +23,7 @@ export function createWebhookApp(secret, onEvent) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  createWebhookApp(process.env.LOYALTY_WEBHOOK_SECRET, (event) => console.log(event.type, event.id)).listen(Number(process.env.PORT ?? 8080));
+  createWebhookApp(process.env.LOYALTY_WEBHOOK_SECRET, (event) => console.log(event.type, event.id)).listen(
+    Number(process.env.PORT ?? 8080),
+  );
 }

@@ -24,5 +24,7 @@ export function createWebhookServer(secret, onEvent) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  createWebhookServer(process.env.LOYALTY_WEBHOOK_SECRET, (event) => console.log(event.type, event.id)).listen(Number(process.env.PORT ?? 8080));
+  createWebhookServer(process.env.LOYALTY_WEBHOOK_SECRET, (event) => console.log(event.type, event.id)).listen(
+    Number(process.env.PORT ?? 8080),
+  );
 }

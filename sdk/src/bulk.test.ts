@@ -10,8 +10,14 @@ beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
 afterEach(() => server.resetHandlers());
 afterAll(() => server.close());
 let n = 0;
-const client = () => createLoyaltyClient({ baseUrl: api, token: `bulk-${++n}`, retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, deadlineMs: 1000 } });
-const ids = (count: number) => Array.from({ length: count }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
+const client = () =>
+  createLoyaltyClient({
+    baseUrl: api,
+    token: `bulk-${++n}`,
+    retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, deadlineMs: 1000 },
+  });
+const ids = (count: number) =>
+  Array.from({ length: count }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
 
 describe('chunk', () => {
   it('splits into pieces of at most size, keeping order', () => {
@@ -51,9 +57,17 @@ describe('addMembersToTag', () => {
         return HttpResponse.json({ success: true, message: 'ok' });
       }),
     );
-    const reports = await addMembersToTag(client(), { brandId: 'b', tagId: 'vip', memberIds: ids(5) }, { chunkSize: 2, idempotencyKeyPrefix: 'import-2026-11-21' });
+    const reports = await addMembersToTag(
+      client(),
+      { brandId: 'b', tagId: 'vip', memberIds: ids(5) },
+      { chunkSize: 2, idempotencyKeyPrefix: 'import-2026-11-21' },
+    );
     expect(keys.sort()).toEqual(['import-2026-11-21-0', 'import-2026-11-21-1', 'import-2026-11-21-2']);
-    expect(reports.map((r) => r.idempotencyKey)).toEqual(['import-2026-11-21-0', 'import-2026-11-21-1', 'import-2026-11-21-2']);
+    expect(reports.map((r) => r.idempotencyKey)).toEqual([
+      'import-2026-11-21-0',
+      'import-2026-11-21-1',
+      'import-2026-11-21-2',
+    ]);
   });
 
   it('reports a failed chunk as an error value and carries on with the others', async () => {
@@ -61,11 +75,25 @@ describe('addMembersToTag', () => {
       http.post(`${api}/members/subscribe`, async ({ request }) => {
         const { email } = (await request.json()) as { email: string[] };
         if (email.includes('bad@example.com'))
-          return HttpResponse.json({ message: 'Invalid.', error: 'validation_failed', errors: { 'email.0': ['The email.0 field must be a valid email address.'] } }, { status: 422 });
-        return HttpResponse.json({ message: 'Request successful', data: { amount: email.length, message: `Subscribed ${email.length} members` } });
+          return HttpResponse.json(
+            {
+              message: 'Invalid.',
+              error: 'validation_failed',
+              errors: { 'email.0': ['The email.0 field must be a valid email address.'] },
+            },
+            { status: 422 },
+          );
+        return HttpResponse.json({
+          message: 'Request successful',
+          data: { amount: email.length, message: `Subscribed ${email.length} members` },
+        });
       }),
     );
-    const reports = await subscribeMembers(client(), { brandId: 'b', emails: ['a@example.com', 'bad@example.com', 'c@example.com'] }, { chunkSize: 1 });
+    const reports = await subscribeMembers(
+      client(),
+      { brandId: 'b', emails: ['a@example.com', 'bad@example.com', 'c@example.com'] },
+      { chunkSize: 1 },
+    );
     expect(reports.map((r) => r.ok)).toEqual([true, false, true]);
     expect(reports[1]).toMatchObject({ status: 422, error: { code: 'validation_failed' }, items: ['bad@example.com'] });
     expect(reports[2]?.data?.data.amount).toBe(1);
@@ -73,7 +101,10 @@ describe('addMembersToTag', () => {
 
   it('reports a chunk whose request never got a response with status 0', async () => {
     server.use(http.post(`${api}/members/signups`, () => HttpResponse.error()));
-    const reports = await importSignups(client(), { brandId: 'b', users: [{ email: 'a@example.com', unsubscribed: false }] });
+    const reports = await importSignups(client(), {
+      brandId: 'b',
+      users: [{ email: 'a@example.com', unsubscribed: false }],
+    });
     expect(reports[0]).toMatchObject({ ok: false, status: 0, error: { code: 'network_error' } });
   });
 
@@ -84,7 +115,10 @@ describe('addMembersToTag', () => {
         return HttpResponse.json({ message: 'Request successful', data: { updated: members.length, not_found: [] } });
       }),
     );
-    const reports = await updateMembers(client(), { brandId: 'b', members: ids(3).map((identifier) => ({ identifier, city: 'Utrecht' })) });
+    const reports = await updateMembers(client(), {
+      brandId: 'b',
+      members: ids(3).map((identifier) => ({ identifier, city: 'Utrecht' })),
+    });
     expect(reports[0]?.data?.data.updated).toBe(3);
   });
 });
@@ -125,6 +159,8 @@ describe('runChunked', () => {
   });
 
   it('refuses chunks over the API limit', async () => {
-    await expect(runChunked(ids(1), async () => ({ response: new Response('{}') }), { chunkSize: 2001 })).rejects.toThrow(RangeError);
+    await expect(
+      runChunked(ids(1), async () => ({ response: new Response('{}') }), { chunkSize: 2001 }),
+    ).rejects.toThrow(RangeError);
   });
 });

@@ -43,7 +43,8 @@ export type ChunkReport<T, D> = {
 type Result<D> = { data?: D; error?: unknown; response: Response };
 
 export function chunk<T>(items: readonly T[], size: number): T[][] {
-  if (!(Number.isInteger(size) && size >= 1)) throw new RangeError(`chunk size must be a positive integer, got ${size}`);
+  if (!(Number.isInteger(size) && size >= 1))
+    throw new RangeError(`chunk size must be a positive integer, got ${size}`);
   const chunks: T[][] = [];
   for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
   return chunks;
@@ -73,7 +74,10 @@ export async function runChunked<T, D>(
         : { ...base, status: result.response.status, ok: true, data: result.data as D };
     } catch (e) {
       if (signal?.aborted) throw signal.reason;
-      const error = e instanceof LoyaltyError ? e : new LoyaltyError({ status: 0, code: 'network_error', message: String(e), cause: e });
+      const error =
+        e instanceof LoyaltyError
+          ? e
+          : new LoyaltyError({ status: 0, code: 'network_error', message: String(e), cause: e });
       return { ...base, status: 0, ok: false, error };
     }
   }
@@ -100,13 +104,18 @@ export function addMembersToTag(
 ) {
   return runChunked(
     input.memberIds,
-    (users, init) => client.POST('/tags/members/bulk', { body: { brand_id: input.brandId, tag_id: input.tagId, users }, ...init }),
+    (users, init) =>
+      client.POST('/tags/members/bulk', { body: { brand_id: input.brandId, tag_id: input.tagId, users }, ...init }),
     options,
   );
 }
 
 /** Subscribes members to marketing by e-mail (`POST /members/subscribe`), 2000 per call. */
-export function subscribeMembers(client: LoyaltyClient, input: { brandId: string; emails: readonly string[] }, options?: BulkOptions) {
+export function subscribeMembers(
+  client: LoyaltyClient,
+  input: { brandId: string; emails: readonly string[] },
+  options?: BulkOptions,
+) {
   return runChunked(
     input.emails,
     (email, init) => client.POST('/members/subscribe', { body: { brand_id: input.brandId, email }, ...init }),
@@ -115,7 +124,11 @@ export function subscribeMembers(client: LoyaltyClient, input: { brandId: string
 }
 
 /** Unsubscribes members from marketing by e-mail (`POST /members/unsubscribe`), 2000 per call. */
-export function unsubscribeMembers(client: LoyaltyClient, input: { brandId: string; emails: readonly string[] }, options?: BulkOptions) {
+export function unsubscribeMembers(
+  client: LoyaltyClient,
+  input: { brandId: string; emails: readonly string[] },
+  options?: BulkOptions,
+) {
   return runChunked(
     input.emails,
     (email, init) => client.POST('/members/unsubscribe', { body: { brand_id: input.brandId, email }, ...init }),
@@ -126,7 +139,11 @@ export function unsubscribeMembers(client: LoyaltyClient, input: { brandId: stri
 export type Signup = Schemas['ImportSignupsRequest']['users'][number];
 
 /** Imports sign-ups (`POST /members/signups`), 2000 per call. */
-export function importSignups(client: LoyaltyClient, input: { brandId: string; users: readonly Signup[] }, options?: BulkOptions) {
+export function importSignups(
+  client: LoyaltyClient,
+  input: { brandId: string; users: readonly Signup[] },
+  options?: BulkOptions,
+) {
   return runChunked(
     input.users,
     (users, init) => client.POST('/members/signups', { body: { brand_id: input.brandId, users }, ...init }),
@@ -137,7 +154,11 @@ export function importSignups(client: LoyaltyClient, input: { brandId: string; u
 export type MemberUpdate = Schemas['BulkUpdateMembersRequest']['members'][number];
 
 /** Updates member profiles (`PUT /bulk/members`), 2000 per call; each call is all-or-nothing. */
-export function updateMembers(client: LoyaltyClient, input: { brandId: string; members: readonly MemberUpdate[] }, options?: BulkOptions) {
+export function updateMembers(
+  client: LoyaltyClient,
+  input: { brandId: string; members: readonly MemberUpdate[] },
+  options?: BulkOptions,
+) {
   return runChunked(
     input.members,
     (members, init) => client.PUT('/bulk/members', { body: { brand_id: input.brandId, members }, ...init }),

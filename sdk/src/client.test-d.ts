@@ -5,7 +5,10 @@ declare const client: LoyaltyClient;
 
 test('options take a token or client credentials, not both and not neither', () => {
   createLoyaltyClient({ baseUrl: 'http://x', token: 't' });
-  createLoyaltyClient({ baseUrl: 'http://x', clientCredentials: { clientId: 'a', clientSecret: 'b', scope: ['tags.get'] } });
+  createLoyaltyClient({
+    baseUrl: 'http://x',
+    clientCredentials: { clientId: 'a', clientSecret: 'b', scope: ['tags.get'] },
+  });
   // @ts-expect-error both
   createLoyaltyClient({ baseUrl: 'http://x', token: 't', clientCredentials: { clientId: 'a', clientSecret: 'b' } });
   // @ts-expect-error neither
@@ -19,7 +22,9 @@ test('calls are typed by path, method, parameters and body', async () => {
   const members = await client.POST('/members/list', { body: { brand_id: 'brand-acme', page: 1, per_page: 100 } });
   if (members.data) expectTypeOf(members.data.data.members[0]!.identifier).toBeString();
 
-  const job = await client.GET('/tags/{id}/vouchers/{job}', { params: { path: { id: 'vip', job: 'j' }, query: { brand_id: 'b' } } });
+  const job = await client.GET('/tags/{id}/vouchers/{job}', {
+    params: { path: { id: 'vip', job: 'j' }, query: { brand_id: 'b' } },
+  });
   if (job.data) expectTypeOf(job.data.status).toEqualTypeOf<'queued' | 'running' | 'done' | 'failed'>();
 
   // @ts-expect-error brand_id is required

@@ -31,7 +31,12 @@ async function expectCallerAbortStopsAtOnce() {
 }
 
 const tagBody = { tag: 'VIP', external_reference: 'vip', brand_id: 'brand-acme' };
-const tag = { ...tagBody, uuid: '6f1c2a4e-8d3b-4c5a-9e7f-0a1b2c3d4e5f', created_at: '2026-11-21T10:15:30.000Z', updated_at: '2026-11-21T10:15:30.000Z' };
+const tag = {
+  ...tagBody,
+  uuid: '6f1c2a4e-8d3b-4c5a-9e7f-0a1b2c3d4e5f',
+  created_at: '2026-11-21T10:15:30.000Z',
+  updated_at: '2026-11-21T10:15:30.000Z',
+};
 
 describe('createLoyaltyClient', () => {
   it('sends the bearer token and Accept, and returns typed data', async () => {
@@ -115,7 +120,10 @@ describe('createLoyaltyClient', () => {
             { message: 'A request with this key is still running.', error: 'idempotency_in_progress' },
             { status: 409, headers: { 'retry-after': '0' } },
           );
-        return HttpResponse.json({ success: true, data: tag }, { status: 201, headers: { 'idempotent-replayed': 'true' } });
+        return HttpResponse.json(
+          { success: true, data: tag },
+          { status: 201, headers: { 'idempotent-replayed': 'true' } },
+        );
       }),
     );
     const client = createLoyaltyClient({ baseUrl: api, token: token(), retry: fast });
@@ -132,7 +140,11 @@ describe('createLoyaltyClient', () => {
       http.post(`${api}/tags`, () => {
         calls++;
         return HttpResponse.json(
-          { message: 'The tag field is required.', error: 'validation_failed', errors: { tag: ['The tag field is required.'] } },
+          {
+            message: 'The tag field is required.',
+            error: 'validation_failed',
+            errors: { tag: ['The tag field is required.'] },
+          },
           { status: 422 },
         );
       }),
@@ -142,7 +154,11 @@ describe('createLoyaltyClient', () => {
     expect(calls).toBe(1);
     expect(result.data).toBeUndefined();
     const err = toLoyaltyError(result);
-    expect(err).toMatchObject({ status: 422, code: 'validation_failed', fields: { tag: ['The tag field is required.'] } });
+    expect(err).toMatchObject({
+      status: 422,
+      code: 'validation_failed',
+      fields: { tag: ['The tag field is required.'] },
+    });
   });
 
   it('throws a network_error LoyaltyError when every attempt fails to connect', async () => {
@@ -166,7 +182,12 @@ describe('createLoyaltyClient', () => {
         await new Promise(() => {});
       }),
     );
-    const client = createLoyaltyClient({ baseUrl: api, token: token(), timeoutMs: 30, retry: { ...fast, maxAttempts: 2 } });
+    const client = createLoyaltyClient({
+      baseUrl: api,
+      token: token(),
+      timeoutMs: 30,
+      retry: { ...fast, maxAttempts: 2 },
+    });
     await expect(client.GET('/tags')).rejects.toMatchObject({ code: 'timeout' });
     expect(calls).toBe(2);
   });
@@ -185,7 +206,11 @@ describe('createLoyaltyClient', () => {
   });
 
   it('stops at once when the caller aborts during a Retry-After wait', async () => {
-    server.use(http.get(`${api}/tags`, () => HttpResponse.json({ message: 'Too Many Attempts.' }, { status: 429, headers: { 'retry-after': '30' } })));
+    server.use(
+      http.get(`${api}/tags`, () =>
+        HttpResponse.json({ message: 'Too Many Attempts.' }, { status: 429, headers: { 'retry-after': '30' } }),
+      ),
+    );
     await expectCallerAbortStopsAtOnce();
   });
 
@@ -204,10 +229,16 @@ describe('createLoyaltyClient', () => {
         const headers = { 'x-ratelimit-limit': '30', 'ratelimit-policy': '"token";q=30;w=1' };
         if (count >= 30) {
           limited++;
-          return HttpResponse.json({ message: 'Too Many Attempts.' }, { status: 429, headers: { ...headers, 'x-ratelimit-remaining': '0', 'retry-after': '1' } });
+          return HttpResponse.json(
+            { message: 'Too Many Attempts.' },
+            { status: 429, headers: { ...headers, 'x-ratelimit-remaining': '0', 'retry-after': '1' } },
+          );
         }
         count++;
-        return HttpResponse.json({ success: true, data: [] }, { headers: { ...headers, 'x-ratelimit-remaining': String(30 - count) } });
+        return HttpResponse.json(
+          { success: true, data: [] },
+          { headers: { ...headers, 'x-ratelimit-remaining': String(30 - count) } },
+        );
       }),
     );
     const t = token();
@@ -228,12 +259,21 @@ describe('client credentials', () => {
         issued.push(await request.json());
         seenHeaders.push(request.headers);
         if (opts.status) return HttpResponse.json({ error: 'invalid_client' }, { status: opts.status });
-        return HttpResponse.json({ token_type: 'Bearer', access_token: `issued-${issued.length}`, expires_in: opts.expiresIn ?? 3600, scope: 'tags.get' });
+        return HttpResponse.json({
+          token_type: 'Bearer',
+          access_token: `issued-${issued.length}`,
+          expires_in: opts.expiresIn ?? 3600,
+          scope: 'tags.get',
+        });
       }),
     );
     return { issued, seenHeaders };
   }
-  const credentials = () => ({ clientId: `acme-admin-${++n}`, clientSecret: 'acme-admin-secret', scope: ['tags.get', 'tags.store'] });
+  const credentials = () => ({
+    clientId: `acme-admin-${++n}`,
+    clientSecret: 'acme-admin-secret',
+    scope: ['tags.get', 'tags.store'],
+  });
 
   it('fetches one token for many concurrent calls and sends it', async () => {
     const { issued, seenHeaders } = tokenEndpoint();
@@ -247,7 +287,14 @@ describe('client credentials', () => {
     const creds = credentials();
     const client = createLoyaltyClient({ baseUrl: api, clientCredentials: creds });
     await Promise.all(Array.from({ length: 10 }, () => client.GET('/tags')));
-    expect(issued).toEqual([{ grant_type: 'client_credentials', client_id: creds.clientId, client_secret: 'acme-admin-secret', scope: 'tags.get tags.store' }]);
+    expect(issued).toEqual([
+      {
+        grant_type: 'client_credentials',
+        client_id: creds.clientId,
+        client_secret: 'acme-admin-secret',
+        scope: 'tags.get tags.store',
+      },
+    ]);
     expect(seenHeaders[0]?.has('idempotency-key')).toBe(false);
     expect(new Set(used)).toEqual(new Set(['Bearer issued-1']));
   });
@@ -264,7 +311,7 @@ describe('client credentials', () => {
     return used;
   }
 
-  it("renews the token while what is left of it still outlasts a call: the retry deadline plus a margin", async () => {
+  it('renews the token while what is left of it still outlasts a call: the retry deadline plus a margin', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const { issued } = tokenEndpoint({ expiresIn: 3600 });
     const used = tagsList();
@@ -279,7 +326,11 @@ describe('client credentials', () => {
     expect(used).toEqual(['Bearer issued-1', 'Bearer issued-1', 'Bearer issued-2']);
 
     // A longer deadline renews earlier.
-    const slow = createLoyaltyClient({ baseUrl: api, clientCredentials: credentials(), retry: { deadlineMs: 300_000 } });
+    const slow = createLoyaltyClient({
+      baseUrl: api,
+      clientCredentials: credentials(),
+      retry: { deadlineMs: 300_000 },
+    });
     await slow.GET('/tags');
     vi.advanceTimersByTime(3600_000 - 331_000);
     await slow.GET('/tags');
@@ -308,10 +359,17 @@ describe('client credentials', () => {
     const { issued } = tokenEndpoint({ expiresIn: 3600 });
     const usedByList = tagsList();
     const attempts: { authorization: string | null; key: string | null }[] = [];
-    const client = createLoyaltyClient({ baseUrl: api, clientCredentials: credentials(), retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+    const client = createLoyaltyClient({
+      baseUrl: api,
+      clientCredentials: credentials(),
+      retry: { baseDelayMs: 1, maxDelayMs: 5 },
+    });
     server.use(
       http.post(`${api}/tags`, async ({ request }) => {
-        attempts.push({ authorization: request.headers.get('authorization'), key: request.headers.get('idempotency-key') });
+        attempts.push({
+          authorization: request.headers.get('authorization'),
+          key: request.headers.get('idempotency-key'),
+        });
         if (attempts.length > 1) return HttpResponse.json({ success: true, data: tag }, { status: 201 });
         // The action ran; while its answer is on the way, the token comes due for renewal and
         // another call renews it; then the answer is lost.
@@ -343,7 +401,11 @@ describe('client credentials', () => {
         return HttpResponse.error();
       }),
     );
-    const client = createLoyaltyClient({ baseUrl: api, clientCredentials: credentials(), retry: { baseDelayMs: 1, maxDelayMs: 5, deadlineMs: 120_000 } });
+    const client = createLoyaltyClient({
+      baseUrl: api,
+      clientCredentials: credentials(),
+      retry: { baseDelayMs: 1, maxDelayMs: 5, deadlineMs: 120_000 },
+    });
     await expect(client.POST('/tags', { body: tagBody })).rejects.toMatchObject({ code: 'network_error' });
     expect(attempts).toEqual(['Bearer issued-1']);
     expect(issued).toHaveLength(1);
@@ -356,7 +418,10 @@ describe('client credentials', () => {
       http.post(`${api}/tags`, ({ request }) => {
         attempts.push(request.headers.get('authorization'));
         if (attempts.length === 1) return HttpResponse.error(); // ran, or not: unknown
-        return HttpResponse.json({ message: 'Unauthenticated.', error: 'unauthenticated' }, { status: attempts.length === 2 ? 401 : 201 });
+        return HttpResponse.json(
+          { message: 'Unauthenticated.', error: 'unauthenticated' },
+          { status: attempts.length === 2 ? 401 : 201 },
+        );
       }),
     );
     const client = createLoyaltyClient({ baseUrl: api, clientCredentials: credentials(), retry: fast });
@@ -371,12 +436,17 @@ describe('client credentials', () => {
     const attempts: string[] = [];
     const answer = (request: Request, ok: () => Response) => {
       const n = attempts.push(`${request.method} ${request.headers.get('authorization')}`);
-      if (n === 1) return request.method === 'POST' ? HttpResponse.json({ message: 'Too Many Attempts.' }, { status: 429, headers: { 'retry-after': '0' } }) : HttpResponse.error();
+      if (n === 1)
+        return request.method === 'POST'
+          ? HttpResponse.json({ message: 'Too Many Attempts.' }, { status: 429, headers: { 'retry-after': '0' } })
+          : HttpResponse.error();
       if (n === 2) return HttpResponse.json({ message: 'Unauthenticated.', error: 'unauthenticated' }, { status: 401 });
       return ok();
     };
     server.use(
-      http.post(`${api}/tags`, ({ request }) => answer(request, () => HttpResponse.json({ success: true, data: tag }, { status: 201 }))),
+      http.post(`${api}/tags`, ({ request }) =>
+        answer(request, () => HttpResponse.json({ success: true, data: tag }, { status: 201 })),
+      ),
       http.get(`${api}/tags`, ({ request }) => answer(request, () => HttpResponse.json({ success: true, data: [] }))),
     );
     const client = createLoyaltyClient({ baseUrl: api, clientCredentials: credentials(), retry: fast });
@@ -486,7 +556,11 @@ describe('calls without a Request of their own (no middleware)', () => {
         },
       },
     ];
-    await Promise.all([client.GET('/tags', { middleware }), client.GET('/tags'), client.request('get', '/tags', { middleware })]);
+    await Promise.all([
+      client.GET('/tags', { middleware }),
+      client.GET('/tags'),
+      client.request('get', '/tags', { middleware }),
+    ]);
     expect(requests).toHaveLength(2);
     for (const r of requests) expect(r).toBeInstanceOf(Request);
     expect(traced).toBe(2);

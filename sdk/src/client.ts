@@ -102,7 +102,9 @@ export function createLoyaltyClient(options: LoyaltyClientOptions): LoyaltyClien
     calls.request = (method, url, init) => {
       const name = typeof method === 'string' ? method.toUpperCase() : '';
       if (registered.length === 0 && leanMethods.has(name) && isLeanInit(init)) return lean(name, url as string, init);
-      return (init as Init)?.middleware?.length ? withMiddleware(() => request(method, url, init)) : request(method, url, init);
+      return (init as Init)?.middleware?.length
+        ? withMiddleware(() => request(method, url, init))
+        : request(method, url, init);
     };
   return client;
 }

@@ -17,14 +17,20 @@ describe('toLoyaltyError', () => {
 
   it('maps a 422 with an errors object to validation_failed with fields', () => {
     const err = toLoyaltyError(
-      result(422, { message: 'The users.3.email field is required.', error: 'validation_failed', errors: { 'users.3.email': ['required'] } }),
+      result(422, {
+        message: 'The users.3.email field is required.',
+        error: 'validation_failed',
+        errors: { 'users.3.email': ['required'] },
+      }),
     )!;
     expect(err.code).toBe('validation_failed');
     expect(err.fields).toEqual({ 'users.3.email': ['required'] });
   });
 
   it('maps the webshop validation shape (no error code) by status', () => {
-    const err = toLoyaltyError(result(422, { status: false, message: 'Validation failed', errors: { email: ['bad'] } }))!;
+    const err = toLoyaltyError(
+      result(422, { status: false, message: 'Validation failed', errors: { email: ['bad'] } }),
+    )!;
     expect(err).toMatchObject({ code: 'validation_failed', message: 'Validation failed', fields: { email: ['bad'] } });
   });
 
@@ -35,12 +41,20 @@ describe('toLoyaltyError', () => {
 
   it('names a 429 rate_limited and a 5xx server_error', () => {
     expect(toLoyaltyError(result(429, { message: 'Too Many Attempts.' }))!.code).toBe('rate_limited');
-    expect(toLoyaltyError(result(503, 'upstream down'))!).toMatchObject({ code: 'server_error', message: 'upstream down' });
+    expect(toLoyaltyError(result(503, 'upstream down'))!).toMatchObject({
+      code: 'server_error',
+      message: 'upstream down',
+    });
   });
 
   it('keeps OAuth error codes and their descriptions', () => {
-    expect(toLoyaltyError(result(401, { error: 'invalid_client' }))!).toMatchObject({ code: 'invalid_client', message: 'HTTP 401' });
-    expect(toLoyaltyError(result(401, { error: 'invalid_client', error_description: 'Client authentication failed.' }))!).toMatchObject({
+    expect(toLoyaltyError(result(401, { error: 'invalid_client' }))!).toMatchObject({
+      code: 'invalid_client',
+      message: 'HTTP 401',
+    });
+    expect(
+      toLoyaltyError(result(401, { error: 'invalid_client', error_description: 'Client authentication failed.' }))!,
+    ).toMatchObject({
       code: 'invalid_client',
       message: 'Client authentication failed.',
     });

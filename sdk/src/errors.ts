@@ -125,10 +125,19 @@ export function describeError(status: number, body: unknown): Pick<LoyaltyErrorI
  *     const err = toLoyaltyError(result);
  *     if (err?.code === 'validation_failed') console.log(err.fields);
  */
-export function toLoyaltyError(result: { data?: unknown; error?: unknown; response: Response }): LoyaltyError | undefined {
+export function toLoyaltyError(result: {
+  data?: unknown;
+  error?: unknown;
+  response: Response;
+}): LoyaltyError | undefined {
   const { response } = result;
   if (response.ok) return undefined;
-  return new LoyaltyError({ status: response.status, ...describeError(response.status, result.error), response, body: result.error });
+  return new LoyaltyError({
+    status: response.status,
+    ...describeError(response.status, result.error),
+    response,
+    body: result.error,
+  });
 }
 
 /** The data of a successful result; throws the `LoyaltyError` of a failed one (for scripts). */

@@ -45,8 +45,14 @@ describe('quickstart example, against the msw mock API', () => {
     const lines: string[] = [];
     const result = await quickstart({ baseUrl: 'http://quickstart.test', log: (line: string) => lines.push(line) });
     expect(result).toMatchObject({ members: 4, job: { status: 'done', processed: 4 } });
-    expect(lines).toContain('invalid e-mail: validation_failed {"email":["The email field must be a valid email address."]}');
-    expect(lines.filter((l) => l.startsWith('voucher job'))).toEqual(['voucher job queued 0/0', 'voucher job running 2/4', 'voucher job done 4/4']);
+    expect(lines).toContain(
+      'invalid e-mail: validation_failed {"email":["The email field must be a valid email address."]}',
+    );
+    expect(lines.filter((l) => l.startsWith('voucher job'))).toEqual([
+      'voucher job queued 0/0',
+      'voucher job running 2/4',
+      'voucher job done 4/4',
+    ]);
   });
 });
 

@@ -33,10 +33,19 @@ describe('generated openapi types with openapi-fetch', () => {
 
   it('expresses exactly one of coupon_id and storecard_id', () => {
     const params = { path: { uuid: '0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d' } };
-    void client.POST('/members/{uuid}/passes', { params, body: { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' } });
-    void client.POST('/members/{uuid}/passes', { params, body: { brand_id: 'brand-acme', storecard_id: 'card-points' } });
-    // @ts-expect-error both ids
-    void client.POST('/members/{uuid}/passes', { params, body: { brand_id: 'brand-acme', coupon_id: 'c', storecard_id: 's' } });
+    void client.POST('/members/{uuid}/passes', {
+      params,
+      body: { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' },
+    });
+    void client.POST('/members/{uuid}/passes', {
+      params,
+      body: { brand_id: 'brand-acme', storecard_id: 'card-points' },
+    });
+    void client.POST('/members/{uuid}/passes', {
+      params,
+      // @ts-expect-error both ids
+      body: { brand_id: 'brand-acme', coupon_id: 'c', storecard_id: 's' },
+    });
   });
 
   it('types webhook event envelopes as a union told apart by `type`', () => {

@@ -25,7 +25,12 @@ export {
   type MembersOptions,
   type StorecardPass,
 } from './paginate.js';
-export { VoucherJobTimeoutError, waitForVoucherJob, type VoucherJobStatus, type WaitForVoucherJobOptions } from './jobs.js';
+export {
+  VoucherJobTimeoutError,
+  waitForVoucherJob,
+  type VoucherJobStatus,
+  type WaitForVoucherJobOptions,
+} from './jobs.js';
 export {
   addMembersToTag,
   BULK_LIMIT,

@@ -46,7 +46,13 @@ describe('waitForVoucherJob', () => {
   it('yields every snapshot and ends with the done one', async () => {
     const urls = jobEndpoint([job('queued', 0), job('running', 1), job('running', 2), job('done', 3)]);
     const seen = [];
-    for await (const j of waitForVoucherJob(client(), { tagId: 'vip', jobId: 'job-1', brandId: 'brand-acme', intervalMs: 1 })) seen.push(`${j.status}:${j.processed}`);
+    for await (const j of waitForVoucherJob(client(), {
+      tagId: 'vip',
+      jobId: 'job-1',
+      brandId: 'brand-acme',
+      intervalMs: 1,
+    }))
+      seen.push(`${j.status}:${j.processed}`);
     expect(seen).toEqual(['queued:0', 'running:1', 'running:2', 'done:3']);
     expect(urls[0]?.pathname).toBe('/tags/vip/vouchers/job-1');
     expect(urls[0]?.searchParams.get('brand_id')).toBe('brand-acme');
@@ -55,7 +61,8 @@ describe('waitForVoucherJob', () => {
   it('ends with a failed job', async () => {
     jobEndpoint([job('running', 0), { ...job('failed', 0), has_errors: true }]);
     const seen = [];
-    for await (const j of waitForVoucherJob(client(), { tagId: 'vip', jobId: 'job-1', brandId: 'b', intervalMs: 1 })) seen.push(j.status);
+    for await (const j of waitForVoucherJob(client(), { tagId: 'vip', jobId: 'job-1', brandId: 'b', intervalMs: 1 }))
+      seen.push(j.status);
     expect(seen).toEqual(['running', 'failed']);
   });
 
@@ -74,7 +81,13 @@ describe('waitForVoucherJob', () => {
   it('throws a typed timeout error with the last snapshot past the deadline', async () => {
     jobEndpoint([job('running', 1)]);
     const run = async () => {
-      for await (const _ of waitForVoucherJob(client(), { tagId: 'vip', jobId: 'job-1', brandId: 'b', intervalMs: 10, deadlineMs: 35 }));
+      for await (const _ of waitForVoucherJob(client(), {
+        tagId: 'vip',
+        jobId: 'job-1',
+        brandId: 'b',
+        intervalMs: 10,
+        deadlineMs: 35,
+      }));
     };
     const err = await run().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(VoucherJobTimeoutError);
@@ -82,7 +95,11 @@ describe('waitForVoucherJob', () => {
   });
 
   it('throws the LoyaltyError of a failed poll', async () => {
-    server.use(http.get(`${api}/tags/:id/vouchers/:job`, () => HttpResponse.json({ message: 'Not found.', error: 'not_found' }, { status: 404 })));
+    server.use(
+      http.get(`${api}/tags/:id/vouchers/:job`, () =>
+        HttpResponse.json({ message: 'Not found.', error: 'not_found' }, { status: 404 }),
+      ),
+    );
     const run = async () => {
       for await (const _ of waitForVoucherJob(client(), { tagId: 'vip', jobId: 'nope', brandId: 'b' }));
     };
@@ -94,7 +111,13 @@ describe('waitForVoucherJob', () => {
     const controller = new AbortController();
     const started = Date.now();
     const run = async () => {
-      for await (const _ of waitForVoucherJob(client(), { tagId: 'vip', jobId: 'job-1', brandId: 'b', intervalMs: 60_000, signal: controller.signal }))
+      for await (const _ of waitForVoucherJob(client(), {
+        tagId: 'vip',
+        jobId: 'job-1',
+        brandId: 'b',
+        intervalMs: 60_000,
+        signal: controller.signal,
+      }))
         setTimeout(() => controller.abort(new Error('cancelled')), 5);
     };
     await expect(run()).rejects.toThrow('cancelled');

@@ -39,7 +39,10 @@ export class VoucherJobTimeoutError extends LoyaltyError {
  *
  * A failed poll (after the client's retries) throws its `LoyaltyError`.
  */
-export async function* waitForVoucherJob(client: LoyaltyClient, options: WaitForVoucherJobOptions): AsyncGenerator<VoucherJobStatus, void, undefined> {
+export async function* waitForVoucherJob(
+  client: LoyaltyClient,
+  options: WaitForVoucherJobOptions,
+): AsyncGenerator<VoucherJobStatus, void, undefined> {
   const intervalMs = options.intervalMs ?? 1000;
   const deadline = Date.now() + (options.deadlineMs ?? 600_000);
   let last: VoucherJobStatus | undefined;

@@ -11,7 +11,12 @@ beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
 afterEach(() => server.resetHandlers());
 afterAll(() => server.close());
 let n = 0;
-const client = () => createLoyaltyClient({ baseUrl: api, token: `paginate-${++n}`, retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, deadlineMs: 1000 } });
+const client = () =>
+  createLoyaltyClient({
+    baseUrl: api,
+    token: `paginate-${++n}`,
+    retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, deadlineMs: 1000 },
+  });
 
 const member = (i: number): components['schemas']['MemberListItem'] => ({
   email: `m${i}@example.com`,
@@ -40,7 +45,14 @@ describe('iterateMembers', () => {
         const slice = all.slice((body.page - 1) * body.per_page, body.page * body.per_page);
         return HttpResponse.json({
           message: 'Request successful',
-          data: { total: 7, last_page: 3, per_page: body.per_page, next_page_url: null, last_page_url: `${api}/members/list?page=3`, members: slice },
+          data: {
+            total: 7,
+            last_page: 3,
+            per_page: body.per_page,
+            next_page_url: null,
+            last_page_url: `${api}/members/list?page=3`,
+            members: slice,
+          },
         });
       }),
     );
@@ -51,7 +63,11 @@ describe('iterateMembers', () => {
   });
 
   it('throws the LoyaltyError of a failed page', async () => {
-    server.use(http.post(`${api}/members/list`, () => HttpResponse.json({ message: 'Brand not found.', error: 'not_found' }, { status: 404 })));
+    server.use(
+      http.post(`${api}/members/list`, () =>
+        HttpResponse.json({ message: 'Brand not found.', error: 'not_found' }, { status: 404 }),
+      ),
+    );
     const iterate = async () => {
       for await (const _ of iterateMembers(client(), { brandId: 'nope' }));
     };
@@ -72,7 +88,8 @@ describe('iterateMemberCoupons', () => {
       }),
     );
     const codes = [];
-    for await (const c of iterateMemberCoupons(client(), { memberId: 'm-1', brandId: 'brand-acme', perPage: 1 })) codes.push(c.qr_code);
+    for await (const c of iterateMemberCoupons(client(), { memberId: 'm-1', brandId: 'brand-acme', perPage: 1 }))
+      codes.push(c.qr_code);
     expect(codes).toEqual(['CPN-1', 'CPN-2']);
     expect(urls[0]?.pathname).toBe('/members/m-1/coupons');
     expect(Object.fromEntries(urls[0]!.searchParams)).toEqual({ brand_id: 'brand-acme', page: '1', per_page: '1' });
@@ -98,7 +115,9 @@ describe('iterateEvents', () => {
         queries.push(q);
         const limit = Number(q.limit);
         const after = q.after === undefined ? Math.max(0, count.value - limit) : Number(q.after);
-        const data = Array.from({ length: Math.max(0, Math.min(limit, count.value - after)) }, (_, i) => event(after + i));
+        const data = Array.from({ length: Math.max(0, Math.min(limit, count.value - after)) }, (_, i) =>
+          event(after + i),
+        );
         return HttpResponse.json({ message: 'Request successful', data, next_cursor: String(after + data.length) });
       }),
     );
@@ -125,7 +144,13 @@ describe('iterateEvents', () => {
     const count = { value: 3 };
     const queries = feed(count);
     const controller = new AbortController();
-    const events = iterateEvents(client(), { limit: 10, follow: true, wait: 5, types: ['member.created', 'coupon.issued'], signal: controller.signal });
+    const events = iterateEvents(client(), {
+      limit: 10,
+      follow: true,
+      wait: 5,
+      types: ['member.created', 'coupon.issued'],
+      signal: controller.signal,
+    });
     const seen: string[] = [];
     const run = (async () => {
       for await (const e of events) {

@@ -17,7 +17,13 @@ export type LoyaltyEvent = Schemas['Event'];
 function orThrow<D>(result: { data?: D; error?: unknown; response: Response }): D {
   const err = toLoyaltyError(result);
   if (err) throw err;
-  if (result.data === undefined) throw new LoyaltyError({ status: result.response.status, code: 'invalid_response', message: 'Empty response body', requestId: requestIdOf(result.response) });
+  if (result.data === undefined)
+    throw new LoyaltyError({
+      status: result.response.status,
+      code: 'invalid_response',
+      message: 'Empty response body',
+      requestId: requestIdOf(result.response),
+    });
   return result.data;
 }
 
@@ -31,11 +37,17 @@ export interface MembersOptions {
 }
 
 /** Every member of a brand (`POST /members/list`), page by page until `last_page`. */
-export async function* iterateMembers(client: LoyaltyClient, options: MembersOptions): AsyncGenerator<MemberListItem, void, undefined> {
+export async function* iterateMembers(
+  client: LoyaltyClient,
+  options: MembersOptions,
+): AsyncGenerator<MemberListItem, void, undefined> {
   const perPage = options.perPage ?? 500;
   for (let page = options.page ?? 1; ; page++) {
     const { data } = orThrow(
-      await client.POST('/members/list', { body: { brand_id: options.brandId, page, per_page: perPage }, signal: options.signal }),
+      await client.POST('/members/list', {
+        body: { brand_id: options.brandId, page, per_page: perPage },
+        signal: options.signal,
+      }),
     );
     yield* data.members;
     if (page >= data.last_page || data.members.length === 0) return;
@@ -52,11 +64,17 @@ export interface MemberPassesOptions {
 }
 
 /** Every coupon pass of a member in a brand (`GET /members/{uuid}/coupons`, Laravel paginator). */
-export async function* iterateMemberCoupons(client: LoyaltyClient, options: MemberPassesOptions): AsyncGenerator<CouponPass, void, undefined> {
+export async function* iterateMemberCoupons(
+  client: LoyaltyClient,
+  options: MemberPassesOptions,
+): AsyncGenerator<CouponPass, void, undefined> {
   for (let page = 1; ; page++) {
     const data = orThrow(
       await client.GET('/members/{uuid}/coupons', {
-        params: { path: { uuid: options.memberId }, query: { brand_id: options.brandId, page, per_page: options.perPage ?? 100 } },
+        params: {
+          path: { uuid: options.memberId },
+          query: { brand_id: options.brandId, page, per_page: options.perPage ?? 100 },
+        },
         signal: options.signal,
       }),
     );
@@ -73,7 +91,10 @@ export async function* iterateMemberStorecards(
   for (let page = 1; ; page++) {
     const data = orThrow(
       await client.GET('/members/{uuid}/storecards', {
-        params: { path: { uuid: options.memberId }, query: { brand_id: options.brandId, page, per_page: options.perPage ?? 100 } },
+        params: {
+          path: { uuid: options.memberId },
+          query: { brand_id: options.brandId, page, per_page: options.perPage ?? 100 },
+        },
         signal: options.signal,
       }),
     );

@@ -49,7 +49,9 @@ function simulatedApi(opts: {
     await wait(latencyMs / 2);
     stats.inFlight--;
     const headers: Record<string, string> =
-      opts.headers === false ? {} : { 'x-ratelimit-limit': String(opts.limit), 'x-ratelimit-remaining': String(verdict.remaining) };
+      opts.headers === false
+        ? {}
+        : { 'x-ratelimit-limit': String(opts.limit), 'x-ratelimit-remaining': String(verdict.remaining) };
     if (opts.ietf) {
       headers['ratelimit-policy'] = `"token";q=${opts.limit};w=${opts.windowMs / 1000}`;
       headers['ratelimit'] = `"token";r=${verdict.remaining};t=${Math.ceil(verdict.resetIn / 1000)}`;
@@ -125,7 +127,10 @@ describe('RateLimiter', () => {
     const limiter = new RateLimiter();
     const latency = latencies(11);
     const start = Date.now();
-    await settleWithTime(Promise.all(Array.from({ length: 2000 }, () => paced(limiter, () => api.call(latency())))), 50);
+    await settleWithTime(
+      Promise.all(Array.from({ length: 2000 }, () => paced(limiter, () => api.call(latency())))),
+      50,
+    );
     expect(api.stats.limited).toBe(0);
     expect(limiter.windowMs).toBe(5_000);
     expect(Date.now() - start).toBeLessThan(4 * 5_000 + 2_000);
@@ -173,7 +178,10 @@ describe('RateLimiter', () => {
       inFlight--;
       if (first) {
         first = false;
-        return new Response('{}', { status: 429, headers: { 'retry-after': '7', 'x-ratelimit-limit': '600', 'x-ratelimit-remaining': '0' } });
+        return new Response('{}', {
+          status: 429,
+          headers: { 'retry-after': '7', 'x-ratelimit-limit': '600', 'x-ratelimit-remaining': '0' },
+        });
       }
       return new Response('{}', { headers: { 'x-ratelimit-limit': '600', 'x-ratelimit-remaining': '500' } });
     };
@@ -218,9 +226,14 @@ describe('RateLimiter', () => {
 
   it("ignores a 401's rate-limit headers (the IP's budget, not the token's)", async () => {
     const limiter = new RateLimiter({ burst: 1 });
-    const ok = (remaining: string) => new Response('{}', { headers: { 'x-ratelimit-limit': '600', 'x-ratelimit-remaining': remaining } });
+    const ok = (remaining: string) =>
+      new Response('{}', { headers: { 'x-ratelimit-limit': '600', 'x-ratelimit-remaining': remaining } });
     await paced(limiter, async () => ok('500'));
-    await paced(limiter, async () => new Response('{}', { status: 401, headers: { 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '0' } }));
+    await paced(
+      limiter,
+      async () =>
+        new Response('{}', { status: 401, headers: { 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '0' } }),
+    );
     let sent = 0;
     await Promise.all(Array.from({ length: 5 }, () => paced(limiter, async () => (sent++, ok('400')))));
     expect(sent).toBe(5);

@@ -173,7 +173,13 @@ export class RateLimiter {
 
   #pump(): void {
     const now = Date.now();
-    if (!this.#unpaced && this.#budget !== undefined && this.#budget <= 0 && this.#inFlight === 0 && now >= this.#holdUntil) {
+    if (
+      !this.#unpaced &&
+      this.#budget !== undefined &&
+      this.#budget <= 0 &&
+      this.#inFlight === 0 &&
+      now >= this.#holdUntil
+    ) {
       // Used up, and no response on its way to tell us more: wait until the window has reset, then probe.
       let resetAt = this.#lastSeenAt + this.windowMs;
       if (this.#resetHint) resetAt = Math.min(resetAt, this.#resetHint);

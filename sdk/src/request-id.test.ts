@@ -26,7 +26,8 @@ function recording(reply: (attempt: number, id: string | null) => Response | und
       const id = request.headers.get('x-request-id');
       ids.push(id);
       const response = reply(ids.length, id) ?? HttpResponse.json(tags);
-      if (id && response.type !== 'error' && !response.headers.has('x-request-id')) response.headers.set('x-request-id', id);
+      if (id && response.type !== 'error' && !response.headers.has('x-request-id'))
+        response.headers.set('x-request-id', id);
       return response;
     }),
   );
@@ -35,7 +36,9 @@ function recording(reply: (attempt: number, id: string | null) => Response | und
 
 describe('X-Request-Id on every request', () => {
   it('sends <uuid>-<n>: one UUID per call, n counting its attempts from 1', async () => {
-    const ids = recording((attempt) => (attempt < 3 ? HttpResponse.json({ message: 'Server Error' }, { status: 503 }) : undefined));
+    const ids = recording((attempt) =>
+      attempt < 3 ? HttpResponse.json({ message: 'Server Error' }, { status: 503 }) : undefined,
+    );
     const client = createLoyaltyClient({ baseUrl: api, token: token(), retry: fast });
     const result = await client.GET('/tags');
     expect(result.response.status).toBe(200);
@@ -65,7 +68,9 @@ describe('X-Request-Id on every request', () => {
   });
 
   it('keeps a caller’s X-Request-Id, unchanged on every attempt', async () => {
-    const ids = recording((attempt) => (attempt < 2 ? HttpResponse.json({ message: 'Server Error' }, { status: 502 }) : undefined));
+    const ids = recording((attempt) =>
+      attempt < 2 ? HttpResponse.json({ message: 'Server Error' }, { status: 502 }) : undefined,
+    );
     const client = createLoyaltyClient({ baseUrl: api, token: token(), retry: fast });
     const result = await client.GET('/tags', { headers: { 'X-Request-Id': 'order-4711' } });
     expect(ids).toEqual(['order-4711', 'order-4711']);
@@ -90,7 +95,11 @@ describe('X-Request-Id on every request', () => {
           : HttpResponse.json(tags);
       }),
     );
-    const client = createLoyaltyClient({ baseUrl: api, clientCredentials: { clientId: `c${token()}`, clientSecret: 's' }, retry: fast });
+    const client = createLoyaltyClient({
+      baseUrl: api,
+      clientCredentials: { clientId: `c${token()}`, clientSecret: 's' },
+      retry: fast,
+    });
     expect((await client.GET('/tags')).response.status).toBe(200);
     expect(ids).toHaveLength(4);
     expect(ids[0]).toMatch(/^token [0-9a-f-]{36}-1$/);
@@ -102,7 +111,12 @@ describe('X-Request-Id on every request', () => {
 
 describe('requestId of errors and results', () => {
   it('is the server’s X-Request-Id answer', async () => {
-    recording(() => HttpResponse.json({ message: 'Member not found', error: 'not_found' }, { status: 404, headers: { 'x-request-id': 'server-made' } }));
+    recording(() =>
+      HttpResponse.json(
+        { message: 'Member not found', error: 'not_found' },
+        { status: 404, headers: { 'x-request-id': 'server-made' } },
+      ),
+    );
     const client = createLoyaltyClient({ baseUrl: api, token: token(), retry: fast });
     const result = await client.GET('/members/{uuid}', { params: { path: { uuid: 'u1' }, query: { brand_id: 'b' } } });
     const error = toLoyaltyError(result);
@@ -120,12 +134,21 @@ describe('requestId of errors and results', () => {
 
   it('falls back to the body’s request_id, then to the id sent', async () => {
     server.use(
-      http.get(`${api}/tags`, () => HttpResponse.json({ message: 'Internal Server Error', error: 'server_error', request_id: 'from-body' }, { status: 500 })),
-      http.get(`${api}/members/:uuid`, () => HttpResponse.json({ message: 'Member not found', error: 'not_found' }, { status: 404 })),
+      http.get(`${api}/tags`, () =>
+        HttpResponse.json(
+          { message: 'Internal Server Error', error: 'server_error', request_id: 'from-body' },
+          { status: 500 },
+        ),
+      ),
+      http.get(`${api}/members/:uuid`, () =>
+        HttpResponse.json({ message: 'Member not found', error: 'not_found' }, { status: 404 }),
+      ),
     );
     const client = createLoyaltyClient({ baseUrl: api, token: token(), retry: false });
     expect(toLoyaltyError(await client.GET('/tags'))?.requestId).toBe('from-body');
-    const notFound = await client.GET('/members/{uuid}', { params: { path: { uuid: 'u1' }, query: { brand_id: 'b' } } });
+    const notFound = await client.GET('/members/{uuid}', {
+      params: { path: { uuid: 'u1' }, query: { brand_id: 'b' } },
+    });
     const sent = toLoyaltyError(notFound)?.requestId;
     expect(sent).toMatch(generated);
     expect(requestIdOf(notFound)).toBe(sent);
@@ -134,7 +157,10 @@ describe('requestId of errors and results', () => {
   it('is the last attempt’s id on a thrown network_error or timeout', async () => {
     const ids = recording(() => HttpResponse.error());
     const client = createLoyaltyClient({ baseUrl: api, token: token(), retry: { ...fast, maxAttempts: 2 } });
-    const error = await client.GET('/tags').then(() => undefined, (e: unknown) => e);
+    const error = await client.GET('/tags').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(LoyaltyError);
     expect((error as LoyaltyError).code).toBe('network_error');
     expect(ids).toHaveLength(2);
@@ -150,7 +176,10 @@ describe('requestId of errors and results', () => {
       }),
     );
     const slow = createLoyaltyClient({ baseUrl: api, token: token(), timeoutMs: 20, retry: false });
-    const timeout = await slow.GET('/tags').then(() => undefined, (e: unknown) => e);
+    const timeout = await slow.GET('/tags').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect((timeout as LoyaltyError).code).toBe('timeout');
     expect((timeout as LoyaltyError).requestId).toBe(slowIds[0]);
   });
@@ -159,7 +188,11 @@ describe('requestId of errors and results', () => {
     const mock = mockLoyaltyApi();
     server.use(...mock.handlers);
     mock.fail({ with: 'server_error', times: 1, path: '/tags' });
-    const client = createLoyaltyClient({ baseUrl: 'http://localhost:3000', clientCredentials: { clientId: 'x', clientSecret: 'y' }, retry: false });
+    const client = createLoyaltyClient({
+      baseUrl: 'http://localhost:3000',
+      clientCredentials: { clientId: 'x', clientSecret: 'y' },
+      retry: false,
+    });
     const failed = toLoyaltyError(await client.GET('/tags'));
     expect(failed?.status).toBe(503);
     expect(failed?.requestId).toBe(mock.requests.at(-1)!.requestId);

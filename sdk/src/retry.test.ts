@@ -98,7 +98,10 @@ describe('sendWithRetry', () => {
     expect(await final.json()).toEqual({ error: 'pass_already_redeemed', message: 'x' });
     expect(other.sent).toHaveLength(1);
 
-    const busy = scripted([json(409, { error: 'idempotency_in_progress', message: 'busy' }, { 'retry-after': '1' }), json(201, {})]);
+    const busy = scripted([
+      json(409, { error: 'idempotency_in_progress', message: 'busy' }, { 'retry-after': '1' }),
+      json(201, {}),
+    ]);
     const done = sendWithRetry(post(), busy.attempt, policy, 0);
     await vi.advanceTimersByTimeAsync(999);
     expect(busy.sent).toHaveLength(1);
@@ -107,7 +110,10 @@ describe('sendWithRetry', () => {
   });
 
   it('waits Retry-After (seconds) instead of the backoff, even past maxDelayMs', async () => {
-    const { attempt, sent } = scripted([json(429, { message: 'Too Many Attempts.' }, { 'retry-after': '5' }), json(200, {})]);
+    const { attempt, sent } = scripted([
+      json(429, { message: 'Too Many Attempts.' }, { 'retry-after': '5' }),
+      json(200, {}),
+    ]);
     const done = sendWithRetry(post(), attempt, policy, 0, () => 0);
     await vi.advanceTimersByTimeAsync(4999);
     expect(sent).toHaveLength(1);
@@ -117,7 +123,10 @@ describe('sendWithRetry', () => {
 
   it('waits Retry-After given as an HTTP date', async () => {
     vi.setSystemTime(Date.parse('2026-11-21T10:00:00Z'));
-    const { attempt, sent } = scripted([json(503, {}, { 'retry-after': 'Sat, 21 Nov 2026 10:00:02 GMT' }), json(200, {})]);
+    const { attempt, sent } = scripted([
+      json(503, {}, { 'retry-after': 'Sat, 21 Nov 2026 10:00:02 GMT' }),
+      json(200, {}),
+    ]);
     const done = sendWithRetry(post(), attempt, policy, 0, () => 0);
     await vi.advanceTimersByTimeAsync(1999);
     expect(sent).toHaveLength(1);
@@ -228,7 +237,9 @@ describe('sendWithRetry', () => {
       controller.abort(new DOMException('stop', 'AbortError'));
       throw ctx.signal.reason;
     };
-    await expect(sendWithRetry(post({ signal: controller.signal }), attempt, policy, 0)).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(sendWithRetry(post({ signal: controller.signal }), attempt, policy, 0)).rejects.toMatchObject({
+      name: 'AbortError',
+    });
   });
 });
 
@@ -237,10 +248,16 @@ describe('fetchWithTimeout', () => {
   afterEach(() => vi.useRealTimers());
 
   const hanging = (request: Request) =>
-    new Promise<Response>((_resolve, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason)));
+    new Promise<Response>((_resolve, reject) =>
+      request.signal.addEventListener('abort', () => reject(request.signal.reason)),
+    );
 
   it('aborts the attempt with a timeout LoyaltyError', async () => {
-    const done = fetchWithTimeout((signal) => hanging(new Request('http://api.test/tags', { signal })), new AbortController().signal, 1000);
+    const done = fetchWithTimeout(
+      (signal) => hanging(new Request('http://api.test/tags', { signal })),
+      new AbortController().signal,
+      1000,
+    );
     const check = expect(done).rejects.toMatchObject({ code: 'timeout', status: 0 });
     await vi.advanceTimersByTimeAsync(1000);
     await check;
@@ -249,14 +266,23 @@ describe('fetchWithTimeout', () => {
 
   it('lets the caller signal through and clears its timer', async () => {
     const controller = new AbortController();
-    const done = fetchWithTimeout((signal) => hanging(new Request('http://api.test/tags', { signal })), controller.signal, 1000);
+    const done = fetchWithTimeout(
+      (signal) => hanging(new Request('http://api.test/tags', { signal })),
+      controller.signal,
+      1000,
+    );
     controller.abort(new Error('mine'));
     await expect(done).rejects.toThrow('mine');
     expect(vi.getTimerCount()).toBe(0);
   });
 
   it('retries a timed-out attempt and reports timeout when all time out', async () => {
-    const attempt: Attempt = (ctx) => fetchWithTimeout((signal) => ctx.send((input, init) => hanging(new Request(input, init)), signal), ctx.signal, ctx.timeoutMs);
+    const attempt: Attempt = (ctx) =>
+      fetchWithTimeout(
+        (signal) => ctx.send((input, init) => hanging(new Request(input, init)), signal),
+        ctx.signal,
+        ctx.timeoutMs,
+      );
     const done = sendWithRetry(post(), attempt, { ...policy, maxAttempts: 2 }, 1000, () => 0);
     const check = expect(done).rejects.toMatchObject({ code: 'timeout' });
     await vi.runAllTimersAsync();
@@ -267,7 +293,12 @@ describe('fetchWithTimeout', () => {
 describe('callRequest', () => {
   const headers = () => new Headers({ accept: 'application/json' });
   it('keeps a plain call (string body or none) as URL and init, without a Request', () => {
-    const call = callRequest('http://api.test/tags', { method: 'POST', headers: headers(), body: '{"a":1}', redirect: 'follow' });
+    const call = callRequest('http://api.test/tags', {
+      method: 'POST',
+      headers: headers(),
+      body: '{"a":1}',
+      redirect: 'follow',
+    });
     expect(call).toBeInstanceOf(CallRequest);
     expect(call).not.toBeInstanceOf(Request);
     expect(call).toMatchObject({ url: 'http://api.test/tags', method: 'POST', body: '{"a":1}', signal: undefined });
@@ -282,7 +313,9 @@ describe('callRequest', () => {
       { method: 'GET', headers: { accept: 'application/json' } },
     ] as RequestInit[])
       expect(callRequest('http://api.test/tags', init)).toBeInstanceOf(ReplayableRequest);
-    expect(() => callRequest('http://api.test/tags', { method: 'GET', headers: headers(), body: 'x' })).toThrow(TypeError);
+    expect(() => callRequest('http://api.test/tags', { method: 'GET', headers: headers(), body: 'x' })).toThrow(
+      TypeError,
+    );
     expect(() => callRequest('not a url', { method: 'GET', headers: headers() })).toThrow(TypeError);
     expect(() => callRequest('http://api.test/tags', { method: 'TRACE', headers: headers() })).toThrow(TypeError);
   });

@@ -66,7 +66,11 @@ export interface AttemptContext {
 export type Attempt = (ctx: AttemptContext) => Promise<Response>;
 
 async function replayableBody(template: Request): Promise<BodyInit | undefined> {
-  if (template instanceof ReplayableRequest && template.replayBody != null && !(template.replayBody instanceof ReadableStream))
+  if (
+    template instanceof ReplayableRequest &&
+    template.replayBody != null &&
+    !(template.replayBody instanceof ReadableStream)
+  )
     return template.replayBody;
   return template.body ? await template.arrayBuffer() : undefined;
 }
@@ -106,11 +110,19 @@ export async function retryDelay(
 /** The error of a call that got no response; `requestId`: the id its last request was sent with. */
 function toThrown(error: unknown, requestId: string | undefined): LoyaltyError {
   if (error instanceof LoyaltyError) {
-    if (error.requestId === undefined && requestId !== undefined) (error as { requestId: string | undefined }).requestId = requestId;
+    if (error.requestId === undefined && requestId !== undefined)
+      (error as { requestId: string | undefined }).requestId = requestId;
     return error;
   }
-  const detail = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
-  return new LoyaltyError({ status: 0, code: 'network_error', message: `Network error: ${detail}`, cause: error, requestId });
+  const detail =
+    error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+  return new LoyaltyError({
+    status: 0,
+    code: 'network_error',
+    message: `Network error: ${detail}`,
+    cause: error,
+    requestId,
+  });
 }
 
 /**
@@ -139,8 +151,15 @@ export async function sendWithRetry(
   let lastId: string | undefined;
   const sendOne = call
     ? // No signal at all for undici when none can abort (it would tie the attempt's Request to it).
-      (fetchFn: FetchWithInit, s: AbortSignal) => fetchFn(call.url, { method: call.method, headers: call.headers, body, signal: s === neverAborted ? undefined : s })
-    : (fetchFn: FetchWithInit, s: AbortSignal) => fetchFn(template as Request, body === undefined ? { signal: s } : { body, signal: s });
+      (fetchFn: FetchWithInit, s: AbortSignal) =>
+        fetchFn(call.url, {
+          method: call.method,
+          headers: call.headers,
+          body,
+          signal: s === neverAborted ? undefined : s,
+        })
+    : (fetchFn: FetchWithInit, s: AbortSignal) =>
+        fetchFn(template as Request, body === undefined ? { signal: s } : { body, signal: s });
   const ctx: AttemptContext = {
     attempt: 0,
     timeoutMs,
@@ -198,7 +217,8 @@ export async function fetchWithTimeout(
   if (signal.aborted) controller.abort(signal.reason);
   else if (forward) signal.addEventListener('abort', forward, { once: true });
   const timer = setTimeout(
-    () => controller.abort(new LoyaltyError({ status: 0, code: 'timeout', message: `No response within ${timeoutMs} ms` })),
+    () =>
+      controller.abort(new LoyaltyError({ status: 0, code: 'timeout', message: `No response within ${timeoutMs} ms` })),
     timeoutMs,
   );
   try {

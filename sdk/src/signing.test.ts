@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { newWebhookSecret, signDelivery } from './signing.js';
 
 type Vector = { name: string; secrets: string[]; body: string; headers: Record<string, string> };
-const { vectors } = JSON.parse(readFileSync(new URL('../../fixtures/webhook-vectors.json', import.meta.url), 'utf8')) as { vectors: Vector[] };
+const { vectors } = JSON.parse(
+  readFileSync(new URL('../../fixtures/webhook-vectors.json', import.meta.url), 'utf8'),
+) as { vectors: Vector[] };
 
 describe('signDelivery', () => {
   it.each(vectors.map((v) => [v.name, v] as const))('matches the published test vector: %s', (_name, v) => {

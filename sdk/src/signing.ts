@@ -19,11 +19,16 @@ export const standardKeyBytesOf = (secret: string): Buffer =>
   Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
 
 /** HMAC-SHA256 of the body (the Loyalty-Signature digest). */
-export const loyaltyDigest = (key: KeyObject, body: string | Uint8Array): Buffer => createHmac('sha256', key).update(body).digest();
+export const loyaltyDigest = (key: KeyObject, body: string | Uint8Array): Buffer =>
+  createHmac('sha256', key).update(body).digest();
 
 /** HMAC-SHA256 of `{id}.{timestamp}.{body}` (the Standard Webhooks digest). */
-export const standardDigest = (key: KeyObject, id: string, timestamp: string | number, body: string | Uint8Array): Buffer =>
-  createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest();
+export const standardDigest = (
+  key: KeyObject,
+  id: string,
+  timestamp: string | number,
+  body: string | Uint8Array,
+): Buffer => createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest();
 
 /** Both keys of one secret. */
 export interface SigningKeys {
@@ -70,7 +75,12 @@ function keysOf(secret: string): SigningKeys {
 }
 
 /** The signature headers of one delivery attempt, signed with `secrets` (the valid ones, newest first). */
-export function signDelivery(body: string | Uint8Array, messageId: string, timestamp: number, secrets: readonly string[]): SignedHeaders {
+export function signDelivery(
+  body: string | Uint8Array,
+  messageId: string,
+  timestamp: number,
+  secrets: readonly string[],
+): SignedHeaders {
   const { loyalty, standard } = signatureValues(body, messageId, timestamp, secrets.map(keysOf));
   return {
     'Loyalty-Signature': loyalty,

@@ -18,7 +18,14 @@ async function bundle(): Promise<string> {
   try {
     const esbuild = 'esbuild';
     const { build } = await import(/* @vite-ignore */ esbuild);
-    const out = await build({ stdin: { contents: entry, resolveDir: src('.'), loader: 'ts' }, bundle: true, minify: true, format: 'esm', write: false, platform: 'neutral' });
+    const out = await build({
+      stdin: { contents: entry, resolveDir: src('.'), loader: 'ts' },
+      bundle: true,
+      minify: true,
+      format: 'esm',
+      write: false,
+      platform: 'neutral',
+    });
     return out.outputFiles[0].text;
   } catch {
     const { build } = await import('rolldown');
@@ -27,7 +34,13 @@ async function bundle(): Promise<string> {
       write: false,
       platform: 'neutral',
       resolve: { extensionAlias: { '.js': ['.ts', '.js'] } },
-      plugins: [{ name: 'sdk-core', resolveId: (id) => (id === 'sdk-core' ? id : null), load: (id) => (id === 'sdk-core' ? entry : null) }],
+      plugins: [
+        {
+          name: 'sdk-core',
+          resolveId: (id) => (id === 'sdk-core' ? id : null),
+          load: (id) => (id === 'sdk-core' ? entry : null),
+        },
+      ],
       output: { format: 'esm', minify: true },
       logLevel: 'silent',
     });

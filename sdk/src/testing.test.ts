@@ -14,10 +14,17 @@ afterEach(() => server.resetHandlers());
 afterAll(() => server.close());
 
 let n = 0;
-function setup(options: Parameters<typeof mockLoyaltyApi>[0] = {}): { api: MockLoyaltyApi; client: ReturnType<typeof createLoyaltyClient> } {
+function setup(options: Parameters<typeof mockLoyaltyApi>[0] = {}): {
+  api: MockLoyaltyApi;
+  client: ReturnType<typeof createLoyaltyClient>;
+} {
   const api = mockLoyaltyApi({ baseUrl, ...options });
   server.use(...api.handlers);
-  const client = createLoyaltyClient({ baseUrl, token: `testing-${++n}`, retry: { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 2, deadlineMs: 5000 } });
+  const client = createLoyaltyClient({
+    baseUrl,
+    token: `testing-${++n}`,
+    retry: { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 2, deadlineMs: 5000 },
+  });
   return { api, client };
 }
 const tagBody = { brand_id: 'brand-acme', external_reference: 'vip', tag: 'VIP' };
@@ -32,7 +39,12 @@ describe('mockLoyaltyApi', () => {
     const body = { brand_id: 'brand-acme', email: 'New@Example.com', unsubscribed: false };
     const first = await client.POST('/members', { body });
     const again = await client.POST('/members', { body: { ...body, email: 'new@example.com' } });
-    expect([first.response.status, first.data?.created, again.response.status, again.data?.created]).toEqual([201, true, 200, false]);
+    expect([first.response.status, first.data?.created, again.response.status, again.data?.created]).toEqual([
+      201,
+      true,
+      200,
+      false,
+    ]);
     expect(again.data?.identifier).toBe(first.data?.identifier);
 
     let count = 0;
@@ -79,10 +91,18 @@ describe('mockLoyaltyApi', () => {
 
   it('runs a slow voucher job: queued, running, then done over N polls', async () => {
     const { client } = setup({ members: 10, voucherJobPolls: 4 });
-    const created = await client.POST('/tags/{id}/vouchers', { params: { path: { id: 'vip' } }, body: { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' } });
+    const created = await client.POST('/tags/{id}/vouchers', {
+      params: { path: { id: 'vip' } },
+      body: { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' },
+    });
     expect(created.response.status).toBe(202);
     const seen = [];
-    for await (const job of waitForVoucherJob(client, { tagId: 'vip', jobId: created.data!.job_id, brandId: 'brand-acme', intervalMs: 1 }))
+    for await (const job of waitForVoucherJob(client, {
+      tagId: 'vip',
+      jobId: created.data!.job_id,
+      brandId: 'brand-acme',
+      intervalMs: 1,
+    }))
       seen.push(`${job.status} ${job.processed}/${job.total}`);
     expect(seen).toEqual(['queued 0/0', 'running 3/10', 'running 6/10', 'done 10/10']);
   });
@@ -111,11 +131,23 @@ describe('mockLoyaltyApi', () => {
   });
 
   it('refuses unknown client credentials, and a client its forbidden requests, when clients are given', async () => {
-    const api = mockLoyaltyApi({ baseUrl, clients: { till: { secret: 's', token: 'till-token', forbidden: ['GET /tags'] } } });
+    const api = mockLoyaltyApi({
+      baseUrl,
+      clients: { till: { secret: 's', token: 'till-token', forbidden: ['GET /tags'] } },
+    });
     server.use(...api.handlers);
-    const token = (body: object) => fetch(`${baseUrl}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    expect((await token({ grant_type: 'client_credentials', client_id: 'till', client_secret: 'wrong' })).status).toBe(401);
-    const issued = (await (await token({ grant_type: 'client_credentials', client_id: 'till', client_secret: 's' })).json()) as { access_token: string };
+    const token = (body: object) =>
+      fetch(`${baseUrl}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    expect((await token({ grant_type: 'client_credentials', client_id: 'till', client_secret: 'wrong' })).status).toBe(
+      401,
+    );
+    const issued = (await (
+      await token({ grant_type: 'client_credentials', client_id: 'till', client_secret: 's' })
+    ).json()) as { access_token: string };
     expect(issued.access_token).toBe('till-token');
     const client = createLoyaltyClient({ baseUrl, token: issued.access_token, retry: false });
     expect(toLoyaltyError(await client.GET('/tags'))).toMatchObject({ status: 403, code: 'forbidden' });
@@ -124,24 +156,38 @@ describe('mockLoyaltyApi', () => {
   it('imports sign-ups, finds their ids by e-mail, adds them to a tag and shows a member', async () => {
     const { api, client } = setup();
     api.rejectEmail = (email) => (email.startsWith('no') ? 'Not this one.' : undefined);
-    const users = [{ email: 'ada@example.org', first_name: 'Ada', last_name: 'Lovelace' }, { email: 'grace@example.org' }];
-    const rejected = await client.POST('/members/signups', { body: { brand_id: 'brand-acme', users: [...users, { email: 'no@example.org' }] } });
+    const users = [
+      { email: 'ada@example.org', first_name: 'Ada', last_name: 'Lovelace' },
+      { email: 'grace@example.org' },
+    ];
+    const rejected = await client.POST('/members/signups', {
+      body: { brand_id: 'brand-acme', users: [...users, { email: 'no@example.org' }] },
+    });
     expect(rejected.response.status).toBe(422);
     expect(rejected.error).toMatchObject({ errors: { 'users.2.email': ['Not this one.'] } });
     const first = await client.POST('/members/signups', { body: { brand_id: 'brand-acme', users } });
     const again = await client.POST('/members/signups', { body: { brand_id: 'brand-acme', users } });
     expect(Object.keys(first.data!.data.new)).toEqual(['ada@example.org', 'grace@example.org']);
     expect(again.data?.data.found).toEqual(first.data?.data.new);
-    const ids = await client.POST('/members/uuid', { body: { brand_id: 'brand-acme', emails: ['ADA@example.org', 'nobody@example.org'] } });
+    const ids = await client.POST('/members/uuid', {
+      body: { brand_id: 'brand-acme', emails: ['ADA@example.org', 'nobody@example.org'] },
+    });
     const ada = ids.data!.data['ADA@example.org']!;
     expect(Object.keys(ids.data!.data)).toEqual(['ADA@example.org']);
     await client.POST('/tags/members/bulk', { body: { brand_id: 'brand-acme', tag_id: 'vip', users: [ada] } });
     expect([...(api.tagMembers.get('vip') ?? [])]).toEqual([ada]);
-    const shown = await client.GET('/members/{uuid}', { params: { path: { uuid: ada }, query: { brand_id: 'brand-acme' } } });
+    const shown = await client.GET('/members/{uuid}', {
+      params: { path: { uuid: ada }, query: { brand_id: 'brand-acme' } },
+    });
     expect(shown.data?.profile).toMatchObject({ email: 'ada@example.org', full_name: 'Ada Lovelace' });
-    const found = await client.GET('/members', { params: { query: { brand_id: 'brand-acme', email: 'ada@example.org' } } });
+    const found = await client.GET('/members', {
+      params: { query: { brand_id: 'brand-acme', email: 'ada@example.org' } },
+    });
     expect(found.data?.member_id).toBe(ada);
-    expect(api.requests.find((r) => r.path === '/members/uuid')?.body).toEqual({ brand_id: 'brand-acme', emails: ['ADA@example.org', 'nobody@example.org'] });
+    expect(api.requests.find((r) => r.path === '/members/uuid')?.body).toEqual({
+      brand_id: 'brand-acme',
+      emails: ['ADA@example.org', 'nobody@example.org'],
+    });
   });
 
   it('answers 422 idempotency_key_reuse when a key comes back with another request', async () => {

@@ -9,8 +9,11 @@ it('type-checks sdk/src, including the type-level tests', async () => {
   const sdk = fileURLToPath(new URL('..', import.meta.url));
   const tsc = fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url));
   const output = await new Promise<string>((resolve) =>
-    execFile(process.execPath, [tsc, '-p', 'tsconfig.test.json', '--pretty', 'false'], { cwd: sdk }, (_err, stdout, stderr) =>
-      resolve(stdout + stderr),
+    execFile(
+      process.execPath,
+      [tsc, '-p', 'tsconfig.test.json', '--pretty', 'false'],
+      { cwd: sdk },
+      (_err, stdout, stderr) => resolve(stdout + stderr),
     ),
   );
   expect(output.trim()).toBe('');

@@ -4,7 +4,9 @@ import { constructEvent, signPayload, verifySignature, type WebhookEvent, type W
 
 test('constructEvent returns the union of the four events from the webhooks section', () => {
   expectTypeOf<WebhookEvent>().toEqualTypeOf<components['schemas']['Event']>();
-  expectTypeOf<WebhookEventType>().toEqualTypeOf<'member.created' | 'points.changed' | 'coupon.issued' | 'coupon.redeemed'>();
+  expectTypeOf<WebhookEventType>().toEqualTypeOf<
+    'member.created' | 'points.changed' | 'coupon.issued' | 'coupon.redeemed'
+  >();
   const event = constructEvent('{}', {}, 'whsec_x');
   if (event.type === 'points.changed') {
     expectTypeOf(event.data.balance).toBeNumber();

@@ -15,7 +15,9 @@ interface Vector {
   body: string;
   headers: Record<string, string>;
 }
-const vectors: Vector[] = JSON.parse(readFileSync(new URL('../../fixtures/webhook-vectors.json', import.meta.url), 'utf8')).vectors;
+const vectors: Vector[] = JSON.parse(
+  readFileSync(new URL('../../fixtures/webhook-vectors.json', import.meta.url), 'utf8'),
+).vectors;
 
 const secret = 'whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=';
 const event = {
@@ -23,7 +25,15 @@ const event = {
   type: 'points.changed',
   created_at: '2026-11-21T10:15:30.000Z',
   organization_id: 'org-acme',
-  data: { member_id: 'm', storecard_id: 'card-points', pass_id: 'p', type: 'earn', points: 5, balance: 25, reference: 'till-1-0042' },
+  data: {
+    member_id: 'm',
+    storecard_id: 'card-points',
+    pass_id: 'p',
+    type: 'earn',
+    points: 5,
+    balance: 25,
+    reference: 'till-1-0042',
+  },
 };
 const body = JSON.stringify(event);
 
@@ -50,12 +60,18 @@ describe('test vectors (fixtures/webhook-vectors.json)', () => {
       }
     });
     it(`signs "${v.name}" exactly as the vector`, () => {
-      const signed = signPayload({ body: v.body, secret: v.secrets, timestamp: Number(v.headers['webhook-timestamp']) });
+      const signed = signPayload({
+        body: v.body,
+        secret: v.secrets,
+        timestamp: Number(v.headers['webhook-timestamp']),
+      });
       for (const [name, value] of Object.entries(v.headers)) expect(signed[name.toLowerCase()], name).toBe(value);
     });
     it(`rejects "${v.name}" with one byte of the body changed`, () => {
       const changed = v.body.replace('brand-acme', 'brand-acmf');
-      expect(reasonOf(() => verifySignature(changed, v.headers['Loyalty-Signature'], v.secrets))).toBe('signature_mismatch');
+      expect(reasonOf(() => verifySignature(changed, v.headers['Loyalty-Signature'], v.secrets))).toBe(
+        'signature_mismatch',
+      );
       expect(reasonOf(() => constructEvent(changed, v.headers, v.secrets, { now }))).toBe('signature_mismatch');
     });
   }
@@ -124,9 +140,13 @@ describe('constructEvent (Standard Webhooks)', () => {
   });
 
   it('rejects a changed id or timestamp (they are signed)', () => {
-    expect(reasonOf(() => constructEvent(body, { ...signed, 'webhook-id': 'other' }, secret, { now }))).toBe('signature_mismatch');
+    expect(reasonOf(() => constructEvent(body, { ...signed, 'webhook-id': 'other' }, secret, { now }))).toBe(
+      'signature_mismatch',
+    );
     const ts = String(Number(signed['webhook-timestamp']) + 1);
-    expect(reasonOf(() => constructEvent(body, { ...signed, 'webhook-timestamp': ts }, secret, { now }))).toBe('signature_mismatch');
+    expect(reasonOf(() => constructEvent(body, { ...signed, 'webhook-timestamp': ts }, secret, { now }))).toBe(
+      'signature_mismatch',
+    );
   });
 
   it('names missing and malformed headers', () => {
@@ -134,8 +154,12 @@ describe('constructEvent (Standard Webhooks)', () => {
     expect(reasonOf(() => constructEvent(body, noId, secret, { now }))).toBe('missing_header');
     const onlyLoyalty = { 'loyalty-signature': signed['loyalty-signature']! };
     expect(() => constructEvent(body, onlyLoyalty, secret, { now })).toThrow(/Standard Webhooks headers/);
-    expect(reasonOf(() => constructEvent(body, { ...signed, 'webhook-timestamp': '2026-11-21' }, secret, { now }))).toBe('malformed_header');
-    expect(reasonOf(() => constructEvent(body, { ...signed, 'webhook-signature': 'v2,abc' }, secret, { now }))).toBe('malformed_header');
+    expect(
+      reasonOf(() => constructEvent(body, { ...signed, 'webhook-timestamp': '2026-11-21' }, secret, { now })),
+    ).toBe('malformed_header');
+    expect(reasonOf(() => constructEvent(body, { ...signed, 'webhook-signature': 'v2,abc' }, secret, { now }))).toBe(
+      'malformed_header',
+    );
   });
 
   it('rejects a secret whose key part is not base64', () => {
@@ -144,9 +168,13 @@ describe('constructEvent (Standard Webhooks)', () => {
 
   it('rejects a verified body that is not an event envelope', () => {
     const text = 'hello';
-    expect(reasonOf(() => constructEvent(text, signPayload({ body: text, secret, timestamp: now }), secret, { now }))).toBe('invalid_payload');
+    expect(
+      reasonOf(() => constructEvent(text, signPayload({ body: text, secret, timestamp: now }), secret, { now })),
+    ).toBe('invalid_payload');
     const list = '[1]';
-    expect(reasonOf(() => constructEvent(list, signPayload({ body: list, secret, timestamp: now }), secret, { now }))).toBe('invalid_payload');
+    expect(
+      reasonOf(() => constructEvent(list, signPayload({ body: list, secret, timestamp: now }), secret, { now })),
+    ).toBe('invalid_payload');
   });
 });
 

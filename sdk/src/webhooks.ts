@@ -15,7 +15,9 @@ import type { webhooks } from './generated/openapi.js';
 import { loyaltyDigest, loyaltyKeyOf, signatureValues, standardDigest, standardKeyBytesOf } from './signing.js';
 
 /** The body of a delivery, by event type, from the `webhooks` section of openapi.yaml. */
-type EventOf<K extends keyof webhooks> = webhooks[K] extends { post: { requestBody?: { content: { 'application/json': infer B } } } }
+type EventOf<K extends keyof webhooks> = webhooks[K] extends {
+  post: { requestBody?: { content: { 'application/json': infer B } } };
+}
   ? B
   : never;
 /** The union of every event a subscription can receive; narrow it on `type`. */
@@ -88,11 +90,18 @@ const keyCache = new Map<string, SecretKeys>();
 function checkSecret(secret: unknown): SecretKeys {
   const cached = keyCache.get(secret as string);
   if (cached) return cached;
-  if (typeof secret !== 'string') return fail('secret_format', `The webhook secret must be a string, got ${typeof secret}.`);
+  if (typeof secret !== 'string')
+    return fail('secret_format', `The webhook secret must be a string, got ${typeof secret}.`);
   if (secret.trim() !== secret)
-    fail('secret_whitespace', 'The webhook secret has whitespace or a newline around it; trim it (it often comes from a file or an env var).');
+    fail(
+      'secret_whitespace',
+      'The webhook secret has whitespace or a newline around it; trim it (it often comes from a file or an env var).',
+    );
   if (!secret.startsWith('whsec_'))
-    fail('secret_format', 'The webhook secret must start with "whsec_": pass the whole secret as returned when the subscription was created.');
+    fail(
+      'secret_format',
+      'The webhook secret must start with "whsec_": pass the whole secret as returned when the subscription was created.',
+    );
   const keys: SecretKeys = { loyalty: loyaltyKeyOf(secret), standard: undefined, secret };
   if (keyCache.size >= 64) keyCache.clear();
   keyCache.set(secret, keys);
@@ -149,10 +158,16 @@ const mismatch = () =>
  * body. Throws a `WebhookVerificationError` when it
  * does not verify. It carries no timestamp: prefer `constructEvent`, which also rejects replays.
  */
-export function verifySignature(rawBody: RawBody, signature: string | HeaderSource | null | undefined, secret: Secrets): void {
+export function verifySignature(
+  rawBody: RawBody,
+  signature: string | HeaderSource | null | undefined,
+  secret: Secrets,
+): void {
   const body = rawOf(rawBody);
   const secrets = checkSecrets(secret);
-  const value = (typeof signature === 'object' && signature !== null ? header(signature, 'loyalty-signature') : signature)?.trim();
+  const value = (
+    typeof signature === 'object' && signature !== null ? header(signature, 'loyalty-signature') : signature
+  )?.trim();
   if (!value) return fail('missing_header', 'The Loyalty-Signature header is missing.');
   const entries = value.includes(' ') ? value.split(/\s+/) : [value];
   // Hex decoding stops at the first non-hex character, so a malformed entry comes out short.
@@ -176,13 +191,19 @@ export interface VerifyOptions {
 }
 
 /** Checks the Standard Webhooks headers and timestamp. Throws a `WebhookVerificationError` when they do not verify. */
-export function verifyStandardWebhook(rawBody: RawBody, headers: HeaderSource, secret: Secrets, options: VerifyOptions = {}): void {
+export function verifyStandardWebhook(
+  rawBody: RawBody,
+  headers: HeaderSource,
+  secret: Secrets,
+  options: VerifyOptions = {},
+): void {
   const body = rawOf(rawBody);
   const keys = checkSecrets(secret).map(standardKey);
   const id = requireHeader(headers, 'webhook-id');
   const timestamp = requireHeader(headers, 'webhook-timestamp');
   const signature = requireHeader(headers, 'webhook-signature');
-  if (!/^\d+$/.test(timestamp)) fail('malformed_header', 'webhook-timestamp must be whole seconds since the Unix epoch.');
+  if (!/^\d+$/.test(timestamp))
+    fail('malformed_header', 'webhook-timestamp must be whole seconds since the Unix epoch.');
   const tolerance = options.tolerance ?? 300;
   const now = Math.floor((options.now?.getTime() ?? Date.now()) / 1000);
   const age = now - Number(timestamp);
@@ -210,7 +231,12 @@ export function verifyStandardWebhook(rawBody: RawBody, headers: HeaderSource, s
  * Deliveries are at least once: de-duplicate on `event.id`. New event types may appear; keep a
  * default branch.
  */
-export function constructEvent(rawBody: RawBody, headers: HeaderSource, secret: Secrets, options: VerifyOptions = {}): WebhookEvent {
+export function constructEvent(
+  rawBody: RawBody,
+  headers: HeaderSource,
+  secret: Secrets,
+  options: VerifyOptions = {},
+): WebhookEvent {
   if (!header(headers, 'webhook-signature') && header(headers, 'loyalty-signature'))
     fail(
       'missing_header',
@@ -225,7 +251,13 @@ export function constructEvent(rawBody: RawBody, headers: HeaderSource, secret: 
     return fail('invalid_payload', 'The body is not JSON.');
   }
   const e = event as Record<string, unknown> | null;
-  if (typeof e !== 'object' || e === null || typeof e.id !== 'string' || typeof e.type !== 'string' || typeof e.data !== 'object')
+  if (
+    typeof e !== 'object' ||
+    e === null ||
+    typeof e.id !== 'string' ||
+    typeof e.type !== 'string' ||
+    typeof e.data !== 'object'
+  )
     fail('invalid_payload', 'The body is not an event envelope ({ id, type, created_at, organization_id, data }).');
   return event as WebhookEvent;
 }
@@ -261,7 +293,12 @@ export function signPayload(input: SignPayloadInput): Record<string, string> {
   const id = input.id ?? (typeof envelope.id === 'string' ? envelope.id : randomUUID());
   const ts = input.timestamp ?? new Date();
   const timestamp = String(typeof ts === 'number' ? Math.floor(ts) : Math.floor(ts.getTime() / 1000));
-  const signed = signatureValues(body, id, timestamp, secrets.map((k) => ({ loyalty: k.loyalty, standard: standardKey(k) })));
+  const signed = signatureValues(
+    body,
+    id,
+    timestamp,
+    secrets.map((k) => ({ loyalty: k.loyalty, standard: standardKey(k) })),
+  );
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'loyalty-signature': signed.loyalty,

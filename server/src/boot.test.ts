@@ -16,7 +16,8 @@ describe('openDatabase with DATABASE_URL', () => {
   afterAll(async () => {
     await db.drop();
   });
-  const configFor = (key: string) => loadConfig({ DATABASE_URL: db.url, LOYALTY_SECRET_KEY: key, LOYALTY_FIXTURES: 'none' });
+  const configFor = (key: string) =>
+    loadConfig({ DATABASE_URL: db.url, LOYALTY_SECRET_KEY: key, LOYALTY_FIXTURES: 'none' });
 
   it('seals the plaintext webhook secrets of an older database with LOYALTY_SECRET_KEY', async () => {
     const secret = newWebhookSecret();

@@ -17,13 +17,16 @@ export type Database = { url: string; sql: Sql; embedded: EmbeddedDatabase | und
  * key), and seeded.
  */
 export async function openDatabase(config: Config, { seed = true } = {}): Promise<Database> {
-  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.pgPort });
+  const embedded = config.databaseUrl
+    ? undefined
+    : await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.pgPort });
   const url = config.databaseUrl ?? embedded!.url;
   const sql = createPool(url, { max: 20 });
   try {
     if (!embedded) await waitForDatabase(sql, url, config.dbWaitSeconds);
     if (!embedded) await requireSupportedVersion(sql, url);
-    if (embedded && !config.secretKey) config = { ...config, secretKey: await dataDirSecret(config.dataDir, 'loyalty-secret-key') };
+    if (embedded && !config.secretKey)
+      config = { ...config, secretKey: await dataDirSecret(config.dataDir, 'loyalty-secret-key') };
     await migrate(sql, url);
     await sealWebhookSecrets(sql, secretBoxOf(config));
     if (seed) await loadFixtureFile(sql, config.fixtures);
@@ -50,7 +53,9 @@ export const OLDEST_POSTGRES = 14;
 
 /** A DATABASE_URL server older than OLDEST_POSTGRES stops the start with one line, before any migration runs. */
 export async function requireSupportedVersion(sql: Sql, url: string): Promise<number> {
-  const [row] = await sql<{ v: number; version: string }[]>`SELECT current_setting('server_version_num')::int AS v, current_setting('server_version') AS version`;
+  const [row] = await sql<
+    { v: number; version: string }[]
+  >`SELECT current_setting('server_version_num')::int AS v, current_setting('server_version') AS version`;
   const major = Math.floor(row!.v / 10_000);
   if (major < OLDEST_POSTGRES) {
     throw new StartupError(
@@ -66,7 +71,12 @@ export async function requireSupportedVersion(sql: Sql, url: string): Promise<nu
  * for up to `seconds`, with backoff (0.25 s doubling to 5 s): one line when the wait begins, one
  * when it answers or the time is up. Other errors (a wrong password, a missing database) fail at once.
  */
-export async function waitForDatabase(sql: Sql, url: string, seconds: number, log: (line: string) => void = console.error): Promise<void> {
+export async function waitForDatabase(
+  sql: Sql,
+  url: string,
+  seconds: number,
+  log: (line: string) => void = console.error,
+): Promise<void> {
   const deadline = Date.now() + seconds * 1000;
   let delay = 250;
   let waiting = false;
@@ -87,7 +97,8 @@ export async function waitForDatabase(sql: Sql, url: string, seconds: number, lo
         failure.cause = error;
         throw failure;
       }
-      if (!waiting) log(`loyalty: cannot reach PostgreSQL at ${whereIs(url)} (${why}); retrying for up to ${seconds} s`);
+      if (!waiting)
+        log(`loyalty: cannot reach PostgreSQL at ${whereIs(url)} (${why}); retrying for up to ${seconds} s`);
       waiting = true;
       await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
       delay = Math.min(delay * 2, 5000);

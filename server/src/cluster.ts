@@ -40,7 +40,8 @@ export async function runClusterPrimary(config: Config): Promise<void> {
   let pools: ReturnType<typeof createPools> | undefined;
   let runner: Awaited<ReturnType<typeof startWorker>> | undefined;
   const workers = new Set<Worker>();
-  const exited = (worker: Worker) => new Promise<void>((resolve) => (worker.isDead() ? resolve() : worker.once('exit', () => resolve())));
+  const exited = (worker: Worker) =>
+    new Promise<void>((resolve) => (worker.isDead() ? resolve() : worker.once('exit', () => resolve())));
 
   const fork = (): Promise<string> => {
     const worker = cluster.fork(env);
@@ -56,7 +57,9 @@ export async function runClusterPrimary(config: Config): Promise<void> {
         workers.delete(worker);
         if (!listening) reject(new Error(`an API process exited before listening (${signal ?? `code ${code}`})`));
         else if (!stopping) {
-          console.error(`loyalty: API process ${worker.process.pid} exited (${signal ?? `code ${code}`}); starting another`);
+          console.error(
+            `loyalty: API process ${worker.process.pid} exited (${signal ?? `code ${code}`}); starting another`,
+          );
           fork().catch((error: unknown) => console.error(`loyalty: ${(error as Error).message}`));
         }
       });
@@ -78,7 +81,12 @@ export async function runClusterPrimary(config: Config): Promise<void> {
     [uri] = (await Promise.all(Array.from({ length: config.apiProcesses }, fork))) as [string];
     if (config.worker) {
       pools = createPools(db.url, config);
-      runner = await startWorker({ connectionString: db.url, sql: pools.worker, config, logger: createLogger({ level: config.logLevel }) });
+      runner = await startWorker({
+        connectionString: db.url,
+        sql: pools.worker,
+        config,
+        logger: createLogger({ level: config.logLevel }),
+      });
     }
   } catch (error) {
     await stopAll().catch(() => {});
@@ -86,14 +94,21 @@ export async function runClusterPrimary(config: Config): Promise<void> {
   }
   onShutdown(stopAll);
   const where = config.databaseUrl ? 'DATABASE_URL' : `embedded PostgreSQL in ${config.dataDir}`;
-  console.error(`loyalty: database: ${where}; fixtures: ${config.fixtures}; worker: ${config.worker ? 'on' : 'off'}; API processes: ${config.apiProcesses}`);
+  console.error(
+    `loyalty: database: ${where}; fixtures: ${config.fixtures}; worker: ${config.worker ? 'on' : 'off'}; API processes: ${config.apiProcesses}`,
+  );
   console.log(`Loyalty reference server listening on ${uri}`);
 }
 
 /** An API process of the cluster: its pools and hapi server on the primary's port; no jobs, no migrations. */
 export async function runClusterApiProcess(config: Config): Promise<void> {
   const pools = createPools(config.databaseUrl!, config);
-  const server = await createServer({ sql: pools.api, streamSql: pools.streams, config, logger: createLogger({ level: config.logLevel }) });
+  const server = await createServer({
+    sql: pools.api,
+    streamSql: pools.streams,
+    config,
+    logger: createLogger({ level: config.logLevel }),
+  });
   try {
     await server.start();
   } catch (error) {

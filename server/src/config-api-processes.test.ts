@@ -6,7 +6,8 @@ describe('LOYALTY_API_PROCESSES', () => {
     expect(loadConfig({}).apiProcesses).toBe(1);
     expect(loadConfig({ LOYALTY_API_PROCESSES: '' }).apiProcesses).toBe(1);
     expect(loadConfig({ LOYALTY_API_PROCESSES: '4' }).apiProcesses).toBe(4);
-    for (const bad of ['0', '65', '1.5', 'two']) expect(() => loadConfig({ LOYALTY_API_PROCESSES: bad }), bad).toThrow(ConfigError);
+    for (const bad of ['0', '65', '1.5', 'two'])
+      expect(() => loadConfig({ LOYALTY_API_PROCESSES: bad }), bad).toThrow(ConfigError);
     expect(() => loadConfig({ LOYALTY_API_PROCESSES: '0' })).toThrow(/LOYALTY_API_PROCESSES/);
   });
 });

@@ -4,28 +4,46 @@ import { ConfigError, demoFixturesPath, loadConfig } from './config.js';
 describe('loadConfig', () => {
   it('gives the documented defaults (the environment table of README.md) for an empty environment', () => {
     expect(loadConfig({})).toMatchObject({
-      port: 3000, host: '127.0.0.1', databaseUrl: undefined, dataDir: '.loyalty/data', fixtures: demoFixturesPath, worker: true,
-      webhookAllowInsecure: false, webhookRetryDelays: [30, 60, 600, 3600, 10800, 21600, 86400], webhookTimeoutMs: 5000,
-      rateLimitToken: 600, rateLimitIp: 60, rateLimitWindowSeconds: 60, publicUrl: undefined,
+      port: 3000,
+      host: '127.0.0.1',
+      databaseUrl: undefined,
+      dataDir: '.loyalty/data',
+      fixtures: demoFixturesPath,
+      worker: true,
+      webhookAllowInsecure: false,
+      webhookRetryDelays: [30, 60, 600, 3600, 10800, 21600, 86400],
+      webhookTimeoutMs: 5000,
+      rateLimitToken: 600,
+      rateLimitIp: 60,
+      rateLimitWindowSeconds: 60,
+      publicUrl: undefined,
     });
   });
 
   it('reads the public URL without a trailing slash', () => {
-    expect(loadConfig({ LOYALTY_PUBLIC_URL: 'https://sandbox.example.com/' }).publicUrl).toBe('https://sandbox.example.com');
+    expect(loadConfig({ LOYALTY_PUBLIC_URL: 'https://sandbox.example.com/' }).publicUrl).toBe(
+      'https://sandbox.example.com',
+    );
   });
 
   it('requires LOYALTY_SECRET_KEY with DATABASE_URL, and names it', () => {
     const attempt = () => loadConfig({ DATABASE_URL: 'postgres://loyalty@db.example.com/loyalty' });
     expect(attempt).toThrow(ConfigError);
     expect(attempt).toThrow(/LOYALTY_SECRET_KEY is required with DATABASE_URL/);
-    expect(loadConfig({ DATABASE_URL: 'postgres://loyalty@db.example.com/loyalty', LOYALTY_SECRET_KEY: 'k', LOYALTY_SECRET_KEY_PREVIOUS: 'j' }))
-      .toMatchObject({ secretKey: 'k', secretKeyPrevious: 'j' });
+    expect(
+      loadConfig({
+        DATABASE_URL: 'postgres://loyalty@db.example.com/loyalty',
+        LOYALTY_SECRET_KEY: 'k',
+        LOYALTY_SECRET_KEY_PREVIOUS: 'j',
+      }),
+    ).toMatchObject({ secretKey: 'k', secretKeyPrevious: 'j' });
     // The embedded database generates one into its data directory.
     expect(loadConfig({ DATABASE_URL: '' })).toMatchObject({ secretKey: undefined, secretKeyPrevious: undefined });
   });
 
   it('stops at start-up with a message naming each wrong variable', () => {
-    const attempt = () => loadConfig({ PORT: 'eighty', LOYALTY_PUBLIC_URL: 'ftp://x', LOYALTY_WEBHOOK_RETRY_DELAYS: '1,2' });
+    const attempt = () =>
+      loadConfig({ PORT: 'eighty', LOYALTY_PUBLIC_URL: 'ftp://x', LOYALTY_WEBHOOK_RETRY_DELAYS: '1,2' });
     expect(attempt).toThrow(ConfigError);
     expect(attempt).toThrow(/PORT.*LOYALTY_PUBLIC_URL.*LOYALTY_WEBHOOK_RETRY_DELAYS/s);
   });

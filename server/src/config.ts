@@ -75,12 +75,21 @@ export type Config = {
 const schema = Joi.object({
   PORT: Joi.number().integer().min(0).max(65535).default(3000),
   HOST: Joi.string().default('127.0.0.1'),
-  LOYALTY_PUBLIC_URL: Joi.string().uri({ scheme: ['http', 'https'] }).empty(''),
-  DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).empty(''),
+  LOYALTY_PUBLIC_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .empty(''),
+  DATABASE_URL: Joi.string()
+    .uri({ scheme: ['postgres', 'postgresql'] })
+    .empty(''),
   LOYALTY_DATA_DIR: Joi.string().default('.loyalty/data'),
   LOYALTY_PG_PORT: Joi.number().integer().min(1).max(65535).empty(''),
-  LOYALTY_SECRET_KEY: Joi.string().empty('').when('DATABASE_URL', { is: Joi.exist(), then: Joi.required() })
-    .messages({ 'any.required': 'LOYALTY_SECRET_KEY is required with DATABASE_URL (the key of webhook secrets at rest; e.g. `openssl rand -base64 32`)' }),
+  LOYALTY_SECRET_KEY: Joi.string()
+    .empty('')
+    .when('DATABASE_URL', { is: Joi.exist(), then: Joi.required() })
+    .messages({
+      'any.required':
+        'LOYALTY_SECRET_KEY is required with DATABASE_URL (the key of webhook secrets at rest; e.g. `openssl rand -base64 32`)',
+    }),
   LOYALTY_SECRET_KEY_PREVIOUS: Joi.string().empty(''),
   LOYALTY_FIXTURES: Joi.string().default(demoFixturesPath),
   LOYALTY_WORKER: Joi.string().valid('on', 'off').default('on'),
@@ -96,18 +105,28 @@ const schema = Joi.object({
   LOYALTY_DB_POOL_SIZE: Joi.number().integer().min(2).max(500).default(10),
   LOYALTY_DB_WAIT_SECONDS: Joi.number().integer().min(0).max(3600).default(30),
   LOYALTY_REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).default(30_000),
-  LOYALTY_SOCKET_TIMEOUT_MS: Joi.number().integer().min(200).greater(Joi.ref('LOYALTY_REQUEST_TIMEOUT_MS')).default(60_000)
+  LOYALTY_SOCKET_TIMEOUT_MS: Joi.number()
+    .integer()
+    .min(200)
+    .greater(Joi.ref('LOYALTY_REQUEST_TIMEOUT_MS'))
+    .default(60_000)
     .messages({ 'number.greater': 'LOYALTY_SOCKET_TIMEOUT_MS must be greater than LOYALTY_REQUEST_TIMEOUT_MS' }),
   LOYALTY_STREAMS_PER_TOKEN: Joi.number().integer().min(1).default(2),
   LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: Joi.number().integer().min(1).max(64).default(4),
   LOYALTY_STALLED_JOB_SECONDS: Joi.number().integer().min(1).max(86_400).default(60),
   LOYALTY_RETENTION_DAYS: Joi.number().min(0.0001).max(36_500).default(30),
-  LOYALTY_METRICS_TOKEN: Joi.string().min(16).max(512).optional()
+  LOYALTY_METRICS_TOKEN: Joi.string()
+    .min(16)
+    .max(512)
+    .optional()
     .messages({ 'string.min': 'LOYALTY_METRICS_TOKEN must be at least 16 characters' }),
   LOYALTY_API_PROCESSES: Joi.number().integer().min(1).max(64).empty('').default(1),
   LOYALTY_IDEMPOTENCY_LOCK_SECONDS: Joi.number().integer().min(3).max(3600).empty('').default(30),
   LOYALTY_SHUTDOWN_GRACE_MS: Joi.number().integer().min(0).max(600_000).empty('').default(500),
-  LOYALTY_LOG_LEVEL: Joi.string().valid('trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent').empty('').default('info'),
+  LOYALTY_LOG_LEVEL: Joi.string()
+    .valid('trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent')
+    .empty('')
+    .default('info'),
 }).unknown(true);
 
 export class ConfigError extends Error {}

@@ -8,7 +8,10 @@ const answering = (num: number, version: string) => (async () => [{ v: num, vers
 
 describe('requireSupportedVersion', () => {
   it(`stops a start on PostgreSQL older than ${OLDEST_POSTGRES} with one line naming the version, the address and the fix`, async () => {
-    const failure = await requireSupportedVersion(answering(130_012, '13.12'), 'postgres://u:secret@db.internal:5433/loyalty').catch((e: unknown) => e);
+    const failure = await requireSupportedVersion(
+      answering(130_012, '13.12'),
+      'postgres://u:secret@db.internal:5433/loyalty',
+    ).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(StartupError);
     const message = (failure as Error).message;
     expect(message).toBe(
@@ -19,7 +22,12 @@ describe('requireSupportedVersion', () => {
   });
 
   it('accepts 14 to 18 and answers the major version', async () => {
-    for (const [num, major] of [[140_019, 14], [150_014, 15], [170_006, 17], [180_001, 18]] as const) {
+    for (const [num, major] of [
+      [140_019, 14],
+      [150_014, 15],
+      [170_006, 17],
+      [180_001, 18],
+    ] as const) {
       expect(await requireSupportedVersion(answering(num, String(major)), 'postgres://db/x')).toBe(major);
     }
   });

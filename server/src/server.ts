@@ -34,7 +34,15 @@ export type ServerOptions = {
 };
 
 /** Composes the API server without listening (tests use `server.inject`; start.ts listens). */
-export async function createServer({ sql, streamSql = sql, config, routes = allRoutes, log = console.error, workerHealth, logger }: ServerOptions): Promise<Server> {
+export async function createServer({
+  sql,
+  streamSql = sql,
+  config,
+  routes = allRoutes,
+  log = console.error,
+  workerHealth,
+  logger,
+}: ServerOptions): Promise<Server> {
   const openapi = loadOpenApi();
   const server = Hapi.server({
     port: config.port,
@@ -66,7 +74,10 @@ export async function createServer({ sql, streamSql = sql, config, routes = allR
   const notice = logger
     ? (line: string) => {
         log(line);
-        logger[/reachable again/.test(line) ? 'info' : 'warn']({ event: /reachable again/.test(line) ? 'database_recovered' : 'database_lost' }, line.replace(/^loyalty: /, ''));
+        logger[/reachable again/.test(line) ? 'info' : 'warn'](
+          { event: /reachable again/.test(line) ? 'database_recovered' : 'database_lost' },
+          line.replace(/^loyalty: /, ''),
+        );
       }
     : log;
   await server.register([
@@ -75,14 +86,24 @@ export async function createServer({ sql, streamSql = sql, config, routes = allR
     ...(logger ? [{ plugin: requestLogPlugin, options: { logger } }] : []),
     {
       plugin: errorsPlugin,
-      options: { log: (error: Error, request: Request) => log(`loyalty: internal error (request ${requestIdOf(request)}): ${error.stack ?? error.message}`), notice },
+      options: {
+        log: (error: Error, request: Request) =>
+          log(`loyalty: internal error (request ${requestIdOf(request)}): ${error.stack ?? error.message}`),
+        notice,
+      },
     },
     { plugin: authPlugin, options: { resolve: createTokenResolver(sql) } },
     { plugin: getBodyPlugin },
     {
       plugin: rateLimitPlugin,
       // Readiness is probed by orchestrators and must answer while the database (and so the counters) is down.
-      options: { sql, exempt: ['/health', '/health/ready', '/metrics'], tokenLimit: config.rateLimitToken, ipLimit: config.rateLimitIp, windowSeconds: config.rateLimitWindowSeconds },
+      options: {
+        sql,
+        exempt: ['/health', '/health/ready', '/metrics'],
+        tokenLimit: config.rateLimitToken,
+        ipLimit: config.rateLimitIp,
+        windowSeconds: config.rateLimitWindowSeconds,
+      },
     },
     { plugin: idempotencyPlugin, options: { sql, lockSeconds: config.idempotencyLockSeconds } },
   ]);
@@ -103,7 +124,9 @@ export async function createServer({ sql, streamSql = sql, config, routes = allR
         ...options,
         ...(def.method !== 'GET' && { payload: payloadOptionsFor(openapi.document, op, options.payload) }),
         plugins: { ...plugins, loyalty: { operationId: op.operationId, insufficientScopeStatus } },
-        auth: needsToken ? { strategy: 'token', access: op.abilities.length ? { scope: op.abilities } : undefined } : false,
+        auth: needsToken
+          ? { strategy: 'token', access: op.abilities.length ? { scope: op.abilities } : undefined }
+          : false,
         validate: {
           ...(v.params && { params: hapiValidator(v.params, onValidationError) }),
           ...(v.query && { query: hapiValidator(v.query, onValidationError) }),

@@ -32,22 +32,34 @@ function startServer(env: Record<string, string>) {
     child.on('exit', (code) => {
       clearTimeout(timer);
       resolve({ code, ms: Date.now() - began });
-    }));
+    }),
+  );
   return { child, exited, err: () => err, out: () => out };
 }
 
 describe('start with a PostgreSQL that cannot be reached', () => {
   it('says so in one line, retries with backoff for LOYALTY_DB_WAIT_SECONDS, then exits 1 naming the cause and the fix', async () => {
     const port = await freePort(); // nothing listens there
-    const server = startServer({ ...onTestDatabase(`postgres://loyalty@127.0.0.1:${port}/loyalty`), LOYALTY_DB_WAIT_SECONDS: '3' });
+    const server = startServer({
+      ...onTestDatabase(`postgres://loyalty@127.0.0.1:${port}/loyalty`),
+      LOYALTY_DB_WAIT_SECONDS: '3',
+    });
     const { code, ms } = await server.exited;
     expect(code).toBe(1);
     expect(ms).toBeGreaterThanOrEqual(2500);
     expect(ms).toBeLessThan(15_000);
     const lines = server.err().trim().split('\n');
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(new RegExp(`^loyalty: cannot reach PostgreSQL at 127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\); retrying for up to 3 s`));
-    expect(lines[1]).toMatch(new RegExp(`^loyalty: PostgreSQL at 127\\.0\\.0\\.1:${port} did not answer within 3 s \\(ECONNREFUSED\\): start it, or set DATABASE_URL`));
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^loyalty: cannot reach PostgreSQL at 127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\); retrying for up to 3 s`,
+      ),
+    );
+    expect(lines[1]).toMatch(
+      new RegExp(
+        `^loyalty: PostgreSQL at 127\\.0\\.0\\.1:${port} did not answer within 3 s \\(ECONNREFUSED\\): start it, or set DATABASE_URL`,
+      ),
+    );
     expect(server.err()).not.toMatch(/unexpected|\n\s+at /);
   });
 
@@ -77,7 +89,8 @@ describe('start with a PostgreSQL that cannot be reached', () => {
       });
       await new Promise<void>((resolve) => proxy!.listen(port, '127.0.0.1', resolve));
       const deadline = Date.now() + 20_000;
-      while (!/listening on/.test(server.out()) && Date.now() < deadline && server.child.exitCode === null) await new Promise((r) => setTimeout(r, 100));
+      while (!/listening on/.test(server.out()) && Date.now() < deadline && server.child.exitCode === null)
+        await new Promise((r) => setTimeout(r, 100));
       expect(server.out()).toMatch(/listening on http:\/\//);
       expect(server.err()).toMatch(/cannot reach PostgreSQL .*retrying/);
       expect(server.err()).toMatch(/PostgreSQL .*answers/);

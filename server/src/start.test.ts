@@ -8,7 +8,13 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer, isRunning, postmasterPidOf, root, startServerProcess } from '../../test/helpers/server-process.js';
+import {
+  buildServer,
+  isRunning,
+  postmasterPidOf,
+  root,
+  startServerProcess,
+} from '../../test/helpers/server-process.js';
 
 let dataDir: string;
 
@@ -25,7 +31,12 @@ afterAll(async () => {
 /** `node server/dist/start.js` on the embedded database in dataDir, in its own process group. */
 const start = () =>
   startServerProcess(
-    { LOYALTY_DATA_DIR: path.join(dataDir, 'data'), DATABASE_URL: '', LOYALTY_SECRET_KEY: '', LOYALTY_WEBHOOK_ALLOW_INSECURE: '1' },
+    {
+      LOYALTY_DATA_DIR: path.join(dataDir, 'data'),
+      DATABASE_URL: '',
+      LOYALTY_SECRET_KEY: '',
+      LOYALTY_WEBHOOK_ALLOW_INSECURE: '1',
+    },
     { detached: true },
   );
 
@@ -33,7 +44,15 @@ const start = () =>
 async function startToExit(env: Record<string, string>): Promise<{ code: number | null; err: string }> {
   const child = spawn(process.execPath, ['server/dist/start.js'], {
     cwd: root,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: '', LOYALTY_SECRET_KEY: '', LOYALTY_DEBUG: '', ...env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: '',
+      LOYALTY_SECRET_KEY: '',
+      LOYALTY_DEBUG: '',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
@@ -45,7 +64,11 @@ async function startToExit(env: Record<string, string>): Promise<{ code: number 
 }
 
 /** The stderr lines of a failed start, without the progress line of the embedded database's start. */
-const failureLines = (err: string) => err.trim().split('\n').filter((line) => !/^loyalty: stopping the PostgreSQL/.test(line));
+const failureLines = (err: string) =>
+  err
+    .trim()
+    .split('\n')
+    .filter((line) => !/^loyalty: stopping the PostgreSQL/.test(line));
 
 async function token(url: string): Promise<string> {
   const res = await fetch(`${url}/oauth/token`, {
@@ -101,7 +124,9 @@ describe('node server/dist/start.js', () => {
       const list = await fetch(`${server.url}/tags`, { headers: { authorization } });
       expect(list.status).toBe(200);
       expect(list.headers.get('x-ratelimit-limit')).toBe('600');
-      expect(((await list.json()) as { data: { external_reference: string }[] }).data.map((t) => t.external_reference)).toContain('start-test');
+      expect(
+        ((await list.json()) as { data: { external_reference: string }[] }).data.map((t) => t.external_reference),
+      ).toContain('start-test');
     } finally {
       server.child.kill('SIGTERM');
     }
@@ -114,23 +139,34 @@ describe('node server/dist/start.js', () => {
     const receiver = createHttpServer((req, res) => {
       let body = '';
       req.on('data', (d: Buffer) => (body += d.toString()));
-      req.on('end', () => (received.push({ body, signature: String(req.headers['loyalty-signature']) }), res.writeHead(204).end()));
+      req.on(
+        'end',
+        () => (received.push({ body, signature: String(req.headers['loyalty-signature']) }), res.writeHead(204).end()),
+      );
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const server = await start();
     try {
       const authorization = `Bearer ${await token(server.url)}`;
       const post = (url: string, body: unknown) =>
-        fetch(`${server.url}${url}`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        fetch(`${server.url}${url}`, {
+          method: 'POST',
+          headers: { authorization, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
       const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
       const created = await post('/webhook-subscriptions', { url: hook, events: ['member.created'] });
       expect(created.status).toBe(201);
       const { secret } = ((await created.json()) as { data: { secret: string } }).data;
       expect(secret).toMatch(/^whsec_/);
-      expect((await post('/members', { brand_id: 'brand-acme', email: `start-${Date.now()}@example.org` })).status).toBe(201);
+      expect(
+        (await post('/members', { brand_id: 'brand-acme', email: `start-${Date.now()}@example.org` })).status,
+      ).toBe(201);
       for (let i = 0; i < 200 && !received.length; i++) await new Promise((r) => setTimeout(r, 50));
       expect(received).toHaveLength(1);
-      expect(received[0]!.signature).toBe(createHmac('sha256', Buffer.from(secret, 'utf8')).update(received[0]!.body).digest('hex'));
+      expect(received[0]!.signature).toBe(
+        createHmac('sha256', Buffer.from(secret, 'utf8')).update(received[0]!.body).digest('hex'),
+      );
       expect((await stat(path.join(dataDir, 'data', 'loyalty-secret-key'))).mode & 0o777).toBe(0o600);
     } finally {
       server.child.kill('SIGTERM');
@@ -142,8 +178,12 @@ describe('node server/dist/start.js', () => {
   it('starts again on the same data directory with its data, and stops on SIGTERM to the whole process group', async () => {
     const server = await start();
     try {
-      const list = await fetch(`${server.url}/tags`, { headers: { authorization: `Bearer ${await token(server.url)}` } });
-      expect(((await list.json()) as { data: { external_reference: string }[] }).data.map((t) => t.external_reference)).toContain('start-test');
+      const list = await fetch(`${server.url}/tags`, {
+        headers: { authorization: `Bearer ${await token(server.url)}` },
+      });
+      expect(
+        ((await list.json()) as { data: { external_reference: string }[] }).data.map((t) => t.external_reference),
+      ).toContain('start-test');
     } finally {
       process.kill(-server.child.pid!, 'SIGTERM');
     }
@@ -161,7 +201,9 @@ describe('node server/dist/start.js', () => {
     try {
       expect((await fetch(`${again.url}/health`)).status).toBe(200);
       const list = await fetch(`${again.url}/tags`, { headers: { authorization: `Bearer ${await token(again.url)}` } });
-      expect(((await list.json()) as { data: { external_reference: string }[] }).data.map((t) => t.external_reference)).toContain('start-test');
+      expect(
+        ((await list.json()) as { data: { external_reference: string }[] }).data.map((t) => t.external_reference),
+      ).toContain('start-test');
       expect(again.stderr()).toContain(`stopping the PostgreSQL (pid ${postmaster})`);
       expect(isRunning(postmaster)).toBe(false);
     } finally {
@@ -178,7 +220,9 @@ describe('node server/dist/start.js', () => {
       const { code, err } = await startToExit({ LOYALTY_DATA_DIR: path.join(dataDir, 'data') });
       expect(code).toBe(1);
       expect(err.trim().split('\n'), err).toHaveLength(1);
-      expect(err).toContain(`is in use by PostgreSQL (pid ${postmaster}) of another running process (pid ${running.child.pid}): stop that server first, or set LOYALTY_DATA_DIR`);
+      expect(err).toContain(
+        `is in use by PostgreSQL (pid ${postmaster}) of another running process (pid ${running.child.pid}): stop that server first, or set LOYALTY_DATA_DIR`,
+      );
       expect((await fetch(`${running.url}/health`)).status).toBe(200);
       expect(isRunning(postmaster)).toBe(true);
     } finally {
@@ -194,7 +238,9 @@ describe('node server/dist/start.js', () => {
     try {
       const { code, err } = await startToExit({ PORT: String(port), LOYALTY_DATA_DIR: path.join(dataDir, 'data') });
       expect(code).toBe(1);
-      expect(failureLines(err), err).toEqual([`loyalty: port ${port} on 127.0.0.1 is already in use (another server?): stop that process, or set PORT to a free port (PORT=0 picks one).`]);
+      expect(failureLines(err), err).toEqual([
+        `loyalty: port ${port} on 127.0.0.1 is already in use (another server?): stop that process, or set PORT to a free port (PORT=0 picks one).`,
+      ]);
       expect(existsSync(path.join(dataDir, 'data', 'postmaster.pid'))).toBe(false);
     } finally {
       taken.close();
@@ -208,7 +254,11 @@ describe('node server/dist/start.js', () => {
     const { code, err } = await startToExit(env);
     expect(code).toBe(1);
     expect(err.trim().split('\n'), err).toHaveLength(1);
-    expect(err).toMatch(new RegExp(`^loyalty: cannot create or write the data directory ${path.join(file, 'data')} \\((ENOTDIR|EEXIST).*not a directory\\. Set LOYALTY_DATA_DIR to a writable directory`));
+    expect(err).toMatch(
+      new RegExp(
+        `^loyalty: cannot create or write the data directory ${path.join(file, 'data')} \\((ENOTDIR|EEXIST).*not a directory\\. Set LOYALTY_DATA_DIR to a writable directory`,
+      ),
+    );
     const debug = await startToExit({ ...env, LOYALTY_DEBUG: '1' });
     expect(debug.code).toBe(1);
     expect(debug.err.split('\n')[0]).toBe(err.trim());
@@ -218,7 +268,9 @@ describe('node server/dist/start.js', () => {
       const proc = await startToExit({ LOYALTY_DATA_DIR: '/proc/loyalty-start-test/data' });
       expect(proc.code).toBe(1);
       expect(proc.err.trim().split('\n'), proc.err).toHaveLength(1);
-      expect(proc.err).toMatch(/^loyalty: cannot create or write the data directory \/proc\/loyalty-start-test\/data \(ENOENT on \/proc\/loyalty-start-test\).*Set LOYALTY_DATA_DIR/);
+      expect(proc.err).toMatch(
+        /^loyalty: cannot create or write the data directory \/proc\/loyalty-start-test\/data \(ENOENT on \/proc\/loyalty-start-test\).*Set LOYALTY_DATA_DIR/,
+      );
     }
   }, 60_000);
 

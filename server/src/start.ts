@@ -22,7 +22,9 @@ async function main() {
   const server = await createServer({ sql: pools.api, streamSql: pools.streams, config, workerHealth, logger });
   try {
     await server.start();
-    runner = config.worker ? await startWorker({ connectionString: db.url, sql: pools.worker, config, logger }) : undefined;
+    runner = config.worker
+      ? await startWorker({ connectionString: db.url, sql: pools.worker, config, logger })
+      : undefined;
   } catch (error) {
     // e.g. the port is in use: stop the embedded PostgreSQL too, or it outlives this process.
     await server.stop({ timeout: 1_000 }).catch(() => {});

@@ -55,7 +55,12 @@ afterAll(async () => {
 });
 
 async function subscribe(clientId: string, url: string, events: string[]) {
-  const res = await t.inject({ method: 'POST', url: '/webhook-subscriptions', payload: { url, events }, headers: await t.auth(clientId) });
+  const res = await t.inject({
+    method: 'POST',
+    url: '/webhook-subscriptions',
+    payload: { url, events },
+    headers: await t.auth(clientId),
+  });
   expect(res.statusCode, res.payload).toBe(201);
 }
 
@@ -72,29 +77,57 @@ describe('two dead receivers with thousands of waiting attempts', () => {
       INSERT INTO events (organization_id, type, data)
       SELECT 'org-acme', 'member.created', json_build_object('member_id', gen_random_uuid(), 'brand_id', 'brand-acme')
       FROM generate_series(1, ${PENDING_PER_DEAD_RECEIVER}) RETURNING id`;
-    expect(await fanOutEvents(t.db.sql, events.map((e) => e.id))).toBe(2 * PENDING_PER_DEAD_RECEIVER);
+    expect(
+      await fanOutEvents(
+        t.db.sql,
+        events.map((e) => e.id),
+      ),
+    ).toBe(2 * PENDING_PER_DEAD_RECEIVER);
 
     runner = await startWorker({ connectionString: t.db.url, sql: t.db.sql, config: t.config, pollInterval: 100 });
     await new Promise((r) => setTimeout(r, 1500)); // the dead receivers' attempts now fill what they may
 
     const globex = await t.auth('globex-admin');
     const started = Date.now();
-    const member = await t.inject({ method: 'POST', url: '/members', payload: { brand_id: 'brand-globex', email: 'fair@example.org' }, headers: globex });
+    const member = await t.inject({
+      method: 'POST',
+      url: '/members',
+      payload: { brand_id: 'brand-globex', email: 'fair@example.org' },
+      headers: globex,
+    });
     expect(member.statusCode, member.payload).toBe(201);
     const memberId = (member.result as { member_id: string }).member_id;
-    const tag = await t.inject({ method: 'POST', url: '/tags', payload: { brand_id: 'brand-globex', external_reference: 'fair', tag: 'Fair' }, headers: globex });
+    const tag = await t.inject({
+      method: 'POST',
+      url: '/tags',
+      payload: { brand_id: 'brand-globex', external_reference: 'fair', tag: 'Fair' },
+      headers: globex,
+    });
     expect(tag.statusCode, tag.payload).toBe(201);
     const tagId = (tag.result as { data: { uuid: string } }).data.uuid;
     await t.db.sql`INSERT INTO tag_members (tag_id, member_id) VALUES (${tagId}, ${memberId})`;
-    const job = await t.inject({ method: 'POST', url: `/tags/${tagId}/vouchers`, payload: { brand_id: 'brand-globex', coupon_id: 'coupon-globex' }, headers: globex });
+    const job = await t.inject({
+      method: 'POST',
+      url: `/tags/${tagId}/vouchers`,
+      payload: { brand_id: 'brand-globex', coupon_id: 'coupon-globex' },
+      headers: globex,
+    });
     expect(job.statusCode, job.payload).toBe(202);
     const jobId = (job.result as { job_id: string }).job_id;
 
     await until(async () => {
-      const res = await t.inject({ method: 'GET', url: `/tags/${tagId}/vouchers/${jobId}?brand_id=brand-globex`, headers: globex });
+      const res = await t.inject({
+        method: 'GET',
+        url: `/tags/${tagId}/vouchers/${jobId}?brand_id=brand-globex`,
+        headers: globex,
+      });
       return (res.result as { status: string }).status === 'done';
     }, 8000);
-    await until(async () => receivedLive.some((b) => b.includes('"coupon.issued"')) && receivedLive.some((b) => b.includes(memberId)), 8000);
+    await until(
+      async () =>
+        receivedLive.some((b) => b.includes('"coupon.issued"')) && receivedLive.some((b) => b.includes(memberId)),
+      8000,
+    );
     const elapsed = Date.now() - started;
     expect(elapsed).toBeLessThan(8000);
 

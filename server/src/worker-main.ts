@@ -12,7 +12,12 @@ async function main() {
   const { config } = db; // with the embedded database's generated key of webhook secrets when LOYALTY_SECRET_KEY is unset
   await db.sql.end({ timeout: 5 });
   const pools = createPools(db.url, config);
-  const runner = await startWorker({ connectionString: db.url, sql: pools.worker, config, logger: createLogger({ level: config.logLevel }) });
+  const runner = await startWorker({
+    connectionString: db.url,
+    sql: pools.worker,
+    config,
+    logger: createLogger({ level: config.logLevel }),
+  });
   onShutdown(async () => {
     await runner.stop();
     await pools.end();

@@ -17,9 +17,14 @@ describe('superviseRunner', () => {
     const made = [fakeRunner(), fakeRunner()];
     let starts = 0;
     const lines: string[] = [];
-    const supervised = await superviseRunner('deliveries', async () => made[starts++]!.runner, (line) => lines.push(line));
+    const supervised = await superviseRunner(
+      'deliveries',
+      async () => made[starts++]!.runner,
+      (line) => lines.push(line),
+    );
     made[0]!.end(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
-    for (const deadline = Date.now() + 5000; starts < 2 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+    for (const deadline = Date.now() + 5000; starts < 2 && Date.now() < deadline; )
+      await new Promise((r) => setTimeout(r, 20));
     expect(starts).toBe(2);
     await new Promise((r) => setTimeout(r, 0));
     expect(lines).toEqual([
@@ -33,12 +38,17 @@ describe('superviseRunner', () => {
   it('keeps trying while a start fails, and a stop meanwhile ends the trying', async () => {
     const first = fakeRunner();
     let starts = 0;
-    const supervised = await superviseRunner('background', async () => {
-      if (starts++ === 0) return first.runner;
-      throw new Error('the database is away');
-    }, () => {});
+    const supervised = await superviseRunner(
+      'background',
+      async () => {
+        if (starts++ === 0) return first.runner;
+        throw new Error('the database is away');
+      },
+      () => {},
+    );
     first.end();
-    for (const deadline = Date.now() + 8000; starts < 3 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+    for (const deadline = Date.now() + 8000; starts < 3 && Date.now() < deadline; )
+      await new Promise((r) => setTimeout(r, 20));
     expect(starts).toBe(3); // first run, then two failed starts (1 s and 2 s apart)
     await supervised.stop();
     const after = starts;
@@ -49,7 +59,11 @@ describe('superviseRunner', () => {
   it('does not start again a runner that ends because it was stopped', async () => {
     const only = fakeRunner();
     let starts = 0;
-    const supervised = await superviseRunner('background', async () => (starts++, only.runner), () => {});
+    const supervised = await superviseRunner(
+      'background',
+      async () => (starts++, only.runner),
+      () => {},
+    );
     await supervised.stop();
     only.end();
     await new Promise((r) => setTimeout(r, 1200));

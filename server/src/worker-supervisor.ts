@@ -19,7 +19,11 @@ export type SupervisedRunner = {
  * Jobs the stopped runner held are freed by the stall check (resume_stalled_jobs, at start and
  * every minute) and by their leases; start-up retries while the database is still away.
  */
-export async function superviseRunner(name: string, start: () => Promise<Runner>, log: (line: string) => void): Promise<SupervisedRunner> {
+export async function superviseRunner(
+  name: string,
+  start: () => Promise<Runner>,
+  log: (line: string) => void,
+): Promise<SupervisedRunner> {
   let stopping = false;
   let current = await start();
   let restarting: Promise<void> | undefined;

@@ -53,10 +53,20 @@ export async function startWorker(options: {
   const { logger } = options;
   const stderr = options.log ?? ((line: string) => console.error(line));
   // A runner's stop and restart: the stderr line as before, and a structured record.
-  const log = logger ? (line: string) => (stderr(line), logger[/running again/.test(line) ? 'info' : 'warn']({ component: 'worker' }, line.replace(/^loyalty: /, ''))) : stderr;
+  const log = logger
+    ? (line: string) => (
+        stderr(line),
+        logger[/running again/.test(line) ? 'info' : 'warn']({ component: 'worker' }, line.replace(/^loyalty: /, ''))
+      )
+    : stderr;
   const attempts = logger?.child({ component: 'worker', runner: 'deliveries' });
-  const onDeliveryAttempt = attempts && ((a: Parameters<NonNullable<TaskContext['onDeliveryAttempt']>>[0]) =>
-    attempts[a.outcome === 'delivered' ? 'info' : 'warn']({ event: 'delivery_attempt', ...a }, 'webhook delivery attempt'));
+  const onDeliveryAttempt =
+    attempts &&
+    ((a: Parameters<NonNullable<TaskContext['onDeliveryAttempt']>>[0]) =>
+      attempts[a.outcome === 'delivered' ? 'info' : 'warn'](
+        { event: 'delivery_attempt', ...a },
+        'webhook delivery attempt',
+      ));
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const webhookClient = createWebhookClient({
     timeoutMs: options.config.webhookTimeoutMs,
@@ -64,9 +74,17 @@ export async function startWorker(options: {
     resolve: failFastResolver(options.tasks?.resolve ?? systemResolver),
     connections: concurrency,
   });
-  const all = createTaskList({ ...options.tasks, sql: options.sql, config: options.config, webhookClient, onDeliveryAttempt: onDeliveryAttempt ?? options.tasks?.onDeliveryAttempt });
+  const all = createTaskList({
+    ...options.tasks,
+    sql: options.sql,
+    config: options.config,
+    webhookClient,
+    onDeliveryAttempt: onDeliveryAttempt ?? options.tasks?.onDeliveryAttempt,
+  });
   const pick = (names: string[]) =>
-    Object.fromEntries(Object.entries(all).filter(([name]) => names.includes(name) && (!options.only || options.only.includes(name))));
+    Object.fromEntries(
+      Object.entries(all).filter(([name]) => names.includes(name) && (!options.only || options.only.includes(name))),
+    );
   const common = { noHandleSignals: true, pollInterval: options.pollInterval ?? 1000 };
   const loggerOf = (runner: string) => (logger ? workerLoggerOf(logger, runner) : quietLogger);
   // The runners' connections are ours, not graphile-worker's: it stops listening for their errors
@@ -86,38 +104,60 @@ export async function startWorker(options: {
   const background = pick(BACKGROUND_TASKS);
   if (Object.keys(background).length) {
     const backgroundPool = poolOf(BACKGROUND_CONCURRENCY + 1, 'loyalty-worker-background');
-    runners.push(await superviseRunner('background', () => run({
-      ...common,
-      logger: loggerOf('background'),
-      concurrency: BACKGROUND_CONCURRENCY,
-      taskList: background,
-      crontab: '',
-      pgPool: backgroundPool,
-    }), log));
+    runners.push(
+      await superviseRunner(
+        'background',
+        () =>
+          run({
+            ...common,
+            logger: loggerOf('background'),
+            concurrency: BACKGROUND_CONCURRENCY,
+            taskList: background,
+            crontab: '',
+            pgPool: backgroundPool,
+          }),
+        log,
+      ),
+    );
   }
   const deliveries = pick(DELIVERY_TASKS);
   if (Object.keys(deliveries).length) {
     const deliveriesPool = poolOf(Math.min(10, concurrency + 2), 'loyalty-worker-deliveries');
-    runners.push(await superviseRunner('deliveries', () => run({
-      ...common,
-      logger: loggerOf('deliveries'),
-      concurrency,
-      taskList: deliveries,
-      crontab: '',
-      pgPool: deliveriesPool,
-      preset: {
-        worker: {
-          localQueue: { size: Math.max(2, concurrency * 2) },
-          completeJobBatchDelay: 5,
-          failJobBatchDelay: 5,
-        },
-      },
-    }), log));
+    runners.push(
+      await superviseRunner(
+        'deliveries',
+        () =>
+          run({
+            ...common,
+            logger: loggerOf('deliveries'),
+            concurrency,
+            taskList: deliveries,
+            crontab: '',
+            pgPool: deliveriesPool,
+            preset: {
+              worker: {
+                localQueue: { size: Math.max(2, concurrency * 2) },
+                completeJobBatchDelay: 5,
+                failJobBatchDelay: 5,
+              },
+            },
+          }),
+        log,
+      ),
+    );
   }
-  const stallChecks = background.resume_stalled_jobs ? queueEvery(runners[0]!, 'resume_stalled_jobs', Math.min(60, options.config.stalledJobSeconds / 2)) : undefined;
-  const purges = background.prune_old_rows ? queueEvery(runners[0]!, 'prune_old_rows', Math.min(600, (options.config.retentionDays * 86_400) / 4)) : undefined;
+  const stallChecks = background.resume_stalled_jobs
+    ? queueEvery(runners[0]!, 'resume_stalled_jobs', Math.min(60, options.config.stalledJobSeconds / 2))
+    : undefined;
+  const purges = background.prune_old_rows
+    ? queueEvery(runners[0]!, 'prune_old_rows', Math.min(600, (options.config.retentionDays * 86_400) / 4))
+    : undefined;
   let lastBeatAt: number | null = null;
-  const beat = () => void pools[0]?.query('SELECT 1').then(() => (lastBeatAt = Date.now()), () => {});
+  const beat = () =>
+    void pools[0]?.query('SELECT 1').then(
+      () => (lastBeatAt = Date.now()),
+      () => {},
+    );
   beat();
   const heartbeat = setInterval(beat, HEARTBEAT_MS);
   heartbeat.unref();

@@ -42,6 +42,8 @@ const fmt = (s) => `median ${s.median.toFixed(1)} ms, p90 ${s.p90.toFixed(1)} ms
 console.log(`node ${process.version}, ${runs} runs each`);
 console.log(`node -e 0        ${fmt(n)}`);
 console.log(`loyalty --help   ${fmt(h)}`);
-console.log(`ratio (median)   ${(h.median / n.median).toFixed(2)}x; loyalty's own start-up ≈ ${(h.median - n.median).toFixed(1)} ms`);
+console.log(
+  `ratio (median)   ${(h.median / n.median).toFixed(2)}x; loyalty's own start-up ≈ ${(h.median - n.median).toFixed(1)} ms`,
+);
 console.log(`budget           ${h.median < budgetMs ? 'ok' : 'OVER'}: median under ${budgetMs} ms`);
 process.exitCode = h.median < budgetMs ? 0 : 1;

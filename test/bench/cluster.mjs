@@ -17,12 +17,20 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = 50;
 
 async function cannon(url, headers, duration = seconds) {
-  const args = [path.join(root, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(connections), '-d', String(duration)];
+  const args = [
+    path.join(root, 'node_modules/autocannon/autocannon.js'),
+    '-j',
+    '-c',
+    String(connections),
+    '-d',
+    String(duration),
+  ];
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
   const { stdout } = await promisify(execFile)(process.execPath, [...args, url], { maxBuffer: 16 * 1024 * 1024 });
   const result = JSON.parse(stdout);
   const bad = result.non2xx + result.errors + result.timeouts;
-  if (bad) throw new Error(`GET ${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+  if (bad)
+    throw new Error(`GET ${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
 }
 
@@ -31,8 +39,14 @@ async function startServer(dataDir, processes) {
   const child = spawn(process.execPath, ['server/dist/start.js'], {
     cwd: root,
     env: {
-      ...process.env, PORT: '0', HOST: '127.0.0.1', LOYALTY_DATA_DIR: dataDir, LOYALTY_API_PROCESSES: String(processes),
-      LOYALTY_RATE_LIMIT_TOKEN: '1000000000', LOYALTY_RATE_LIMIT_IP: '1000000000', LOYALTY_LOG_LEVEL: 'silent',
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOYALTY_DATA_DIR: dataDir,
+      LOYALTY_API_PROCESSES: String(processes),
+      LOYALTY_RATE_LIMIT_TOKEN: '1000000000',
+      LOYALTY_RATE_LIMIT_IP: '1000000000',
+      LOYALTY_LOG_LEVEL: 'silent',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -48,17 +62,24 @@ async function startServer(dataDir, processes) {
     });
     exited.then((code) => reject(new Error(`server exited with ${code}:\n${err}`)));
   });
-  return { url, stop: async () => {
-    child.kill('SIGTERM');
-    return exited;
-  } };
+  return {
+    url,
+    stop: async () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
 }
 
 async function token(url) {
   const res = await fetch(`${url}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' }),
+    body: JSON.stringify({
+      grant_type: 'client_credentials',
+      client_id: 'acme-admin',
+      client_secret: 'acme-admin-secret',
+    }),
   });
   if (!res.ok) throw new Error(`token: ${res.status} ${await res.text()}`);
   return (await res.json()).access_token;
@@ -80,8 +101,11 @@ try {
     }
     if (code !== 0) throw new Error(`server with ${processes} API processes exited with ${code}`);
   }
-  const line = (name, r) => `${name.padEnd(28)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms`;
-  console.log(`cluster: GET /tags (auth + rate limit), ${connections} connections, ${seconds} s per run (node ${process.version}, ${os.cpus().length} cores)`);
+  const line = (name, r) =>
+    `${name.padEnd(28)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms`;
+  console.log(
+    `cluster: GET /tags (auth + rate limit), ${connections} connections, ${seconds} s per run (node ${process.version}, ${os.cpus().length} cores)`,
+  );
   console.log(line('1 API process', results[1]));
   console.log(line('2 API processes', results[2]));
   console.log(`ratio 2-proc / 1-proc: ${(results[2].rps / results[1].rps).toFixed(2)}`);

@@ -27,8 +27,14 @@ async function startServer() {
   const child = spawn(process.execPath, [path.join(root, 'server/dist/start.js')], {
     cwd: root,
     env: {
-      ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: '', LOYALTY_DATA_DIR: path.join(dir, 'data'),
-      LOYALTY_WEBHOOK_ALLOW_INSECURE: '1', LOYALTY_RATE_LIMIT_TOKEN: '1000000', LOYALTY_RATE_LIMIT_IP: '1000000',
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: '',
+      LOYALTY_DATA_DIR: path.join(dir, 'data'),
+      LOYALTY_WEBHOOK_ALLOW_INSECURE: '1',
+      LOYALTY_RATE_LIMIT_TOKEN: '1000000',
+      LOYALTY_RATE_LIMIT_IP: '1000000',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -55,7 +61,11 @@ async function token(url, clientId) {
   const res = await fetch(`${url}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ grant_type: 'client_credentials', client_id: clientId, client_secret: `${clientId}-secret` }),
+    body: JSON.stringify({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: `${clientId}-secret`,
+    }),
   });
   if (!res.ok) throw new Error(`token ${clientId}: ${res.status}`);
   return (await res.json()).access_token;
@@ -84,9 +94,19 @@ async function measureGlobex(url, tok, label, receiver) {
     const kind = i % 3;
     const started = performance.now();
     try {
-      const res = kind === 0 ? await call(url, tok, 'GET', '/tags?brand_id=brand-globex', undefined, 5000)
-        : kind === 1 ? await call(url, tok, 'POST', '/members', { brand_id: 'brand-globex', email: `${label}-${i}@example.org` }, 5000)
-        : await call(url, tok, 'GET', '/events', undefined, 5000);
+      const res =
+        kind === 0
+          ? await call(url, tok, 'GET', '/tags?brand_id=brand-globex', undefined, 5000)
+          : kind === 1
+            ? await call(
+                url,
+                tok,
+                'POST',
+                '/members',
+                { brand_id: 'brand-globex', email: `${label}-${i}@example.org` },
+                5000,
+              )
+            : await call(url, tok, 'GET', '/events', undefined, 5000);
       latencies.push(res.status < 300 ? performance.now() - started : Infinity);
     } catch {
       latencies.push(Infinity);
@@ -100,24 +120,50 @@ async function measureGlobex(url, tok, label, receiver) {
   const hookStarted = performance.now();
   const hookMs = await call(url, tok, 'POST', '/members', { brand_id: 'brand-globex', email })
     .then((created) => receiver.waitFor(created.body.member_id, 30_000))
-    .then(() => performance.now() - hookStarted, () => Infinity);
+    .then(
+      () => performance.now() - hookStarted,
+      () => Infinity,
+    );
   const jobMs = await voucherJob(url, tok, label).catch(() => Infinity);
-  return { p50: at(0.5), p99: at(0.99), max: latencies.at(-1), hookMs, jobMs, failures: latencies.filter((l) => l === Infinity).length };
+  return {
+    p50: at(0.5),
+    p99: at(0.99),
+    max: latencies.at(-1),
+    hookMs,
+    jobMs,
+    failures: latencies.filter((l) => l === Infinity).length,
+  };
 }
 
 /** A voucher job over a tag of 200 members: milliseconds until it is done. */
 async function voucherJob(url, tok, label) {
-  const tag = await call(url, tok, 'POST', '/tags', { brand_id: 'brand-globex', external_reference: `${label}-tag`, tag: label });
+  const tag = await call(url, tok, 'POST', '/tags', {
+    brand_id: 'brand-globex',
+    external_reference: `${label}-tag`,
+    tag: label,
+  });
   const users = Array.from({ length: 200 }, (_, i) => ({ email: `${label}-v${i}@example.org` }));
   const signed = await call(url, tok, 'POST', '/members/signups', { brand_id: 'brand-globex', users });
-  const added = await call(url, tok, 'POST', '/tags/members/bulk', { brand_id: 'brand-globex', tag_id: tag.body.data.uuid, users: Object.values(signed.body.data.new) });
+  const added = await call(url, tok, 'POST', '/tags/members/bulk', {
+    brand_id: 'brand-globex',
+    tag_id: tag.body.data.uuid,
+    users: Object.values(signed.body.data.new),
+  });
   if (added.status !== 200) throw new Error(`tag members: ${added.status} ${JSON.stringify(added.body)}`);
   const jobStarted = performance.now();
-  const job = await call(url, tok, 'POST', `/tags/${tag.body.data.uuid}/vouchers`, { brand_id: 'brand-globex', coupon_id: 'coupon-globex' });
+  const job = await call(url, tok, 'POST', `/tags/${tag.body.data.uuid}/vouchers`, {
+    brand_id: 'brand-globex',
+    coupon_id: 'coupon-globex',
+  });
   let jobMs = Infinity;
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    const s = await call(url, tok, 'GET', `/tags/${tag.body.data.uuid}/vouchers/${job.body.job_id}?brand_id=brand-globex`);
+    const s = await call(
+      url,
+      tok,
+      'GET',
+      `/tags/${tag.body.data.uuid}/vouchers/${job.body.job_id}?brand_id=brand-globex`,
+    );
     if (s.body.status === 'done') {
       jobMs = performance.now() - jobStarted;
       break;
@@ -164,7 +210,10 @@ try {
   const receiver = liveReceiver();
   const liveUrl = await listen(receiver.server);
   const globex = await token(url, 'globex-admin');
-  const sub = await call(url, globex, 'POST', '/webhook-subscriptions', { url: `${liveUrl}/globex`, events: ['member.created', 'coupon.issued'] });
+  const sub = await call(url, globex, 'POST', '/webhook-subscriptions', {
+    url: `${liveUrl}/globex`,
+    events: ['member.created', 'coupon.issued'],
+  });
   if (sub.status !== 201) throw new Error(`subscribe: ${JSON.stringify(sub.body)}`);
 
   const baseline = await measureGlobex(url, globex, 'base', receiver);
@@ -178,7 +227,10 @@ try {
       s.on('error', () => {});
     });
     const holeUrl = await listen(hole);
-    const res = await call(url, acme, 'POST', '/webhook-subscriptions', { url: `${holeUrl}/dead`, events: ['member.created'] });
+    const res = await call(url, acme, 'POST', '/webhook-subscriptions', {
+      url: `${holeUrl}/dead`,
+      events: ['member.created'],
+    });
     if (res.status !== 201) throw new Error(`subscribe dead: ${JSON.stringify(res.body)}`);
   }
   cleanup.push(() => {
@@ -186,11 +238,17 @@ try {
   });
   const seedStarted = performance.now();
   for (let n = 0; n < MEMBERS; n += 2000) {
-    const users = Array.from({ length: Math.min(2000, MEMBERS - n) }, (_, i) => ({ email: `big-${n + i}@example.org`, first_name: 'A fairly long first name', last_name: 'And a last name' }));
+    const users = Array.from({ length: Math.min(2000, MEMBERS - n) }, (_, i) => ({
+      email: `big-${n + i}@example.org`,
+      first_name: 'A fairly long first name',
+      last_name: 'And a last name',
+    }));
     const res = await call(url, acme, 'POST', '/members/signups', { brand_id: 'brand-acme', users }, 60_000);
     if (res.status !== 200) throw new Error(`signups: ${res.status}`);
   }
-  console.log(`seeded ${MEMBERS} Acme members (${2 * MEMBERS} attempts to dead receivers queued) in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+  console.log(
+    `seeded ${MEMBERS} Acme members (${2 * MEMBERS} attempts to dead receivers queued) in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`,
+  );
 
   // Stalled readers: two per token (the per-token share), never reading.
   const { hostname, port } = new URL(url);
@@ -203,7 +261,9 @@ try {
     for (let j = 0; j < 2 && i + j < STALLED; j++) {
       const s = connect(Number(port), hostname);
       const body = JSON.stringify({ brand_id: 'brand-acme' });
-      s.write(`POST /members/list HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${tok}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+      s.write(
+        `POST /members/list HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${tok}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+      );
       s.on('data', () => {});
       s.pause();
       s.on('error', () => {});
@@ -219,10 +279,20 @@ try {
 
   const ms = (v) => (v === Infinity ? 'timeout' : `${v.toFixed(1)} ms`);
   const ratio = (a, b) => (a === Infinity ? '∞' : (a / b).toFixed(2));
-  console.log(`\nGlobex while Acme has ${STALLED} stalled list readers (${MEMBERS} members) and 2 dead receivers (${2 * MEMBERS} attempts waiting):`);
+  console.log(
+    `\nGlobex while Acme has ${STALLED} stalled list readers (${MEMBERS} members) and 2 dead receivers (${2 * MEMBERS} attempts waiting):`,
+  );
   console.log(`${''.padEnd(28)}${'unloaded'.padStart(14)}${'loaded'.padStart(14)}${'ratio'.padStart(8)}`);
-  for (const [name, key] of [['API p50', 'p50'], ['API p99', 'p99'], ['API max', 'max'], ['webhook event → receipt', 'hookMs'], ['voucher job (200 members)', 'jobMs']]) {
-    console.log(`${name.padEnd(28)}${ms(baseline[key]).padStart(14)}${ms(loaded[key]).padStart(14)}${ratio(loaded[key], baseline[key]).padStart(8)}`);
+  for (const [name, key] of [
+    ['API p50', 'p50'],
+    ['API p99', 'p99'],
+    ['API max', 'max'],
+    ['webhook event → receipt', 'hookMs'],
+    ['voucher job (200 members)', 'jobMs'],
+  ]) {
+    console.log(
+      `${name.padEnd(28)}${ms(baseline[key]).padStart(14)}${ms(loaded[key]).padStart(14)}${ratio(loaded[key], baseline[key]).padStart(8)}`,
+    );
   }
   console.log(`failed or timed-out requests: unloaded ${baseline.failures}, loaded ${loaded.failures} of ${REQUESTS}`);
   const ok = loaded.p99 < 1000 && loaded.failures === 0 && loaded.hookMs < 10_000 && loaded.jobMs < 10_000;

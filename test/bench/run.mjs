@@ -23,6 +23,7 @@ for (const file of files) {
 }
 
 console.log('\n=== summary');
-for (const r of results) console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${r.file.padEnd(28)} ${r.how.padEnd(8)} ${r.seconds.toFixed(1)} s`);
+for (const r of results)
+  console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${r.file.padEnd(28)} ${r.how.padEnd(8)} ${r.seconds.toFixed(1)} s`);
 if (!files.length) console.log(`no benchmark matches ${filters.join(', ')}`);
 process.exitCode = results.every((r) => r.ok) && files.length ? 0 : 1;

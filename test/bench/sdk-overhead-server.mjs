@@ -23,7 +23,14 @@ const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-'));
 await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres` and must reach its data directory
 const server = spawn(process.execPath, [path.join(root, 'server/dist/start.js')], {
   cwd: root,
-  env: { ...process.env, PORT: '0', LOYALTY_DATA_DIR: path.join(dir, 'data'), LOYALTY_WORKER: 'off', LOYALTY_RATE_LIMIT_TOKEN: '1000000000', LOYALTY_RATE_LIMIT_IP: '1000000000' },
+  env: {
+    ...process.env,
+    PORT: '0',
+    LOYALTY_DATA_DIR: path.join(dir, 'data'),
+    LOYALTY_WORKER: 'off',
+    LOYALTY_RATE_LIMIT_TOKEN: '1000000000',
+    LOYALTY_RATE_LIMIT_IP: '1000000000',
+  },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 let exitCode = 1;
@@ -50,17 +57,25 @@ try {
   };
   const variants = {
     'GET plain fetch': () => fetch(`${base}/tags`, { headers }).then(check(200)),
-    'GET client': () => client.GET('/tags').then((r) => { if (r.error) throw new Error(JSON.stringify(r.error)); }),
+    'GET client': () =>
+      client.GET('/tags').then((r) => {
+        if (r.error) throw new Error(JSON.stringify(r.error));
+      }),
     'POST plain fetch': () =>
       fetch(`${base}/members`, {
         method: 'POST',
         headers: { ...headers, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
         body: JSON.stringify(member),
       }).then(check(200)),
-    'POST client': () => client.POST('/members', { body: member }).then((r) => { if (r.error) throw new Error(JSON.stringify(r.error)); }),
+    'POST client': () =>
+      client.POST('/members', { body: member }).then((r) => {
+        if (r.error) throw new Error(JSON.stringify(r.error));
+      }),
   };
   const samples = await sampleVariants(variants, { calls: CALLS, concurrency: CONCURRENCY, rounds: ROUNDS });
-  console.log(`reference server (embedded PostgreSQL, own process): ${CALLS} calls x ${ROUNDS} rounds, ${CONCURRENCY} in flight, node ${process.version}`);
+  console.log(
+    `reference server (embedded PostgreSQL, own process): ${CALLS} calls x ${ROUNDS} rounds, ${CONCURRENCY} in flight, node ${process.version}`,
+  );
   // Judged, as sdk-overhead.mjs is, by the ratio of the medians; the median of the per-round
   // ratios is printed beside it (on a shared machine the two differ by a few percent either way).
   const worst = Math.max(compare(samples, 'GET', 'GET /tags').ratio, compare(samples, 'POST', 'POST /members').ratio);

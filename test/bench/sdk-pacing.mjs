@@ -24,15 +24,28 @@ const server = createServer((req, res) => {
     windows.set(token, w);
   }
   const resetIn = Math.ceil((w.start + WINDOW_S * 1000 - now) / 1000);
-  const headers = { 'content-type': 'application/json', 'x-ratelimit-limit': String(LIMIT), 'ratelimit-policy': `"token";q=${LIMIT};w=${WINDOW_S}` };
+  const headers = {
+    'content-type': 'application/json',
+    'x-ratelimit-limit': String(LIMIT),
+    'ratelimit-policy': `"token";q=${LIMIT};w=${WINDOW_S}`,
+  };
   if (w.count >= LIMIT) {
-    res.writeHead(429, { ...headers, 'x-ratelimit-remaining': '0', 'retry-after': String(resetIn), ratelimit: `"token";r=0;t=${resetIn}` });
+    res.writeHead(429, {
+      ...headers,
+      'x-ratelimit-remaining': '0',
+      'retry-after': String(resetIn),
+      ratelimit: `"token";r=0;t=${resetIn}`,
+    });
     res.end('{"message":"Too Many Attempts."}');
     return;
   }
   w.count++;
   const remaining = LIMIT - w.count;
-  res.writeHead(200, { ...headers, 'x-ratelimit-remaining': String(remaining), ratelimit: `"token";r=${remaining};t=${resetIn}` });
+  res.writeHead(200, {
+    ...headers,
+    'x-ratelimit-remaining': String(remaining),
+    ratelimit: `"token";r=${remaining};t=${resetIn}`,
+  });
   res.end('{"success":true,"data":[]}');
 });
 const external = process.env.LOYALTY_API_URL;
@@ -45,16 +58,21 @@ async function token() {
   const response = await fetch(`${base}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' }),
+    body: JSON.stringify({
+      grant_type: 'client_credentials',
+      client_id: 'acme-admin',
+      client_secret: 'acme-admin-secret',
+    }),
   });
   return (await response.json()).access_token;
 }
 
 let received429 = 0;
-const counting = (request) => fetch(request).then((r) => {
-  if (r.status === 429) received429++;
-  return r;
-});
+const counting = (request) =>
+  fetch(request).then((r) => {
+    if (r.status === 429) received429++;
+    return r;
+  });
 
 async function burst(label, send) {
   received429 = 0;
@@ -79,9 +97,13 @@ const sdk = await burst('sdk client', () => client.GET('/tags').then((r) => r.re
 
 // The least time the limit allows: full windows before the last partial one.
 const ideal = (Math.ceil(REQUESTS / LIMIT) - 1) * WINDOW_S;
-console.log(`${REQUESTS} requests at once, limit ${LIMIT} per ${WINDOW_S} s window, ${external ? `reference server ${external}` : 'local node:http server'}, node ${process.version}`);
+console.log(
+  `${REQUESTS} requests at once, limit ${LIMIT} per ${WINDOW_S} s window, ${external ? `reference server ${external}` : 'local node:http server'}, node ${process.version}`,
+);
 for (const r of [plain, sdk])
-  console.log(`${r.label}: ${r.ok} ok, 429s received ${r.rejected}, ${r.seconds.toFixed(2)} s (${(r.seconds / ideal).toFixed(2)}x the ${ideal} s the limit allows)`);
+  console.log(
+    `${r.label}: ${r.ok} ok, 429s received ${r.rejected}, ${r.seconds.toFixed(2)} s (${(r.seconds / ideal).toFixed(2)}x the ${ideal} s the limit allows)`,
+  );
 console.log(`target zero 429s with the SDK: ${sdk.rejected === 0 && sdk.ok === REQUESTS ? 'met' : 'NOT met'}`);
 if (!external) server.close();
 process.exitCode = sdk.rejected === 0 && sdk.ok === REQUESTS ? 0 : 1;

@@ -15,7 +15,16 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import Hapi from '@hapi/hapi';
 
-import { root, createServer, loadConfig, startEmbeddedPostgres, migrate, createPool, loadFixtureFile, adminToken } from './lib/server-dist.mjs';
+import {
+  root,
+  createServer,
+  loadConfig,
+  startEmbeddedPostgres,
+  migrate,
+  createPool,
+  loadFixtureFile,
+  adminToken,
+} from './lib/server-dist.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = 50;
@@ -25,7 +34,14 @@ const WARMUP_IMPORTS = 3;
 const targets = { signupP50: 150, listMs: 2000, listRssMb: 100 };
 
 async function cannon(url, { headers = {}, duration = seconds } = {}) {
-  const args = [path.join(root, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(connections), '-d', String(duration)];
+  const args = [
+    path.join(root, 'node_modules/autocannon/autocannon.js'),
+    '-j',
+    '-c',
+    String(connections),
+    '-d',
+    String(duration),
+  ];
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
   const { stdout } = await promisify(execFile)(process.execPath, [...args, url], { maxBuffer: 16 * 1024 * 1024 });
   const result = JSON.parse(stdout);
@@ -46,11 +62,15 @@ const LIST_CLIENT = `
 `;
 function readList(url, token) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', LIST_CLIENT, url, token], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', LIST_CLIENT, url, token], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`list client exited ${code}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`list client exited ${code}`)),
+    );
   });
 }
 
@@ -67,7 +87,8 @@ function cpuNow(dataDir) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const fields = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ');
-      if (Number(entry) === postmaster || Number(fields[1]) === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
+      if (Number(entry) === postmaster || Number(fields[1]) === postmaster)
+        ticks += Number(fields[11]) + Number(fields[12]);
     } catch {
       // the process ended while we looked
     }
@@ -92,13 +113,23 @@ let failed = false;
 try {
   await migrate(sql, pg.url);
   await loadFixtureFile(sql, path.join(root, 'fixtures/demo.json'));
-  const config = { ...loadConfig({}), port: 0, host: '127.0.0.1', rateLimitToken: 1_000_000_000, rateLimitIp: 1_000_000_000 };
+  const config = {
+    ...loadConfig({}),
+    port: 0,
+    host: '127.0.0.1',
+    rateLimitToken: 1_000_000_000,
+    rateLimitIp: 1_000_000_000,
+  };
   const api = await createServer({ sql, config, log: (line) => console.error(line) });
   await api.start();
   servers.push(api);
   // Bench only, never in the product: the floor any route of this stack stands on.
   const bare = Hapi.server({ port: 0, host: '127.0.0.1' });
-  bare.route({ method: 'GET', path: '/bench/member/{id}', handler: async (request) => (await sql`SELECT id, email FROM members WHERE id = ${request.params.id}`)[0] });
+  bare.route({
+    method: 'GET',
+    path: '/bench/member/{id}',
+    handler: async (request) => (await sql`SELECT id, email FROM members WHERE id = ${request.params.id}`)[0],
+  });
   await bare.start();
   servers.push(bare);
 
@@ -106,12 +137,17 @@ try {
   const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 
   // 1. Sign-up imports of 2000 new members each (bodies built before the clock starts).
-  const bodies = Array.from({ length: IMPORTS }, (_, r) => JSON.stringify({
-    brand_id: 'brand-acme',
-    users: Array.from({ length: PER_IMPORT }, (_, i) => ({
-      email: `bench-${r}-${i}@example.org`, first_name: `First${i}`, last_name: `Last${r}`, subscribed_at: '2026-01-02 03:04:05',
-    })),
-  }));
+  const bodies = Array.from({ length: IMPORTS }, (_, r) =>
+    JSON.stringify({
+      brand_id: 'brand-acme',
+      users: Array.from({ length: PER_IMPORT }, (_, i) => ({
+        email: `bench-${r}-${i}@example.org`,
+        first_name: `First${i}`,
+        last_name: `Last${r}`,
+        subscribed_at: '2026-01-02 03:04:05',
+      })),
+    }),
+  );
   const times = [];
   let signupCpu;
   for (const [r, body] of bodies.entries()) {
@@ -120,7 +156,8 @@ try {
     const res = await fetch(`${api.info.uri}/members/signups`, { method: 'POST', headers: auth, body });
     const json = await res.json();
     const ms = performance.now() - started;
-    if (res.status !== 200 || Object.keys(json.data.new).length !== PER_IMPORT) throw new Error(`import ${r}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
+    if (res.status !== 200 || Object.keys(json.data.new).length !== PER_IMPORT)
+      throw new Error(`import ${r}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
     if (r >= WARMUP_IMPORTS) times.push(ms);
   }
   signupCpu = cpuSince(signupCpu, dataDir);
@@ -147,9 +184,14 @@ try {
   }
 
   // 3. Member get at concurrency 50 beside the bare one-query route.
-  const [member] = await sql`SELECT member_id AS id FROM brand_members WHERE brand_id = 'brand-acme' ORDER BY seq LIMIT 1 OFFSET 500`;
+  const [member] =
+    await sql`SELECT member_id AS id FROM brand_members WHERE brand_id = 'brand-acme' ORDER BY seq LIMIT 1 OFFSET 500`;
   for (const payload of [{ coupon_id: 'coupon-welcome' }, { storecard_id: 'card-points' }]) {
-    const res = await fetch(`${api.info.uri}/members/${member.id}/passes`, { method: 'POST', headers: auth, body: JSON.stringify({ brand_id: 'brand-acme', ...payload }) });
+    const res = await fetch(`${api.info.uri}/members/${member.id}/passes`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ brand_id: 'brand-acme', ...payload }),
+    });
     if (res.status !== 201) throw new Error(`issue pass: ${res.status} ${await res.text()}`);
   }
   const getUrl = `${api.info.uri}/members/${member.id}?brand_id=brand-acme`;
@@ -166,18 +208,35 @@ try {
   const summary = (list) => ({ rps: mean(list, 'rps'), p50: mean(list, 'p50'), p99: mean(list, 'p99') });
   const b = summary(runs.bare);
   const g = summary(runs.get);
-  const line = (name, r) => `  ${name.padEnd(46)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms`;
+  const line = (name, r) =>
+    `  ${name.padEnd(46)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms`;
   const listMs = lists.map((l) => l.ms).sort((x, y) => x - y);
   const listRss = lists.map((l) => mb(l.rssGrowth)).sort((x, y) => x - y);
   console.log(`server-members (node ${process.version}, ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'cpu'})`);
-  console.log(`1. POST /members/signups, ${PER_IMPORT} new members per request, ${times.length} requests after ${WARMUP_IMPORTS} warm-up:`);
-  console.log(`  p50 ${signup.p50.toFixed(1)} ms   p95 ${signup.p95.toFixed(1)} ms   max ${signup.max.toFixed(1)} ms   (target p50 < ${targets.signupP50} ms; p50/target ${(signup.p50 / targets.signupP50).toFixed(2)})`);
-  console.log(`  CPU per request: server process ${(signupCpu.node / times.length).toFixed(0)} ms (with the bench client's fetch), PostgreSQL ${(signupCpu.pg / times.length).toFixed(0)} ms; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`);
-  console.log(`2. POST /members/list, all ${IMPORTS * PER_IMPORT} members streamed (${(lists[0].bytes / 1e6).toFixed(1)} MB), ${lists.length} runs:`);
-  console.log(`  time to last byte: ${lists.map((l) => `${l.ms.toFixed(0)} ms`).join(', ')} (median ${listMs[1].toFixed(0)} ms; target < ${targets.listMs} ms; ratio ${(listMs[1] / targets.listMs).toFixed(2)})`);
-  console.log(`  CPU per list: server process ${lists.map((l) => `${l.cpu.node.toFixed(0)} ms`).join(', ')}; PostgreSQL ${lists.map((l) => `${l.cpu.pg.toFixed(0)} ms`).join(', ')}`);
-  console.log(`  server RSS growth while streaming: ${lists.map((l) => `${mb(l.rssGrowth).toFixed(1)} MB`).join(', ')} (max ${listRss[2].toFixed(1)} MB; target < ${targets.listRssMb} MB)`);
-  console.log(`3. GET /members/{uuid} at ${connections} connections, ${seconds} s per run, mean of ${runs.bare.length} alternating runs:`);
+  console.log(
+    `1. POST /members/signups, ${PER_IMPORT} new members per request, ${times.length} requests after ${WARMUP_IMPORTS} warm-up:`,
+  );
+  console.log(
+    `  p50 ${signup.p50.toFixed(1)} ms   p95 ${signup.p95.toFixed(1)} ms   max ${signup.max.toFixed(1)} ms   (target p50 < ${targets.signupP50} ms; p50/target ${(signup.p50 / targets.signupP50).toFixed(2)})`,
+  );
+  console.log(
+    `  CPU per request: server process ${(signupCpu.node / times.length).toFixed(0)} ms (with the bench client's fetch), PostgreSQL ${(signupCpu.pg / times.length).toFixed(0)} ms; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`,
+  );
+  console.log(
+    `2. POST /members/list, all ${IMPORTS * PER_IMPORT} members streamed (${(lists[0].bytes / 1e6).toFixed(1)} MB), ${lists.length} runs:`,
+  );
+  console.log(
+    `  time to last byte: ${lists.map((l) => `${l.ms.toFixed(0)} ms`).join(', ')} (median ${listMs[1].toFixed(0)} ms; target < ${targets.listMs} ms; ratio ${(listMs[1] / targets.listMs).toFixed(2)})`,
+  );
+  console.log(
+    `  CPU per list: server process ${lists.map((l) => `${l.cpu.node.toFixed(0)} ms`).join(', ')}; PostgreSQL ${lists.map((l) => `${l.cpu.pg.toFixed(0)} ms`).join(', ')}`,
+  );
+  console.log(
+    `  server RSS growth while streaming: ${lists.map((l) => `${mb(l.rssGrowth).toFixed(1)} MB`).join(', ')} (max ${listRss[2].toFixed(1)} MB; target < ${targets.listRssMb} MB)`,
+  );
+  console.log(
+    `3. GET /members/{uuid} at ${connections} connections, ${seconds} s per run, mean of ${runs.bare.length} alternating runs:`,
+  );
   console.log(line('bare hapi route, one primary-key SELECT', b));
   console.log(line('GET /members/{uuid} (auth + rate limit + passes)', g));
   console.log(`  ratio member get / bare: ${(g.rps / b.rps).toFixed(2)}`);

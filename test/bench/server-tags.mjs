@@ -11,7 +11,16 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import Hapi from '@hapi/hapi';
 
-import { root, createServer, loadConfig, startEmbeddedPostgres, migrate, createPool, loadFixtureFile, adminToken } from './lib/server-dist.mjs';
+import {
+  root,
+  createServer,
+  loadConfig,
+  startEmbeddedPostgres,
+  migrate,
+  createPool,
+  loadFixtureFile,
+  adminToken,
+} from './lib/server-dist.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = 50;
@@ -24,14 +33,29 @@ const tagCount = Number(process.env.BENCH_TAGS ?? 20);
  * @param {{ method?: string, headers?: Record<string, string>, body?: string, duration?: number }} [options]
  */
 async function cannon(url, { method = 'GET', headers = {}, body, duration = seconds } = {}) {
-  const args = [path.join(root, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(connections), '-d', String(duration), '-m', method];
+  const args = [
+    path.join(root, 'node_modules/autocannon/autocannon.js'),
+    '-j',
+    '-c',
+    String(connections),
+    '-d',
+    String(duration),
+    '-m',
+    method,
+  ];
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
   if (body) args.push('-b', body);
   const { stdout } = await promisify(execFile)(process.execPath, [...args, url], { maxBuffer: 16 * 1024 * 1024 });
   const result = JSON.parse(stdout);
   const bad = result.non2xx + result.errors + result.timeouts;
-  if (bad) throw new Error(`${method} ${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total };
+  if (bad)
+    throw new Error(`${method} ${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    total: result.requests.total,
+  };
 }
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-'));
@@ -45,21 +69,32 @@ try {
   await sql`INSERT INTO tags (organization_id, brand_id, tag, external_reference)
             SELECT 'org-acme', 'brand-acme', 'Tag ' || i, 'bench-' || i FROM generate_series(1, ${tagCount}::int) AS i`;
 
-  const config = { ...loadConfig({}), port: 0, host: '127.0.0.1', rateLimitToken: 1_000_000_000, rateLimitIp: 1_000_000_000 };
+  const config = {
+    ...loadConfig({}),
+    port: 0,
+    host: '127.0.0.1',
+    rateLimitToken: 1_000_000_000,
+    rateLimitIp: 1_000_000_000,
+  };
   const api = await createServer({ sql, config, log: (line) => console.error(line) });
   await api.start();
   servers.push(api);
 
   // Bench only, never in the product: the floor any route of this stack stands on.
   const bare = Hapi.server({ port: 0, host: '127.0.0.1' });
-  bare.route({ method: 'GET', path: '/bench/pk', handler: async () => (await sql`SELECT id, name FROM brands WHERE id = ${'brand-acme'}`)[0] });
+  bare.route({
+    method: 'GET',
+    path: '/bench/pk',
+    handler: async () => (await sql`SELECT id, name FROM brands WHERE id = ${'brand-acme'}`)[0],
+  });
   await bare.start();
   servers.push(bare);
 
   const access_token = await adminToken(api.info.uri);
   const auth = { authorization: `Bearer ${access_token}` };
   const tags = await (await fetch(`${api.info.uri}/tags`, { headers: auth })).json();
-  if (tags.data?.length !== tagCount) throw new Error(`GET /tags: expected ${tagCount} tags, got ${JSON.stringify(tags).slice(0, 200)}`);
+  if (tags.data?.length !== tagCount)
+    throw new Error(`GET /tags: expected ${tagCount} tags, got ${JSON.stringify(tags).slice(0, 200)}`);
 
   // Warm-up (JIT, connection pool, plans), then alternate so both see the same machine state.
   await cannon(`${bare.info.uri}/bench/pk`, { duration: 2 });
@@ -77,7 +112,10 @@ try {
   if (first.status !== 201) throw new Error(`first POST /tags: ${first.status} ${await first.text()}`);
   // No write may touch idempotency_keys while replaying: the key's row keeps its version
   // (xmin, ctid) and no row is added.
-  const keyRows = async () => (await sql`SELECT xmin::text || ctid::text AS version FROM idempotency_keys ORDER BY 1`).map((r) => r.version).join(' ');
+  const keyRows = async () =>
+    (await sql`SELECT xmin::text || ctid::text AS version FROM idempotency_keys ORDER BY 1`)
+      .map((r) => r.version)
+      .join(' ');
   const rowsBefore = await keyRows();
   const replay = await cannon(`${api.info.uri}/tags`, { method: 'POST', headers: postHeaders, body });
   const untouched = (await keyRows()) === rowsBefore;
@@ -88,13 +126,18 @@ try {
   const b = summary(runs.bare);
   const t = summary(runs.tags);
   const ratio = t.rps / b.rps;
-  const line = (name, r) => `${name.padEnd(44)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms`;
-  console.log(`server-tags: ${connections} connections, ${seconds} s per run, mean of ${runs.bare.length} alternating runs (node ${process.version}, ${os.cpus().length} cores)`);
+  const line = (name, r) =>
+    `${name.padEnd(44)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms`;
+  console.log(
+    `server-tags: ${connections} connections, ${seconds} s per run, mean of ${runs.bare.length} alternating runs (node ${process.version}, ${os.cpus().length} cores)`,
+  );
   console.log(line('bare hapi route, one primary-key SELECT', b));
   console.log(line(`GET /tags (auth + rate limit, ${tagCount} tags)`, t));
   console.log(`ratio GET /tags / bare: ${ratio.toFixed(2)} (target >= ${target.toFixed(2)})`);
   console.log(line('POST /tags replayed (Idempotency-Key)', replay));
-  console.log(`replays: ${replay.total} answered, tags created: ${created}, idempotency_keys untouched by the replays: ${untouched}`);
+  console.log(
+    `replays: ${replay.total} answered, tags created: ${created}, idempotency_keys untouched by the replays: ${untouched}`,
+  );
   if (ratio < target || created !== 1 || !untouched) {
     console.log('server-tags: FAILED');
     process.exitCode = 1;

@@ -12,7 +12,16 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { root, createServer, loadConfig, startEmbeddedPostgres, migrate, createPool, loadFixtureFile, startWorker } from './lib/server-dist.mjs';
+import {
+  root,
+  createServer,
+  loadConfig,
+  startEmbeddedPostgres,
+  migrate,
+  createPool,
+  loadFixtureFile,
+  startWorker,
+} from './lib/server-dist.mjs';
 
 const members = Number(process.env.BENCH_MEMBERS ?? 100_000);
 const limitSeconds = 10;
@@ -40,30 +49,55 @@ try {
   await sql`VACUUM ANALYZE`;
   console.log(`seeded ${members} members on one tag in ${((performance.now() - seeded) / 1000).toFixed(1)} s`);
 
-  const config = { ...loadConfig({ LOYALTY_SECRET_KEY: 'bench-only key of webhook secrets at rest' }), port: 0, host: '127.0.0.1', rateLimitToken: 1e9, rateLimitIp: 1e9, webhookAllowInsecure: true };
+  const config = {
+    ...loadConfig({ LOYALTY_SECRET_KEY: 'bench-only key of webhook secrets at rest' }),
+    port: 0,
+    host: '127.0.0.1',
+    rateLimitToken: 1e9,
+    rateLimitIp: 1e9,
+    webhookAllowInsecure: true,
+  };
   api = await createServer({ sql, config, log: (line) => console.error(line) });
   await api.start();
-  const token = await (await fetch(`${api.info.uri}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' }),
-  })).json();
+  const token = await (
+    await fetch(`${api.info.uri}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        grant_type: 'client_credentials',
+        client_id: 'acme-admin',
+        client_secret: 'acme-admin-secret',
+      }),
+    })
+  ).json();
   const headers = { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json' };
 
   // Sending is measured elsewhere: this worker issues vouchers and fans out, nothing more.
-  const runner = await startWorker({ connectionString: pg.url, sql, config, only: ['issue_voucher_round', 'fan_out_events'], pollInterval: 100 });
+  const runner = await startWorker({
+    connectionString: pg.url,
+    sql,
+    config,
+    only: ['issue_voucher_round', 'fan_out_events'],
+    pollInterval: 100,
+  });
 
   // CPU seconds spent by PostgreSQL (every process of the cluster) and by this process: unlike
   // wall time, hardly changed by other work on the machine.
-  const [{ postmaster }] = await sql`SELECT pid AS postmaster FROM pg_stat_activity WHERE backend_type = 'checkpointer'`;
+  const [{ postmaster }] =
+    await sql`SELECT pid AS postmaster FROM pg_stat_activity WHERE backend_type = 'checkpointer'`;
   const ppid = Number(readFileSync(`/proc/${postmaster}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
   const clusterCpu = () => {
     let ms = 0;
-    for (const pid of readFileSync(`/proc/${ppid}/task/${ppid}/children`, 'utf8').trim().split(/\s+/).concat(String(ppid))) {
+    for (const pid of readFileSync(`/proc/${ppid}/task/${ppid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .concat(String(ppid))) {
       try {
         const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
         ms += (Number(f[11]) + Number(f[12])) * 10;
-      } catch { /* exited */ }
+      } catch {
+        /* exited */
+      }
     }
     return ms;
   };
@@ -72,22 +106,33 @@ try {
   async function job(couponId, { untilDeliveries = 0 } = {}) {
     const cpu0 = cpuNow();
     const started = performance.now();
-    const res = await fetch(`${api.info.uri}/tags/everyone/vouchers`, { method: 'POST', headers, body: JSON.stringify({ brand_id: 'brand-acme', coupon_id: couponId }) });
+    const res = await fetch(`${api.info.uri}/tags/everyone/vouchers`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ brand_id: 'brand-acme', coupon_id: couponId }),
+    });
     if (res.status !== 202) throw new Error(`POST vouchers: ${res.status} ${await res.text()}`);
     const { job_id } = await res.json();
     let body;
     for (;;) {
       await new Promise((r) => setTimeout(r, 100));
-      body = await (await fetch(`${api.info.uri}/tags/everyone/vouchers/${job_id}?brand_id=brand-acme`, { headers })).json();
+      body = await (
+        await fetch(`${api.info.uri}/tags/everyone/vouchers/${job_id}?brand_id=brand-acme`, { headers })
+      ).json();
       if (body.status === 'failed') throw new Error(`job failed: ${JSON.stringify(body)}`);
       if (body.status !== 'done') continue;
       if (!untilDeliveries) break;
       const [{ n }] = await sql`SELECT count(*)::int AS n FROM webhook_deliveries`;
-      const [{ q }] = await sql`SELECT count(*)::int AS q FROM graphile_worker.jobs WHERE task_identifier = 'deliver_webhook'`;
+      const [{ q }] =
+        await sql`SELECT count(*)::int AS q FROM graphile_worker.jobs WHERE task_identifier = 'deliver_webhook'`;
       if (n >= untilDeliveries && q >= 1) break;
     }
     const cpu1 = cpuNow();
-    return { seconds: (performance.now() - started) / 1000, body, cpu: { pg: (cpu1.pg - cpu0.pg) / 1000, node: (cpu1.node - cpu0.node) / 1000 } };
+    return {
+      seconds: (performance.now() - started) / 1000,
+      body,
+      cpu: { pg: (cpu1.pg - cpu0.pg) / 1000, node: (cpu1.node - cpu0.node) / 1000 },
+    };
   }
 
   // The issue's target is the job's time; the subscribed run is a figure to report beside it.
@@ -95,30 +140,48 @@ try {
     const ok = seconds < limitSeconds;
     if (target && !ok) failed = true;
     const verdict = !target ? '(reported, no target)' : ok ? 'ok' : `FAIL: over ${limitSeconds} s`;
-    console.log(`${label}: ${seconds.toFixed(2)} s, ${Math.round(count / seconds).toLocaleString('en')} passes/s ` +
-      `(issued ${body.issued}, skipped ${body.skipped}, failed ${body.failed}); CPU ${cpu.pg.toFixed(1)} s PostgreSQL + ` +
-      `${cpu.node.toFixed(1)} s Node ${verdict}`);
+    console.log(
+      `${label}: ${seconds.toFixed(2)} s, ${Math.round(count / seconds).toLocaleString('en')} passes/s ` +
+        `(issued ${body.issued}, skipped ${body.skipped}, failed ${body.failed}); CPU ${cpu.pg.toFixed(1)} s PostgreSQL + ` +
+        `${cpu.node.toFixed(1)} s Node ${verdict}`,
+    );
   };
 
   report(`voucher job, ${members.toLocaleString('en')} members`, await job('coupon-welcome'), members);
 
   const rerun = await job('coupon-welcome');
-  console.log(`rerun of the first job (everyone skipped): ${rerun.seconds.toFixed(2)} s, skipped ${rerun.body.skipped}`);
+  console.log(
+    `rerun of the first job (everyone skipped): ${rerun.seconds.toFixed(2)} s, skipped ${rerun.body.skipped}`,
+  );
 
   await fetch(`${api.info.uri}/webhook-subscriptions`, {
-    method: 'POST', headers, body: JSON.stringify({ url: 'http://127.0.0.1:9/unused', events: ['coupon.issued'] }),
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ url: 'http://127.0.0.1:9/unused', events: ['coupon.issued'] }),
   });
-  report('same, with one coupon.issued subscription (deliveries created and queued)', await job('coupon-bench', { untilDeliveries: members }), members, { target: false });
+  report(
+    'same, with one coupon.issued subscription (deliveries created and queued)',
+    await job('coupon-bench', { untilDeliveries: members }),
+    members,
+    { target: false },
+  );
 
-
-  const [{ passes, distinct }] = await sql`SELECT count(*)::int AS passes, count(DISTINCT (member_id, coupon_id))::int AS distinct FROM passes`;
+  const [{ passes, distinct }] =
+    await sql`SELECT count(*)::int AS passes, count(DISTINCT (member_id, coupon_id))::int AS distinct FROM passes`;
   if (passes !== 2 * members || distinct !== 2 * members) {
     failed = true;
-    console.log(`FAIL: expected ${2 * members} passes, one per member and coupon; found ${passes} (${distinct} distinct)`);
+    console.log(
+      `FAIL: expected ${2 * members} passes, one per member and coupon; found ${passes} (${distinct} distinct)`,
+    );
   }
   await runner.stop();
   // Other processes on the machine change these figures: say how busy it was.
-  console.log(`load average during the run: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} (${os.cpus().length} CPUs)`);
+  console.log(
+    `load average during the run: ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} (${os.cpus().length} CPUs)`,
+  );
 } finally {
   await api?.stop();
   await sql.end({ timeout: 5 });

@@ -23,11 +23,22 @@ if (process.argv[2] === 'receiver') {
     });
   });
   server.keepAliveTimeout = 30_000;
-  server.listen(0, '127.0.0.1', () => process.send({ port: /** @type {import('node:net').AddressInfo} */ (server.address()).port }));
+  server.listen(0, '127.0.0.1', () =>
+    process.send({ port: /** @type {import('node:net').AddressInfo} */ (server.address()).port }),
+  );
   process.on('message', (m) => m === 'count' && process.send({ count }));
 } else {
-  const { root, loadConfig, startEmbeddedPostgres, migrate, createPool, loadFixtureFile, startWorker, DEFAULT_CONCURRENCY, serverModule } =
-    await import('./lib/server-dist.mjs');
+  const {
+    root,
+    loadConfig,
+    startEmbeddedPostgres,
+    migrate,
+    createPool,
+    loadFixtureFile,
+    startWorker,
+    DEFAULT_CONCURRENCY,
+    serverModule,
+  } = await import('./lib/server-dist.mjs');
   const { fanOutEvents } = await serverModule('services/deliveries.js');
 
   const total = Number(process.env.BENCH_DELIVERIES ?? 20_000);
@@ -37,10 +48,11 @@ if (process.argv[2] === 'receiver') {
   const target = 500;
 
   const receiver = fork(fileURLToPath(import.meta.url), ['receiver'], { stdio: 'inherit' });
-  const ask = (message) => new Promise((resolve) => {
-    receiver.once('message', resolve);
-    if (message) receiver.send(message);
-  });
+  const ask = (message) =>
+    new Promise((resolve) => {
+      receiver.once('message', resolve);
+      if (message) receiver.send(message);
+    });
   const { port } = await ask();
 
   const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-'));
@@ -55,14 +67,18 @@ if (process.argv[2] === 'receiver') {
               SELECT 'org-acme', ${`http://127.0.0.1:${port}/hook/`} || i, '{member.created}',
                      'whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=', now() - interval '1 minute'
               FROM generate_series(1, ${subscriptions}::int) i`;
-    const ids = (await sql`
+    const ids = (
+      await sql`
       INSERT INTO events (organization_id, type, data)
       SELECT 'org-acme', 'member.created', jsonb_build_object('member_id', gen_random_uuid(), 'brand_id', 'brand-acme')
-      FROM generate_series(1, ${Math.ceil(total / subscriptions)}::int) RETURNING id`).map((r) => r.id);
+      FROM generate_series(1, ${Math.ceil(total / subscriptions)}::int) RETURNING id`
+    ).map((r) => r.id);
     for (let i = 0; i < ids.length; i += 5000) await fanOutEvents(sql, ids.slice(i, i + 5000));
     await sql`VACUUM ANALYZE`;
-    console.log(`queued ${total.toLocaleString('en')} deliveries to ${subscriptions} subscription(s) of a local receiver; worker concurrency ${concurrency}, ` +
-      `at most ${loadConfig({}).webhookConcurrencyPerSubscription} attempts in flight per subscription (LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION)`);
+    console.log(
+      `queued ${total.toLocaleString('en')} deliveries to ${subscriptions} subscription(s) of a local receiver; worker concurrency ${concurrency}, ` +
+        `at most ${loadConfig({}).webhookConcurrencyPerSubscription} attempts in flight per subscription (LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION)`,
+    );
 
     const config = { ...loadConfig({}), webhookAllowInsecure: true };
     const started = performance.now();
@@ -91,11 +107,18 @@ if (process.argv[2] === 'receiver') {
     const { count } = await ask('count');
     const ok = sustained >= target && delivered === total && count === total;
     if (!ok) failed = true;
-    console.log(`delivered ${delivered.toLocaleString('en')} in ${seconds.toFixed(1)} s: ${Math.round(total / seconds)} deliveries/s overall, ` +
-      `${Math.round(sustained)}/s sustained (10-90 %); attempt p50 ${p50} ms, p99 ${p99} ms; receiver counted ${count} ` +
-      `${ok ? 'ok' : `FAIL: target ${target}/s, every delivery delivered exactly once`}`);
+    console.log(
+      `delivered ${delivered.toLocaleString('en')} in ${seconds.toFixed(1)} s: ${Math.round(total / seconds)} deliveries/s overall, ` +
+        `${Math.round(sustained)}/s sustained (10-90 %); attempt p50 ${p50} ms, p99 ${p99} ms; receiver counted ${count} ` +
+        `${ok ? 'ok' : `FAIL: target ${target}/s, every delivery delivered exactly once`}`,
+    );
     // Other processes on the machine change these figures: say how busy it was.
-    console.log(`load average during the run: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} (${os.cpus().length} CPUs)`);
+    console.log(
+      `load average during the run: ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} (${os.cpus().length} CPUs)`,
+    );
   } finally {
     receiver.kill();
     await sql.end({ timeout: 5 });

@@ -25,7 +25,19 @@ const WARMUP = Math.min(RETENTION_SECONDS * 1.5, SECONDS / 3);
 const TOLERANCE = 0.1;
 /** A cycle starts at most this often: a workload the machine sustains (a growing delivery backlog is not retention's to purge). */
 const CYCLE_MS = Number(process.env.SOAK_CYCLE_MS ?? 3000);
-const TABLES = ['events', 'webhook_deliveries', 'webhook_attempts', 'voucher_jobs', 'voucher_grants', 'passes', 'members', 'tags', 'access_tokens', 'idempotency_keys', 'graphile_worker._private_jobs'];
+const TABLES = [
+  'events',
+  'webhook_deliveries',
+  'webhook_attempts',
+  'voucher_jobs',
+  'voucher_grants',
+  'passes',
+  'members',
+  'tags',
+  'access_tokens',
+  'idempotency_keys',
+  'graphile_worker._private_jobs',
+];
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-soak-'));
 await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres` and must reach its data directory
@@ -44,9 +56,15 @@ await new Promise((resolve) => receiver.listen(0, '127.0.0.1', () => resolve(und
 const server = spawn(process.execPath, ['server/dist/start.js'], {
   cwd: root,
   env: {
-    ...process.env, PORT: '0', HOST: '127.0.0.1', LOYALTY_DATA_DIR: dataDir,
-    LOYALTY_RETENTION_DAYS: String(RETENTION_SECONDS / 86_400), LOYALTY_WEBHOOK_ALLOW_INSECURE: '1',
-    LOYALTY_RATE_LIMIT_TOKEN: '1000000', LOYALTY_RATE_LIMIT_IP: '1000000', LOYALTY_WEBHOOK_RETRY_DELAYS: '1,1,1,1,1,1,1',
+    ...process.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOYALTY_DATA_DIR: dataDir,
+    LOYALTY_RETENTION_DAYS: String(RETENTION_SECONDS / 86_400),
+    LOYALTY_WEBHOOK_ALLOW_INSECURE: '1',
+    LOYALTY_RATE_LIMIT_TOKEN: '1000000',
+    LOYALTY_RATE_LIMIT_IP: '1000000',
+    LOYALTY_WEBHOOK_RETRY_DELAYS: '1,1,1,1,1,1,1',
   },
   stdio: ['ignore', 'pipe', 'pipe'],
 });
@@ -62,13 +80,20 @@ const url = await new Promise((resolve, reject) => {
   server.on('exit', (code) => reject(new Error(`server exited ${code}:\n${serverLog}`)));
 });
 const password = (await readFile(path.join(dataDir, 'loyalty-db-password'), 'utf8')).trim();
-const sql = createPool(`postgres://postgres:${encodeURIComponent(password)}@${encodeURIComponent(dataDir)}:5432/loyalty`, { max: 2 });
+const sql = createPool(
+  `postgres://postgres:${encodeURIComponent(password)}@${encodeURIComponent(dataDir)}:5432/loyalty`,
+  { max: 2 },
+);
 
 async function token() {
   const res = await fetch(`${url}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' }),
+    body: JSON.stringify({
+      grant_type: 'client_credentials',
+      client_id: 'acme-admin',
+      client_secret: 'acme-admin-secret',
+    }),
   });
   return (await res.json()).access_token;
 }
@@ -84,7 +109,10 @@ async function api(method, route, body, headers = {}) {
   return { status: res.status, json: text ? JSON.parse(text) : null };
 }
 
-const subscription = await api('POST', '/webhook-subscriptions', { url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (receiver.address()).port}/hook`, events: ['member.created', 'coupon.issued'] });
+const subscription = await api('POST', '/webhook-subscriptions', {
+  url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (receiver.address()).port}/hook`,
+  events: ['member.created', 'coupon.issued'],
+});
 if (subscription.status !== 201) throw new Error(`subscription: ${JSON.stringify(subscription.json)}`);
 
 const started = Date.now();
@@ -96,7 +124,12 @@ let lastMember;
 async function cycle(n) {
   bearer = await token();
   const emails = Array.from({ length: 200 }, (_, i) => `soak-${n}-${i}@example.org`);
-  await api('POST', '/members/signups', { brand_id: 'brand-acme', users: emails.map((email) => ({ email })) }, { 'idempotency-key': `soak-signups-${n}` });
+  await api(
+    'POST',
+    '/members/signups',
+    { brand_id: 'brand-acme', users: emails.map((email) => ({ email })) },
+    { 'idempotency-key': `soak-signups-${n}` },
+  );
   const ids = (await sql`SELECT id FROM members WHERE email LIKE ${`soak-${n}-%`}`).map((r) => r.id);
   lastMember = ids[0];
   const tag = `soak-${n}`;
@@ -107,7 +140,8 @@ async function cycle(n) {
     await new Promise((r) => setTimeout(r, 100));
     status = (await api('GET', `/tags/${tag}/vouchers/${job.json.job_id}?brand_id=brand-acme`)).json.status;
   }
-  for (let i = 0; i < ids.length; i += 20) await Promise.all(ids.slice(i, i + 20).map((id) => api('DELETE', `/members/${id}?brand_id=brand-acme`)));
+  for (let i = 0; i < ids.length; i += 20)
+    await Promise.all(ids.slice(i, i + 20).map((id) => api('DELETE', `/members/${id}?brand_id=brand-acme`)));
   const removed = await api('DELETE', '/tags', { tag_id: created.json.data.uuid, brand_id: 'brand-acme' }); // by uuid: a tag's grants go with it
   if (removed.status !== 200) throw new Error(`DELETE /tags: ${removed.status} ${JSON.stringify(removed.json)}`);
 }
@@ -125,7 +159,9 @@ const rssOf = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/s
 async function snapshot(label) {
   const rows = {};
   for (const table of TABLES) {
-    const [r] = await sql.unsafe(`SELECT count(*)::int AS n, pg_total_relation_size('${table}')::bigint AS bytes FROM ${table}`);
+    const [r] = await sql.unsafe(
+      `SELECT count(*)::int AS n, pg_total_relation_size('${table}')::bigint AS bytes FROM ${table}`,
+    );
     rows[table] = { n: r.n, mb: Number(r.bytes) / 2 ** 20 };
   }
   const [{ pending }] = await sql`SELECT count(*)::int AS pending FROM webhook_deliveries WHERE status = 'pending'`;
@@ -142,19 +178,29 @@ const cycles$ = (async () => {
   }
 })();
 /** @type {Array<[string, number]>} */
-const marks = [['after warm-up', WARMUP], ['middle', (WARMUP + SECONDS) / 2], ['end', SECONDS]];
+const marks = [
+  ['after warm-up', WARMUP],
+  ['middle', (WARMUP + SECONDS) / 2],
+  ['end', SECONDS],
+];
 for (const [label, at] of marks) {
   await new Promise((r) => setTimeout(r, Math.max(0, (at - elapsed()) * 1000)));
   snapshots.push(await snapshot(label));
 }
 await Promise.all([cycles$, ...readers]);
 
-console.log(`soak: ${SECONDS} s, retention ${RETENTION_SECONDS} s, ${cycles} cycles of 200 sign-ups + voucher job + deletes, ${reads} reads, ${received} webhook requests received`);
+console.log(
+  `soak: ${SECONDS} s, retention ${RETENTION_SECONDS} s, ${cycles} cycles of 200 sign-ups + voucher job + deletes, ${reads} reads, ${received} webhook requests received`,
+);
 console.log(`${'table'.padEnd(30)} ${snapshots.map((s) => `${s.label} (${s.at.toFixed(0)} s)`.padStart(26)).join('')}`);
 for (const table of TABLES) {
-  console.log(`${table.padEnd(30)} ${snapshots.map((s) => `${s.rows[table].n} rows ${s.rows[table].mb.toFixed(1)} MB`.padStart(26)).join('')}`);
+  console.log(
+    `${table.padEnd(30)} ${snapshots.map((s) => `${s.rows[table].n} rows ${s.rows[table].mb.toFixed(1)} MB`.padStart(26)).join('')}`,
+  );
 }
-console.log(`${'  of which pending deliveries'.padEnd(30)} ${snapshots.map((s) => `${s.pending}`.padStart(26)).join('')}`);
+console.log(
+  `${'  of which pending deliveries'.padEnd(30)} ${snapshots.map((s) => `${s.pending}`.padStart(26)).join('')}`,
+);
 console.log(`${'server RSS'.padEnd(30)} ${snapshots.map((s) => `${s.rss.toFixed(0)} MB`.padStart(26)).join('')}`);
 
 // Flat: what retention governs, and the process, grow by at most 10 % from the middle to the end.

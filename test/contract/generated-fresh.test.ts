@@ -9,9 +9,14 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 
 function genCheck(...extra: string[]): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(root, 'scripts/gen.mjs'), '--check', ...extra], { cwd: root }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, output: `${stdout}${stderr}` });
-    });
+    execFile(
+      process.execPath,
+      [path.join(root, 'scripts/gen.mjs'), '--check', ...extra],
+      { cwd: root },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, output: `${stdout}${stderr}` });
+      },
+    );
   });
 }
 

@@ -20,7 +20,8 @@ const { document } = loadOpenApi();
 const operations = listOperations(document);
 const key = (method: string, path: string) => `${method.toUpperCase()} ${path}`;
 const routeKeys = new Set(routes.map((r) => key(r.method, r.path)));
-const needsToken = (op: Operation) => ((op.raw.security as unknown[] | undefined) ?? (document.security as unknown[] | undefined) ?? []).length > 0;
+const needsToken = (op: Operation) =>
+  ((op.raw.security as unknown[] | undefined) ?? (document.security as unknown[] | undefined) ?? []).length > 0;
 const documented = (op: Operation) => Object.keys(op.raw.responses as Record<string, unknown>);
 
 let server: Server;
@@ -37,20 +38,32 @@ afterAll(async () => {
 
 describe('routes (server/src/routes/index.ts) and openapi.yaml', () => {
   it('every route is an operation of openapi.yaml', () => {
-    const unknown = routes.filter((r) => !operations.some((op) => op.method === r.method && op.path === r.path)).map((r) => key(r.method, r.path));
+    const unknown = routes
+      .filter((r) => !operations.some((op) => op.method === r.method && op.path === r.path))
+      .map((r) => key(r.method, r.path));
     expect(unknown).toEqual([]);
   });
 
   it('every operation has a route, except the explicit pending list', () => {
-    const missing = operations.filter((op) => !routeKeys.has(key(op.method, op.path)) && !PENDING.includes(op.operationId));
-    expect(missing.map((op) => `${op.operationId} (${key(op.method, op.path)})`), 'operations without a route: add the route, or list the operation in PENDING').toEqual([]);
+    const missing = operations.filter(
+      (op) => !routeKeys.has(key(op.method, op.path)) && !PENDING.includes(op.operationId),
+    );
+    expect(
+      missing.map((op) => `${op.operationId} (${key(op.method, op.path)})`),
+      'operations without a route: add the route, or list the operation in PENDING',
+    ).toEqual([]);
     const done = operations.filter((op) => PENDING.includes(op.operationId) && routeKeys.has(key(op.method, op.path)));
-    expect(done.map((op) => op.operationId), 'these have a route now: remove them from PENDING').toEqual([]);
+    expect(
+      done.map((op) => op.operationId),
+      'these have a route now: remove them from PENDING',
+    ).toEqual([]);
     const stale = PENDING.filter((id) => !operations.some((op) => op.operationId === id));
     expect(stale, 'PENDING names operations that openapi.yaml does not have').toEqual([]);
     const pending = operations.filter((op) => PENDING.includes(op.operationId));
     if (pending.length) {
-      console.info(`routes-match-openapi: ${pending.length} of ${operations.length} operations pending:\n${pending.map((op) => `  ${op.operationId.padEnd(28)} ${key(op.method, op.path)}`).join('\n')}`);
+      console.info(
+        `routes-match-openapi: ${pending.length} of ${operations.length} operations pending:\n${pending.map((op) => `  ${op.operationId.padEnd(28)} ${key(op.method, op.path)}`).join('\n')}`,
+      );
     }
   });
 
@@ -62,19 +75,27 @@ describe('routes (server/src/routes/index.ts) and openapi.yaml', () => {
       if (!op) continue;
       const name = `${op.operationId} (${key(op.method, op.path)})`;
       const auth = route.settings.auth as false | { access?: { scope?: { selection?: string[] } }[] } | undefined;
-      const scopes = [...new Set((op.raw.security as Record<string, string[]>[] | undefined ?? []).flatMap((s) => Object.values(s).flat()))].sort();
-      if (JSON.stringify([...op.abilities].sort()) !== JSON.stringify(scopes)) problems.push(`${name}: x-ability ${op.abilities} but security scopes ${scopes}`);
+      const scopes = [
+        ...new Set(
+          ((op.raw.security as Record<string, string[]>[] | undefined) ?? []).flatMap((s) => Object.values(s).flat()),
+        ),
+      ].sort();
+      if (JSON.stringify([...op.abilities].sort()) !== JSON.stringify(scopes))
+        problems.push(`${name}: x-ability ${op.abilities} but security scopes ${scopes}`);
       if (!needsToken(op)) {
         if (auth) problems.push(`${name}: takes no token in openapi.yaml but the route authenticates`);
         continue;
       }
-      const selection = [...(auth ? auth.access?.[0]?.scope?.selection ?? [] : [])].sort();
+      const selection = [...(auth ? (auth.access?.[0]?.scope?.selection ?? []) : [])].sort();
       if (!auth) problems.push(`${name}: needs a token in openapi.yaml but the route has no auth`);
-      else if (JSON.stringify(selection) !== JSON.stringify([...op.abilities].sort())) problems.push(`${name}: route scope ${selection} but x-ability ${op.abilities}`);
+      else if (JSON.stringify(selection) !== JSON.stringify([...op.abilities].sort()))
+        problems.push(`${name}: route scope ${selection} but x-ability ${op.abilities}`);
       if (selection.length) checked++;
     }
     expect(problems).toEqual([]);
-    expect(checked).toBe(routes.filter((r) => needsToken(operations.find((o) => o.method === r.method && o.path === r.path)!)).length);
+    expect(checked).toBe(
+      routes.filter((r) => needsToken(operations.find((o) => o.method === r.method && o.path === r.path)!)).length,
+    );
     expect(checked).toBeGreaterThan(10);
   });
 });
@@ -84,8 +105,10 @@ describe('openapi.yaml documents what the rate-limit and idempotency plugins ans
     const problems: string[] = [];
     for (const op of operations) {
       const codes = documented(op);
-      if (!['/health', '/health/ready', '/metrics'].includes(op.path) && !codes.includes('429')) problems.push(`${op.operationId}: no 429`);
-      if (needsToken(op)) for (const code of ['401', '403']) if (!codes.includes(code)) problems.push(`${op.operationId}: no ${code}`);
+      if (!['/health', '/health/ready', '/metrics'].includes(op.path) && !codes.includes('429'))
+        problems.push(`${op.operationId}: no 429`);
+      if (needsToken(op))
+        for (const code of ['401', '403']) if (!codes.includes(code)) problems.push(`${op.operationId}: no ${code}`);
     }
     expect(problems).toEqual([]);
   });
@@ -93,8 +116,10 @@ describe('openapi.yaml documents what the rate-limit and idempotency plugins ans
   it('every POST/PUT/PATCH with a token takes Idempotency-Key and documents 400, 409 and 422', () => {
     const problems: string[] = [];
     for (const op of operations.filter((o) => ['POST', 'PUT', 'PATCH'].includes(o.method) && needsToken(o))) {
-      if (!op.parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key')) problems.push(`${op.operationId}: no Idempotency-Key parameter`);
-      for (const code of ['400', '409', '422']) if (!documented(op).includes(code)) problems.push(`${op.operationId}: no ${code}`);
+      if (!op.parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key'))
+        problems.push(`${op.operationId}: no Idempotency-Key parameter`);
+      for (const code of ['400', '409', '422'])
+        if (!documented(op).includes(code)) problems.push(`${op.operationId}: no ${code}`);
     }
     expect(problems).toEqual([]);
   });

@@ -28,10 +28,14 @@ it('loyalty --help lists the commands and examples on stdout, exit 0', async () 
 });
 
 it('without credentials: exit 4, one line saying how to log in, no request', async () => {
-  const result = await cli.run(['members', 'get', 'nobody@example.org'], { env: { LOYALTY_CLIENT_ID: undefined, LOYALTY_CLIENT_SECRET: undefined } });
+  const result = await cli.run(['members', 'get', 'nobody@example.org'], {
+    env: { LOYALTY_CLIENT_ID: undefined, LOYALTY_CLIENT_SECRET: undefined },
+  });
   expect(result.code, describeRun(result)).toBe(4);
   expect(result.stdout).toBe('');
-  expect(result.stderr).toBe('✖ Not logged in.\n  → Run `loyalty login`, or set LOYALTY_TOKEN, or LOYALTY_CLIENT_ID and LOYALTY_CLIENT_SECRET.\n');
+  expect(result.stderr).toBe(
+    '✖ Not logged in.\n  → Run `loyalty login`, or set LOYALTY_TOKEN, or LOYALTY_CLIENT_ID and LOYALTY_CLIENT_SECRET.\n',
+  );
   noStackTrace(result.stderr);
 });
 

@@ -65,14 +65,20 @@ const fileMode = async (name: string): Promise<number> => (await stat(path.resol
 
 /** Members of brand-acme whose e-mail is like `pattern` (the big file's are member…@). */
 const brandMembers = async (pattern = 'member%'): Promise<number> =>
-  Number((await live.db.sql`SELECT count(*)::int AS n FROM brand_members bm JOIN members m ON m.id = bm.member_id
-    WHERE bm.brand_id = 'brand-acme' AND lower(m.email) LIKE ${pattern}`)[0]!.n);
+  Number(
+    (
+      await live.db.sql`SELECT count(*)::int AS n FROM brand_members bm JOIN members m ON m.id = bm.member_id
+    WHERE bm.brand_id = 'brand-acme' AND lower(m.email) LIKE ${pattern}`
+    )[0]!.n,
+  );
 
 it('--dry-run validates every row, writes the rejects file and creates nothing', async () => {
   expect(await brandMembers('%')).toBe(0);
   const result = await cli.run(['members', 'import', 'members.csv', '--dry-run']);
   expect(result.code, describeRun(result)).toBe(3);
-  expect(result.stdout).toContain(`Checked members.csv: 10,000 rows, 9,987 valid, in 5 batches (dry run, nothing sent).`);
+  expect(result.stdout).toContain(
+    `Checked members.csv: 10,000 rows, 9,987 valid, in 5 batches (dry run, nothing sent).`,
+  );
   expect(result.stdout).toMatch(/rejected\s+13\s+→ members\.rejects\.csv/);
   expect(await fileMode('members.rejects.csv'), 'rejected rows are personal data').toBe(0o600);
   expect(await brandMembers('%')).toBe(0);
@@ -86,8 +92,12 @@ it('with a wrong client secret the real server says 401: exit 4, one line, nothi
   const refused = await cli.run(args, { env: { LOYALTY_CLIENT_SECRET: 'not-the-secret' } });
   expect(refused.code, describeRun(refused)).toBe(4);
   expect(refused.stdout).toBe('');
-  expect(refused.stderr).toContain('Progress is saved (0 of 1 batches); after fixing the cause, continue with --resume.\n');
-  expect(refused.stderr).toMatch(/\n✖ The API refused the client credentials \(invalid_client\)\. \(request id: [^)]+\)\n\s+→ Check them with `loyalty config list`, then run `loyalty login`\.\n$/);
+  expect(refused.stderr).toContain(
+    'Progress is saved (0 of 1 batches); after fixing the cause, continue with --resume.\n',
+  );
+  expect(refused.stderr).toMatch(
+    /\n✖ The API refused the client credentials \(invalid_client\)\. \(request id: [^)]+\)\n\s+→ Check them with `loyalty config list`, then run `loyalty login`\.\n$/,
+  );
   expect(refused.stderr).not.toMatch(/^\s+at /m);
   expect(await brandMembers('%')).toBe(0);
 
@@ -100,7 +110,15 @@ it('with a wrong client secret the real server says 401: exit 4, one line, nothi
 
 it('survives SIGKILL mid-way: --resume creates exactly the valid rows once, exit 3, rejects file with the bad rows', async () => {
   const checkpoint = path.join(cli.dir, 'import-checkpoint.json');
-  const args = ['members', 'import', 'members.csv', '--batch-size', String(BATCH_SIZE), '--checkpoint', 'import-checkpoint.json'];
+  const args = [
+    'members',
+    'import',
+    'members.csv',
+    '--batch-size',
+    String(BATCH_SIZE),
+    '--checkpoint',
+    'import-checkpoint.json',
+  ];
   const first = cli.spawn(args);
 
   // Kill as soon as the checkpoint shows an acknowledged batch, like a machine losing power.
@@ -109,7 +127,10 @@ it('survives SIGKILL mid-way: --resume creates exactly the valid rows once, exit
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline && first.child.exitCode === null) {
     try {
-      const state = JSON.parse(await readFile(checkpoint, 'utf8')) as { batch_count: number; acknowledged: Record<string, unknown> };
+      const state = JSON.parse(await readFile(checkpoint, 'utf8')) as {
+        batch_count: number;
+        acknowledged: Record<string, unknown>;
+      };
       acknowledgedAtKill = Object.keys(state.acknowledged).length;
       batchCount = state.batch_count;
       if (acknowledgedAtKill >= 1) break;
@@ -127,7 +148,7 @@ it('survives SIGKILL mid-way: --resume creates exactly the valid rows once, exit
   // (The server may still finish a batch that was in flight at the kill: the resume must cope.)
   const afterKill = await brandMembers();
   const stillSaved = JSON.parse(await readFile(checkpoint, 'utf8')) as { acknowledged: Record<string, unknown> };
-  expect(await fileMode(checkpoint), 'the checkpoint holds rejected rows\' errors: 0600').toBe(0o600);
+  expect(await fileMode(checkpoint), "the checkpoint holds rejected rows' errors: 0600").toBe(0o600);
   const savedBatches = Object.keys(stillSaved.acknowledged).length;
   expect(savedBatches, 'the checkpoint must show an unfinished import').toBeLessThan(batchCount);
   expect(afterKill).toBeGreaterThan(0);
@@ -136,11 +157,17 @@ it('survives SIGKILL mid-way: --resume creates exactly the valid rows once, exit
   // Without --resume, an unfinished checkpoint stops the command.
   const refused = await cli.run(args);
   expect(refused.code, describeRun(refused)).toBe(1);
-  expect(refused.stderr).toContain(`An unfinished import of this file exists (${savedBatches} of ${batchCount} batches sent).`);
+  expect(refused.stderr).toContain(
+    `An unfinished import of this file exists (${savedBatches} of ${batchCount} batches sent).`,
+  );
 
   const resumed = await cli.run([...args, '--resume']);
   expect(resumed.code, describeRun(resumed)).toBe(3);
-  expect(resumed.stdout).toMatch(new RegExp(`Imported members\\.csv into brand-acme in [\\d.]+s \\([\\d,]+ rows/s, resumed after ${savedBatches} batches\\)`));
+  expect(resumed.stdout).toMatch(
+    new RegExp(
+      `Imported members\\.csv into brand-acme in [\\d.]+s \\([\\d,]+ rows/s, resumed after ${savedBatches} batches\\)`,
+    ),
+  );
   expect(resumed.stdout).toMatch(/^\s+new\s+9,987$/m);
   expect(resumed.stdout).toMatch(/^\s+found\s+0$/m);
   expect(resumed.stdout).toMatch(/^\s+rejected\s+13\s+→ members\.rejects\.csv$/m);
@@ -154,7 +181,9 @@ it('survives SIGKILL mid-way: --resume creates exactly the valid rows once, exit
     SELECT count(*)::int AS total, count(DISTINCT lower(email))::int AS distinct_emails
     FROM members WHERE organization_id = 'org-acme' AND lower(email) LIKE 'member%'`;
   expect(counts).toEqual({ total: VALID, distinct_emails: VALID });
-  const validEmails = Array.from({ length: ROWS }, (_, i) => i + 1).filter((n) => !bad.has(n)).map((n) => `member${n}@example.org`);
+  const validEmails = Array.from({ length: ROWS }, (_, i) => i + 1)
+    .filter((n) => !bad.has(n))
+    .map((n) => `member${n}@example.org`);
   const [absent] = await live.db.sql`
     SELECT count(*)::int AS missing FROM unnest(${validEmails}::text[]) AS e(email)
     WHERE NOT EXISTS (SELECT 1 FROM members m WHERE lower(m.email) = e.email)`;
@@ -164,21 +193,44 @@ it('survives SIGKILL mid-way: --resume creates exactly the valid rows once, exit
     FROM members m JOIN brand_members bm ON bm.member_id = m.id AND bm.brand_id = 'brand-acme'
     WHERE lower(m.email) IN ('member1@example.org', 'member12@example.org', 'member6000@example.org', 'member10000@example.org')`;
   expect(sample.map((r) => ({ ...r })).sort((a, b) => (String(a.email) < String(b.email) ? -1 : 1))).toEqual([
-    { email: 'member10000@example.org', first_name: 'First10000', last_name: 'Last10000', subscribed_at: '2024-05-01 10:00:00' },
-    { email: 'member12@example.org', first_name: 'First12', last_name: "O'Brien, 12", subscribed_at: '2024-05-01 10:00:00' },
+    {
+      email: 'member10000@example.org',
+      first_name: 'First10000',
+      last_name: 'Last10000',
+      subscribed_at: '2024-05-01 10:00:00',
+    },
+    {
+      email: 'member12@example.org',
+      first_name: 'First12',
+      last_name: "O'Brien, 12",
+      subscribed_at: '2024-05-01 10:00:00',
+    },
     // No subscribed_at in the file: the server's "now".
-    { email: 'member1@example.org', first_name: 'First1', last_name: 'Last1', subscribed_at: expect.stringMatching(new RegExp(`^${new Date().toISOString().slice(0, 4)}-\\d\\d-\\d\\d `)) },
-    { email: 'member6000@example.org', first_name: 'First6000', last_name: "O'Brien, 6000", subscribed_at: '2024-05-01 10:00:00' },
+    {
+      email: 'member1@example.org',
+      first_name: 'First1',
+      last_name: 'Last1',
+      subscribed_at: expect.stringMatching(new RegExp(`^${new Date().toISOString().slice(0, 4)}-\\d\\d-\\d\\d `)),
+    },
+    {
+      email: 'member6000@example.org',
+      first_name: 'First6000',
+      last_name: "O'Brien, 6000",
+      subscribed_at: '2024-05-01 10:00:00',
+    },
   ]);
   const badEmails = [...bad.values()].flatMap((b) => (b.email ? [b.email.toLowerCase()] : []));
-  const badInDb = await live.db.sql`SELECT email FROM members WHERE lower(email) IN ${live.db.sql(badEmails)} AND lower(email) <> 'member12@example.org'`;
+  const badInDb = await live.db
+    .sql`SELECT email FROM members WHERE lower(email) IN ${live.db.sql(badEmails)} AND lower(email) <> 'member12@example.org'`;
   expect(badInDb).toHaveLength(0);
   for (const n of [5000, 7777]) {
     expect(await live.db.sql`SELECT 1 FROM members WHERE lower(email) = ${`member${n}@example.org`}`).toHaveLength(0);
   }
 
   // The rejects file: the original columns plus `error`, exactly the bad rows, in file order.
-  const rejects = parse(await readFile(path.join(cli.dir, 'members.rejects.csv'), 'utf8'), { columns: true }) as Array<Record<string, string>>;
+  const rejects = parse(await readFile(path.join(cli.dir, 'members.rejects.csv'), 'utf8'), { columns: true }) as Array<
+    Record<string, string>
+  >;
   const header = (await readFile(path.join(cli.dir, 'members.rejects.csv'), 'utf8')).split('\n')[0];
   expect(await fileMode('members.rejects.csv')).toBe(0o600);
   expect(header).toBe([...COLUMNS, 'error'].join(','));
@@ -201,7 +253,8 @@ it('imports a semicolon CSV as Excel writes it (BOM, CRLF, quoted ";"), naming t
   expect(result.stdout).toMatch(/^\s+new\s+4$/m);
   expect(result.stderr.match(/Columns not imported/g)).toEqual(['Columns not imported']);
   expect(result.stderr).toContain('Columns not imported: "Kundennummer", "Filiale"');
-  const rows = await live.db.sql`SELECT email, first_name, last_name FROM members WHERE email LIKE '%@example.d_' OR email LIKE '%@example.at' ORDER BY email`;
+  const rows = await live.db
+    .sql`SELECT email, first_name, last_name FROM members WHERE email LIKE '%@example.d_' OR email LIKE '%@example.at' ORDER BY email`;
   expect(rows.map((r) => ({ ...r }))).toEqual([
     { email: 'anna.schmidt@example.de', first_name: 'Anna', last_name: 'Schmidt' },
     { email: 'j.mueller@example.de', first_name: 'Jürgen', last_name: 'Müller' },
@@ -214,9 +267,21 @@ it('refuses a binary file, a non-UTF-8 file and broken quoting in one line with 
   const before = Number((await live.db.sql`SELECT count(*)::int AS n FROM members`)[0]!.n);
   const node = await readFile(process.execPath);
   const cases: Array<[string, Buffer | string, RegExp]> = [
-    ['program.csv', node.subarray(0, 64 * 1024), /^✖ program\.csv:1:\d+: this is not a text file\. Export the data as CSV \(UTF-8\) or JSON Lines\.$/],
-    ['latin1.csv', Buffer.concat([Buffer.from('email;name\r\nj@example.org;J'), Buffer.from([0xf6]), Buffer.from('rg\r\n')]), /^✖ latin1\.csv:2:16: this file is not UTF-8 \(byte 0xF6\)\. .*`iconv -f WINDOWS-1252 -t UTF-8 latin1\.csv > utf8\.csv`$/],
-    ['quote.csv', 'email,name\nq1@example.org,Ann\nq2@example.org,"Bo\nq3@example.org,Cy\n', /^✖ quote\.csv:3:16: this quoted field is never closed\. /],
+    [
+      'program.csv',
+      node.subarray(0, 64 * 1024),
+      /^✖ program\.csv:1:\d+: this is not a text file\. Export the data as CSV \(UTF-8\) or JSON Lines\.$/,
+    ],
+    [
+      'latin1.csv',
+      Buffer.concat([Buffer.from('email;name\r\nj@example.org;J'), Buffer.from([0xf6]), Buffer.from('rg\r\n')]),
+      /^✖ latin1\.csv:2:16: this file is not UTF-8 \(byte 0xF6\)\. .*`iconv -f WINDOWS-1252 -t UTF-8 latin1\.csv > utf8\.csv`$/,
+    ],
+    [
+      'quote.csv',
+      'email,name\nq1@example.org,Ann\nq2@example.org,"Bo\nq3@example.org,Cy\n',
+      /^✖ quote\.csv:3:16: this quoted field is never closed\. /,
+    ],
   ];
   for (const [name, content, expected] of cases) {
     await writeFile(path.join(cli.dir, name), content);

@@ -12,14 +12,24 @@ import { fetchToken, startLiveServer, type LiveServer } from '../helpers/live-se
 type Captured = { path: string; body: Buffer; headers: IncomingHttpHeaders; rawHeaders: string[] };
 
 /** A receiver on 127.0.0.1 that keeps every request's exact body bytes and headers. */
-async function receiver(): Promise<{ url: string; requests: Captured[]; next: () => Promise<Captured>; close: () => Promise<void> }> {
+async function receiver(): Promise<{
+  url: string;
+  requests: Captured[];
+  next: () => Promise<Captured>;
+  close: () => Promise<void>;
+}> {
   const requests: Captured[] = [];
   const waiting: Array<() => void> = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      requests.push({ path: req.url ?? '', body: Buffer.concat(chunks), headers: req.headers, rawHeaders: req.rawHeaders });
+      requests.push({
+        path: req.url ?? '',
+        body: Buffer.concat(chunks),
+        headers: req.headers,
+        rawHeaders: req.rawHeaders,
+      });
       res.writeHead(204).end();
       for (const wake of waiting.splice(0)) wake();
     });
@@ -73,7 +83,15 @@ async function createMember(email: string): Promise<string> {
 it('webhooks verify accepts a delivery captured from the real server and explains why a wrong secret or a changed body fail', async () => {
   const hooks = await receiver();
   try {
-    const created = await cli.run(['webhooks', 'create', '--url', `${hooks.url}/hook`, '--events', 'member.created', '--print-secret']);
+    const created = await cli.run([
+      'webhooks',
+      'create',
+      '--url',
+      `${hooks.url}/hook`,
+      '--events',
+      'member.created',
+      '--print-secret',
+    ]);
     expect(created.code, describeRun(created)).toBe(0);
     const secret = created.stdout.trim();
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
@@ -88,34 +106,67 @@ it('webhooks verify accepts a delivery captured from the real server and explain
 
     // As a receiver's log would keep them: "Name: value" lines, and the exact body bytes.
     const headerLines: string[] = [];
-    for (let i = 0; i < delivery.rawHeaders.length; i += 2) headerLines.push(`${delivery.rawHeaders[i]}: ${delivery.rawHeaders[i + 1]}`);
+    for (let i = 0; i < delivery.rawHeaders.length; i += 2)
+      headerLines.push(`${delivery.rawHeaders[i]}: ${delivery.rawHeaders[i + 1]}`);
     await writeFile(path.join(cli.dir, 'headers.txt'), `${headerLines.join('\n')}\n`);
     await writeFile(path.join(cli.dir, 'body.json'), delivery.body);
     await writeFile(path.join(cli.dir, 'secret.txt'), `${secret}\n`, { mode: 0o600 });
 
     // The secret from a file, from stdin, or from the environment: each verifies the real delivery.
-    const fromFile = await cli.run(['webhooks', 'verify', 'body.json', '--secret-file', 'secret.txt', '--headers-file', 'headers.txt']);
+    const fromFile = await cli.run([
+      'webhooks',
+      'verify',
+      'body.json',
+      '--secret-file',
+      'secret.txt',
+      '--headers-file',
+      'headers.txt',
+    ]);
     expect(fromFile.code, describeRun(fromFile)).toBe(0);
     expect(fromFile.stdout).toBe('✔ Loyalty-Signature: valid\n✔ webhook-signature: valid\n');
-    const fromStdin = await cli.run(['webhooks', 'verify', 'body.json', '--secret-stdin', '--headers-file', 'headers.txt'], { input: `${secret}\n` });
+    const fromStdin = await cli.run(
+      ['webhooks', 'verify', 'body.json', '--secret-stdin', '--headers-file', 'headers.txt'],
+      { input: `${secret}\n` },
+    );
     expect(fromStdin.code, describeRun(fromStdin)).toBe(0);
     expect(fromStdin.stdout).toBe('✔ Loyalty-Signature: valid\n✔ webhook-signature: valid\n');
-    const fromEnv = await cli.run(['webhooks', 'verify', '--signature', String(delivery.headers['loyalty-signature'])], { input: delivery.body.toString('utf8'), env: { LOYALTY_WEBHOOK_SECRET: secret } });
+    const fromEnv = await cli.run(
+      ['webhooks', 'verify', '--signature', String(delivery.headers['loyalty-signature'])],
+      { input: delivery.body.toString('utf8'), env: { LOYALTY_WEBHOOK_SECRET: secret } },
+    );
     expect(fromEnv.code, describeRun(fromEnv)).toBe(0);
     expect(fromEnv.stdout).toBe('✔ Loyalty-Signature: valid\n');
 
     // The secret as a flag value would be in the process list: refused before anything is read.
-    const onArgv = await cli.run(['webhooks', 'verify', 'body.json', '--secret', secret, '--headers-file', 'headers.txt']);
+    const onArgv = await cli.run([
+      'webhooks',
+      'verify',
+      'body.json',
+      '--secret',
+      secret,
+      '--headers-file',
+      'headers.txt',
+    ]);
     expect(onArgv.code, describeRun(onArgv)).toBe(2);
     expect(onArgv.stdout).toBe('');
     expect(onArgv.stderr).toContain('--secret does not take the signing secret as a value');
     expect(onArgv.stderr).toContain('process list');
-    expect(onArgv.stderr).toMatch(/→ Give it with --secret-file <path>, --secret-stdin, or the LOYALTY_WEBHOOK_SECRET environment variable\./);
+    expect(onArgv.stderr).toMatch(
+      /→ Give it with --secret-file <path>, --secret-stdin, or the LOYALTY_WEBHOOK_SECRET environment variable\./,
+    );
     expect(onArgv.stderr).not.toContain(secret);
 
     const wrongSecret = `whsec_${randomBytes(32).toString('base64')}`;
     await writeFile(path.join(cli.dir, 'wrong-secret.txt'), `${wrongSecret}\n`, { mode: 0o600 });
-    const wrong = await cli.run(['webhooks', 'verify', 'body.json', '--secret-file', 'wrong-secret.txt', '--headers-file', 'headers.txt']);
+    const wrong = await cli.run([
+      'webhooks',
+      'verify',
+      'body.json',
+      '--secret-file',
+      'wrong-secret.txt',
+      '--headers-file',
+      'headers.txt',
+    ]);
     expect(wrong.code, describeRun(wrong)).toBe(1);
     expect(wrong.stdout).toContain('✖ Loyalty-Signature: invalid — the body was changed or the secret is wrong');
     expect(wrong.stderr).toContain('The delivery does not verify: the body was changed or the secret is wrong.');
@@ -124,14 +175,30 @@ it('webhooks verify accepts a delivery captured from the real server and explain
     const changed = Buffer.from(delivery.body.toString('utf8').replace('"brand-acme"', '"brand-evil"'));
     expect(changed.equals(delivery.body)).toBe(false);
     await writeFile(path.join(cli.dir, 'changed.json'), changed);
-    const tampered = await cli.run(['webhooks', 'verify', 'changed.json', '--secret-file', 'secret.txt', '--headers-file', 'headers.txt']);
+    const tampered = await cli.run([
+      'webhooks',
+      'verify',
+      'changed.json',
+      '--secret-file',
+      'secret.txt',
+      '--headers-file',
+      'headers.txt',
+    ]);
     expect(tampered.code, describeRun(tampered)).toBe(1);
     expect(tampered.stdout).toContain('✖ Loyalty-Signature: invalid — the body was changed or the secret is wrong');
     expect(tampered.stdout).toContain('✖ webhook-signature: invalid — the body was changed or the secret is wrong');
 
     // One byte more (a newline an editor added) is a change too.
     await writeFile(path.join(cli.dir, 'newline.json'), Buffer.concat([delivery.body, Buffer.from('\n')]));
-    const newline = await cli.run(['webhooks', 'verify', 'newline.json', '--secret-file', 'secret.txt', '--headers-file', 'headers.txt']);
+    const newline = await cli.run([
+      'webhooks',
+      'verify',
+      'newline.json',
+      '--secret-file',
+      'secret.txt',
+      '--headers-file',
+      'headers.txt',
+    ]);
     expect(newline.code, describeRun(newline)).toBe(1);
     expect(newline.stderr).toContain('ends with a newline');
   } finally {
@@ -147,9 +214,13 @@ it('webhooks listen --forward-to re-delivers a new event signed with the printed
     const secret = printed.stdout.trim();
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
 
-    const listener = cli.spawn(['webhooks', 'listen', '--forward-to', `${local.url}/local`, '--wait', '2'], { timeoutMs: 60_000 });
+    const listener = cli.spawn(['webhooks', 'listen', '--forward-to', `${local.url}/local`, '--wait', '2'], {
+      timeoutMs: 60_000,
+    });
     try {
-      await listener.waitFor(/Listening for all events on .*, forwarding to http:\/\/127\.0\.0\.1:\d+\/local\. Ctrl-C to stop\./);
+      await listener.waitFor(
+        /Listening for all events on .*, forwarding to http:\/\/127\.0\.0\.1:\d+\/local\. Ctrl-C to stop\./,
+      );
       const shown = await listener.waitFor(/Signing secret for \S+: (whsec_\S+) \(same every run/);
       expect(shown[1]).toBe(secret);
 
@@ -159,7 +230,8 @@ it('webhooks listen --forward-to re-delivers a new event signed with the printed
       const body = forwarded.body.toString('utf8');
       const event = JSON.parse(body) as { id: string; type: string; data: { member_id: string } };
       expect(event).toMatchObject({ type: 'member.created', data: { member_id: memberId, brand_id: 'brand-acme' } });
-      const [stored] = await live.db.sql`SELECT id::text FROM events WHERE type = 'member.created' AND data->>'member_id' = ${memberId}`;
+      const [stored] = await live.db
+        .sql`SELECT id::text FROM events WHERE type = 'member.created' AND data->>'member_id' = ${memberId}`;
       expect(event.id).toBe(stored!.id);
 
       // The signing rules of openapi.yaml, computed here with node:crypto.

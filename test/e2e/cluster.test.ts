@@ -27,14 +27,22 @@ async function servedBy(url: string, token: string): Promise<{ status: number; p
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   try {
     const { status, localPort } = await new Promise<{ status: number; localPort: number }>((resolve, reject) => {
-      const req = http.get(`${url}/tags?brand_id=brand-acme`, { agent, headers: { authorization: `Bearer ${token}` } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode!, localPort: req.socket!.localPort! }));
-      });
+      const req = http.get(
+        `${url}/tags?brand_id=brand-acme`,
+        { agent, headers: { authorization: `Bearer ${token}` } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode!, localPort: req.socket!.localPort! }));
+        },
+      );
       req.on('error', reject);
     });
     const serverPort = new URL(url).port;
-    const lines = execFileSync('ss', ['-tnpH', 'state', 'established', `( sport = :${serverPort} and dport = :${localPort} )`], { encoding: 'utf8' });
+    const lines = execFileSync(
+      'ss',
+      ['-tnpH', 'state', 'established', `( sport = :${serverPort} and dport = :${localPort} )`],
+      { encoding: 'utf8' },
+    );
     const pid = Number(/pid=(\d+)/.exec(lines)?.[1]);
     return { status, pid };
   } finally {
@@ -45,7 +53,12 @@ async function servedBy(url: string, token: string): Promise<{ status: number; p
 describe('LOYALTY_API_PROCESSES=2', () => {
   it('serves one URL from two API processes and stops everything on SIGTERM with exit code 0', async () => {
     const dataDir = path.join(dir, 'data');
-    const server = await startServerProcess({ LOYALTY_API_PROCESSES: '2', LOYALTY_DATA_DIR: dataDir, LOYALTY_RATE_LIMIT_TOKEN: '100000', LOYALTY_RATE_LIMIT_IP: '100000' });
+    const server = await startServerProcess({
+      LOYALTY_API_PROCESSES: '2',
+      LOYALTY_DATA_DIR: dataDir,
+      LOYALTY_RATE_LIMIT_TOKEN: '100000',
+      LOYALTY_RATE_LIMIT_IP: '100000',
+    });
     const { child, url } = server;
     try {
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);

@@ -1,5 +1,10 @@
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,7 +13,14 @@ import { freePort } from '../../server/src/db/embedded.js';
 import { createPool, type Sql } from '../../server/src/db/pool.js';
 import { cliSandbox, describeRun } from '../helpers/cli.js';
 import { fetchToken } from '../helpers/live-server.js';
-import { buildServer, hasExited, isRunning, postmasterPidOf, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import {
+  buildServer,
+  hasExited,
+  isRunning,
+  postmasterPidOf,
+  startServerProcess,
+  type ServerProcess,
+} from '../helpers/server-process.js';
 
 /**
  * Issue 12: `kill -9` of the server and of its embedded PostgreSQL, mid voucher job and mid webhook
@@ -45,7 +57,10 @@ const postmasterPid = () => postmasterPidOf(dataDir);
 /** A connection of this test to the server's embedded PostgreSQL: its socket and password are in the data directory. */
 async function database<T>(use: (sql: Sql) => Promise<T>): Promise<T> {
   const password = (await readFile(path.join(dataDir, 'loyalty-db-password'), 'utf8')).trim();
-  const sql = createPool(`postgres://postgres:${encodeURIComponent(password)}@${encodeURIComponent(dataDir)}:5432/loyalty`, { max: 2 });
+  const sql = createPool(
+    `postgres://postgres:${encodeURIComponent(password)}@${encodeURIComponent(dataDir)}:5432/loyalty`,
+    { max: 2 },
+  );
   try {
     return await use(sql);
   } finally {
@@ -73,7 +88,10 @@ async function startVoucherJob(tag: string, couponId: string): Promise<string> {
 async function jobUntil(tag: string, jobId: string, until: (job: any) => boolean, timeoutMs: number): Promise<any> {
   let last: unknown;
   for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(25)) {
-    const res = await api('GET', `/tags/${tag}/vouchers/${jobId}?brand_id=brand-acme`).catch((error: unknown) => ({ status: 0, json: String(error) }));
+    const res = await api('GET', `/tags/${tag}/vouchers/${jobId}?brand_id=brand-acme`).catch((error: unknown) => ({
+      status: 0,
+      json: String(error),
+    }));
     last = res.json;
     if (res.status === 200 && until(res.json)) return res.json;
   }
@@ -83,12 +101,20 @@ async function jobUntil(tag: string, jobId: string, until: (job: any) => boolean
 /** Exactly once: one pass and one grant per member of the tag, and one coupon.issued event per pass. */
 async function effectsOf(couponId: string) {
   return database(async (sql) => {
-    const [passes] = await sql`SELECT count(*)::int AS n, count(DISTINCT member_id)::int AS members FROM passes WHERE coupon_id = ${couponId}`;
-    const [grants] = await sql`SELECT count(*)::int AS n FROM voucher_grants WHERE voucher_id = ${couponId} AND status = 'issued'`;
+    const [passes] =
+      await sql`SELECT count(*)::int AS n, count(DISTINCT member_id)::int AS members FROM passes WHERE coupon_id = ${couponId}`;
+    const [grants] =
+      await sql`SELECT count(*)::int AS n FROM voucher_grants WHERE voucher_id = ${couponId} AND status = 'issued'`;
     const [events] = await sql`
       SELECT count(*)::int AS n, count(DISTINCT data->>'pass_id')::int AS passes FROM events
       WHERE type = 'coupon.issued' AND data->>'coupon_id' = ${couponId}`;
-    return { passes: passes!.n, members: passes!.members, grants: grants!.n, events: events!.n, eventPasses: events!.passes };
+    return {
+      passes: passes!.n,
+      members: passes!.members,
+      grants: grants!.n,
+      events: events!.n,
+      eventPasses: events!.passes,
+    };
   });
 }
 const once = (n: number) => ({ passes: n, members: n, grants: n, events: n, eventPasses: n });
@@ -104,8 +130,10 @@ beforeAll(async () => {
     await sql`
       INSERT INTO coupons (id, organization_id, brand_id, title, valid_days, active)
       SELECT 'coupon-crash-' || n, 'org-acme', 'brand-acme', 'Crash coupon ' || n, 30, true FROM generate_series(1, 4) n`;
-    const [big] = await sql`INSERT INTO tags (organization_id, brand_id, tag, external_reference) VALUES ('org-acme', 'brand-acme', 'Crash', 'crash') RETURNING id`;
-    const [small] = await sql`INSERT INTO tags (organization_id, brand_id, tag, external_reference) VALUES ('org-acme', 'brand-acme', 'Crash small', 'crash-small') RETURNING id`;
+    const [big] =
+      await sql`INSERT INTO tags (organization_id, brand_id, tag, external_reference) VALUES ('org-acme', 'brand-acme', 'Crash', 'crash') RETURNING id`;
+    const [small] =
+      await sql`INSERT INTO tags (organization_id, brand_id, tag, external_reference) VALUES ('org-acme', 'brand-acme', 'Crash small', 'crash-small') RETURNING id`;
     await sql`
       WITH m AS (
         INSERT INTO members (organization_id, email)
@@ -140,7 +168,9 @@ describe('kill -9 of the embedded PostgreSQL', () => {
     expect(done).toMatchObject({ total: MEMBERS, issued: MEMBERS, failed: 0 });
     expect(await effectsOf('coupon-crash-1')).toEqual(once(MEMBERS));
     expect(await postmasterPid()).not.toBe(pid);
-    expect(server!.stderr()).toMatch(/embedded PostgreSQL .* exited unexpectedly \(signal SIGKILL\); starting it again/);
+    expect(server!.stderr()).toMatch(
+      /embedded PostgreSQL .* exited unexpectedly \(signal SIGKILL\); starting it again/,
+    );
     expect(server!.stderr()).toMatch(/embedded PostgreSQL .* is running again/);
     expect((await fetch(`${server!.url}/health/ready`)).status).toBe(200);
   }, 150_000);
@@ -217,9 +247,11 @@ describe('kill -9 of the server mid webhook attempt', () => {
     await start();
     const events = done.issued as number;
     const deliveries = async () =>
-      database((sql) => sql`
+      database(
+        (sql) => sql`
         SELECT d.status, count(*)::int AS n, count(DISTINCT d.event_id)::int AS events FROM webhook_deliveries d
-        JOIN events e ON e.id = d.event_id WHERE e.data->>'coupon_id' = 'coupon-crash-4' GROUP BY d.status`);
+        JOIN events e ON e.id = d.event_id WHERE e.data->>'coupon_id' = 'coupon-crash-4' GROUP BY d.status`,
+      );
     for (const deadline = Date.now() + 90_000; Date.now() < deadline; await sleep(250)) {
       const rows = await deliveries();
       if (rows.length === 1 && rows[0]!.status === 'delivered') break;
@@ -228,7 +260,8 @@ describe('kill -9 of the server mid webhook attempt', () => {
     const ids = new Set(seen);
     expect(ids.size).toBe(events); // every event reached the receiver
     const repeats = seen.filter((id, i) => seen.indexOf(id) !== i);
-    for (const id of repeats) expect(interrupted.has(id), `${id} was sent twice but not in flight at the kill`).toBe(true);
+    for (const id of repeats)
+      expect(interrupted.has(id), `${id} was sent twice but not in flight at the kill`).toBe(true);
   }, 150_000);
 });
 
@@ -237,7 +270,10 @@ describe('kill -9 of the server mid import batch', () => {
     const ROWS = 20_000;
     const cli = await cliSandbox(server!.url);
     try {
-      const csv = ['email,first_name', ...Array.from({ length: ROWS }, (_, i) => `import-crash-${i}@example.org,Row${i}`)].join('\n');
+      const csv = [
+        'email,first_name',
+        ...Array.from({ length: ROWS }, (_, i) => `import-crash-${i}@example.org,Row${i}`),
+      ].join('\n');
       await writeFile(path.join(cli.dir, 'members.csv'), `${csv}\n`);
       const args = ['members', 'import', 'members.csv', '--batch-size', '500', '--checkpoint', 'checkpoint.json'];
       const first = cli.spawn(args, { timeoutMs: 120_000 });
@@ -254,9 +290,11 @@ describe('kill -9 of the server mid import batch', () => {
       let outcome = await first.exited;
       if (outcome.code !== 0) outcome = await cli.run([...args, '--resume'], { timeoutMs: 120_000 }); // the CLI gave up meanwhile
       expect(outcome.code, describeRun(outcome)).toBe(0);
-      const [row] = await database((sql) => sql`
+      const [row] = await database(
+        (sql) => sql`
         SELECT count(*)::int AS n, count(DISTINCT lower(m.email))::int AS emails FROM brand_members bm JOIN members m ON m.id = bm.member_id
-        WHERE bm.brand_id = 'brand-acme' AND m.email LIKE 'import-crash-%'`);
+        WHERE bm.brand_id = 'brand-acme' AND m.email LIKE 'import-crash-%'`,
+      );
       expect(row).toEqual({ n: ROWS, emails: ROWS });
     } finally {
       await cli.cleanup();

@@ -75,7 +75,12 @@ async function timed(url: string, init: RequestInit = {}): Promise<Outcome> {
   const began = Date.now();
   try {
     const res = await fetch(url, { ...init, signal: AbortSignal.timeout(15_000) });
-    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text(), ms: Date.now() - began };
+    return {
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      body: await res.text(),
+      ms: Date.now() - began,
+    };
   } catch (error) {
     return { status: 0, retryAfter: null, body: String(error), ms: Date.now() - began };
   }
@@ -119,14 +124,21 @@ describe('PostgreSQL stopped under load', () => {
     for (const o of down) {
       expect(o.status, o.body).toBe(503);
       expect(Number(o.retryAfter)).toBeGreaterThan(0);
-      expect(JSON.parse(o.body)).toEqual({ message: expect.stringMatching(/database/i), error: 'database_unavailable', request_id: expect.any(String) });
+      expect(JSON.parse(o.body)).toEqual({
+        message: expect.stringMatching(/database/i),
+        error: 'database_unavailable',
+        request_id: expect.any(String),
+      });
     }
     expect(Math.max(...outcomes.map((o) => o.ms))).toBeLessThan(10_000);
     expect(live.status).toBe(200);
     expect(JSON.parse(live.body)).toEqual({ status: 'ok' });
     expect(ready.status).toBe(503);
     expect(JSON.parse(ready.body)).toMatchObject({ status: 'unavailable', checks: { database: 'down' } });
-    const outageLines = server!.stderr().split('\n').filter((line) => /database unavailable/i.test(line));
+    const outageLines = server!
+      .stderr()
+      .split('\n')
+      .filter((line) => /database unavailable/i.test(line));
     expect(outageLines).toHaveLength(1);
     expect(server!.stderr()).not.toMatch(/internal error/);
 
@@ -148,15 +160,26 @@ describe('PostgreSQL stopped under load', () => {
     // The worker recovered too: a webhook event queued after recovery is delivered.
     const json = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const receiverUrl = `http://127.0.0.1:${(receiver!.address() as AddressInfo).port}/hook`;
-    const sub = await timed(`${server!.url}/webhook-subscriptions`, { method: 'POST', headers: json, body: JSON.stringify({ url: receiverUrl, events: ['member.created'] }) });
+    const sub = await timed(`${server!.url}/webhook-subscriptions`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ url: receiverUrl, events: ['member.created'] }),
+    });
     expect(sub.status, sub.body).toBe(201);
     const email = `after-outage-${Date.now()}@example.org`;
-    const member = await timed(`${server!.url}/members`, { method: 'POST', headers: json, body: JSON.stringify({ brand_id: 'brand-acme', email, unsubscribed: false }) });
+    const member = await timed(`${server!.url}/members`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ brand_id: 'brand-acme', email, unsubscribed: false }),
+    });
     expect(member.status, member.body).toBeLessThan(300);
     const memberId = (JSON.parse(member.body) as { member_id: string }).member_id;
     expect(memberId).toBeTruthy();
     const until = Date.now() + 30_000;
     while (Date.now() < until && !received.some((b) => b.includes(memberId))) await sleep(200);
-    expect(received.some((b) => b.includes(memberId)), server!.stderr()).toBe(true);
+    expect(
+      received.some((b) => b.includes(memberId)),
+      server!.stderr(),
+    ).toBe(true);
   }, 120_000);
 });

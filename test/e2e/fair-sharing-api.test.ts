@@ -72,7 +72,8 @@ function establishedFrom(serverPort: number, clientPorts: Set<number>): number {
     for (const line of text.split('\n').slice(1)) {
       const [, local, remote, state] = line.trim().split(/\s+/);
       if (!local || state !== '01') continue;
-      if (parseInt(local.split(':')[1]!, 16) === serverPort && clientPorts.has(parseInt(remote!.split(':')[1]!, 16))) n++;
+      if (parseInt(local.split(':')[1]!, 16) === serverPort && clientPorts.has(parseInt(remote!.split(':')[1]!, 16)))
+        n++;
     }
   }
   return n;
@@ -132,12 +133,19 @@ describe('stalled readers of streamed member lists', () => {
 
     const globex = await Promise.race([
       fetchToken(server.url, 'globex-admin'),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no token for another organization within 3 s')), 3000)),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('no token for another organization within 3 s')), 3000),
+      ),
     ]);
     const latencies: number[] = [];
     for (let i = 0; i < 30; i++) {
       latencies.push(await timed(server.url, globex, 'GET', '/tags?brand_id=brand-globex'));
-      latencies.push(await timed(server.url, globex, 'POST', '/members', { brand_id: 'brand-globex', email: `fair-${i}@example.org` }));
+      latencies.push(
+        await timed(server.url, globex, 'POST', '/members', {
+          brand_id: 'brand-globex',
+          email: `fair-${i}@example.org`,
+        }),
+      );
       latencies.push(await timed(server.url, globex, 'GET', '/events'));
       if (latencies.includes(Infinity)) break;
     }

@@ -4,7 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { fetchToken } from '../helpers/live-server.js';
-import { buildServer, onTestDatabase, root, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import {
+  buildServer,
+  onTestDatabase,
+  root,
+  startServerProcess,
+  type ServerProcess,
+} from '../helpers/server-process.js';
 
 /**
  * Issue 14 item 2, "many processes, one database": 2 API processes (LOYALTY_WORKER=off) and 2
@@ -50,10 +56,21 @@ async function startWorkerProcess(): Promise<Worker> {
   return { child, exited, stderr: () => err };
 }
 
-async function call(base: string, method: string, url: string, body?: unknown, headers: Record<string, string> = {}, bearer = token) {
+async function call(
+  base: string,
+  method: string,
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  bearer = token,
+) {
   const res = await fetch(`${base}${url}`, {
     method,
-    headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    headers: {
+      authorization: `Bearer ${bearer}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(30_000),
   });
@@ -66,7 +83,8 @@ beforeAll(async () => {
   await db.sql`
     INSERT INTO coupons (id, organization_id, brand_id, title, valid_days, active)
     VALUES ('coupon-multi', 'org-acme', 'brand-acme', 'Multi-process coupon', 30, true)`;
-  const [tag] = await db.sql`INSERT INTO tags (organization_id, brand_id, tag, external_reference) VALUES ('org-acme', 'brand-acme', 'Multi', 'multi') RETURNING id`;
+  const [tag] =
+    await db.sql`INSERT INTO tags (organization_id, brand_id, tag, external_reference) VALUES ('org-acme', 'brand-acme', 'Multi', 'multi') RETURNING id`;
   await db.sql`
     WITH m AS (
       INSERT INTO members (organization_id, email)
@@ -90,17 +108,24 @@ beforeEach(() =>
 afterAll(async () => {
   receiver?.close();
   await Promise.all([...apis, ...extra].map((p) => p.stop()));
-  await Promise.all(workers.map((w) => {
-    if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGTERM');
-    return w.exited;
-  }));
+  await Promise.all(
+    workers.map((w) => {
+      if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGTERM');
+      return w.exited;
+    }),
+  );
   await db?.drop();
 }, 60_000);
 
 describe('2 API processes and 2 worker processes on one PostgreSQL', () => {
   it('share one rate-limit budget per token: exactly the limit succeeds over both, then both answer 429', async () => {
     const LIMIT = 40;
-    const env = { ...onTestDatabase(db.url), ...ENV, LOYALTY_RATE_LIMIT_TOKEN: String(LIMIT), LOYALTY_RATE_LIMIT_WINDOW_SECONDS: '3600' };
+    const env = {
+      ...onTestDatabase(db.url),
+      ...ENV,
+      LOYALTY_RATE_LIMIT_TOKEN: String(LIMIT),
+      LOYALTY_RATE_LIMIT_WINDOW_SECONDS: '3600',
+    };
     extra.push(...(await Promise.all([startServerProcess(env), startServerProcess(env)])));
     const [a, b] = extra.slice(-2) as [ServerProcess, ServerProcess];
     const fresh = await fetchToken(a.url, 'acme-admin'); // a budget of its own (counted per token)
@@ -130,11 +155,17 @@ describe('2 API processes and 2 worker processes on one PostgreSQL', () => {
     for (let round = 0; round < 5; round++) {
       const concurrent = { brand_id: 'brand-acme', tag: `Idem ${round}`, external_reference: `idem-con-${round}` };
       const key = { 'idempotency-key': `multi-con-${round}` };
-      const both = await Promise.all([call(one.url, 'POST', '/tags', concurrent, key), call(two.url, 'POST', '/tags', concurrent, key)]);
+      const both = await Promise.all([
+        call(one.url, 'POST', '/tags', concurrent, key),
+        call(two.url, 'POST', '/tags', concurrent, key),
+      ]);
       const created = both.filter((r) => r.status === 201 && r.headers.get('idempotent-replayed') !== 'true');
       expect(created, JSON.stringify(both.map((r) => [r.status, r.json]))).toHaveLength(1);
       const other = both.find((r) => r !== created[0])!;
-      expect(other.status === 409 || other.headers.get('idempotent-replayed') === 'true', JSON.stringify(other.json)).toBe(true);
+      expect(
+        other.status === 409 || other.headers.get('idempotent-replayed') === 'true',
+        JSON.stringify(other.json),
+      ).toBe(true);
     }
     const [row] = await db.sql`SELECT count(*)::int AS n FROM tags WHERE external_reference LIKE 'idem-%'`;
     expect(row!.n).toBe(6);
@@ -212,7 +243,10 @@ describe('2 API processes and 2 worker processes on one PostgreSQL', () => {
 
   it('grant each voucher once when one worker is killed (kill -9) mid voucher job: the other finishes it', async () => {
     const [one, two] = apis as [ServerProcess, ServerProcess];
-    const started = await call(one.url, 'POST', '/tags/multi/vouchers', { brand_id: 'brand-acme', coupon_id: 'coupon-multi' });
+    const started = await call(one.url, 'POST', '/tags/multi/vouchers', {
+      brand_id: 'brand-acme',
+      coupon_id: 'coupon-multi',
+    });
     expect(started.status, JSON.stringify(started.json)).toBe(202);
     const jobId = started.json.job_id as string;
     const job = async () => (await call(two.url, 'GET', `/tags/multi/vouchers/${jobId}?brand_id=brand-acme`)).json;
@@ -232,13 +266,25 @@ describe('2 API processes and 2 worker processes on one PostgreSQL', () => {
       if (done.status === 'done') break;
     }
     expect(done).toMatchObject({ status: 'done', total: MEMBERS, issued: MEMBERS, failed: 0 });
-    const [passes] = await db.sql`SELECT count(*)::int AS n, count(DISTINCT member_id)::int AS members FROM passes WHERE coupon_id = 'coupon-multi'`;
-    const [grants] = await db.sql`SELECT count(*)::int AS n FROM voucher_grants WHERE voucher_id = 'coupon-multi' AND status = 'issued'`;
+    const [passes] =
+      await db.sql`SELECT count(*)::int AS n, count(DISTINCT member_id)::int AS members FROM passes WHERE coupon_id = 'coupon-multi'`;
+    const [grants] =
+      await db.sql`SELECT count(*)::int AS n FROM voucher_grants WHERE voucher_id = 'coupon-multi' AND status = 'issued'`;
     const [events] = await db.sql`
       SELECT count(*)::int AS n, count(DISTINCT data->>'pass_id')::int AS passes FROM events
       WHERE type = 'coupon.issued' AND data->>'coupon_id' = 'coupon-multi'`;
-    expect({ passes: passes!.n, members: passes!.members, grants: grants!.n, events: events!.n, eventPasses: events!.passes }).toEqual({
-      passes: MEMBERS, members: MEMBERS, grants: MEMBERS, events: MEMBERS, eventPasses: MEMBERS,
+    expect({
+      passes: passes!.n,
+      members: passes!.members,
+      grants: grants!.n,
+      events: events!.n,
+      eventPasses: events!.passes,
+    }).toEqual({
+      passes: MEMBERS,
+      members: MEMBERS,
+      grants: MEMBERS,
+      events: MEMBERS,
+      eventPasses: MEMBERS,
     });
     expect(workers[1]!.child.exitCode).toBe(null); // the other one finished it
   }, 100_000);
@@ -249,12 +295,19 @@ describe('2 API processes and 2 worker processes on one PostgreSQL', () => {
     const inFlight = Array.from({ length: 20 }, (_, i) =>
       call(one.url, 'POST', '/members/signups', {
         brand_id: 'brand-acme',
-        users: Array.from({ length: SIZE }, (_, j) => ({ email: `sigterm-${i}-${j}@example.org`, first_name: `F${j}` })),
-      }).then((r) => r.status, (error: unknown) => `lost: ${String(error)}`),
+        users: Array.from({ length: SIZE }, (_, j) => ({
+          email: `sigterm-${i}-${j}@example.org`,
+          first_name: `F${j}`,
+        })),
+      }).then(
+        (r) => r.status,
+        (error: unknown) => `lost: ${String(error)}`,
+      ),
     );
     // Every request on the server: each holds (or waits for) a connection of API 1's pool.
     for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(10)) {
-      const [row] = await db.sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE '%members%' AND state <> 'idle'`;
+      const [row] =
+        await db.sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE '%members%' AND state <> 'idle'`;
       if (row!.n > 0) break;
     }
     await sleep(100);

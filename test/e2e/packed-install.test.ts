@@ -27,9 +27,17 @@ let env: NodeJS.ProcessEnv;
 let server: ChildProcess | undefined;
 let serverErr = '';
 
-function run(command: string, args: string[], options: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
+function run(
+  command: string,
+  args: string[],
+  options: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd ?? project, env: options.env ?? env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: options.cwd ?? project,
+      env: options.env ?? env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
@@ -54,9 +62,12 @@ async function freePort(): Promise<number> {
 }
 
 type LockEntry = Record<string, unknown> & {
-  dev?: boolean; link?: boolean;
-  dependencies?: Record<string, string>; optionalDependencies?: Record<string, string>;
-  peerDependencies?: Record<string, string>; peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+  dev?: boolean;
+  link?: boolean;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
 };
 
 /**
@@ -65,8 +76,13 @@ type LockEntry = Record<string, unknown> & {
  * at the version and place this repository's lockfile has them). With a lockfile npm needs no
  * registry metadata, only the tarballs, which `npm ci` put in the cache: the install runs offline.
  */
-async function writeConsumerProject(dir: string, tarballs: Partial<Record<(typeof WORKSPACES)[number], string>>): Promise<void> {
-  const lock = JSON.parse(await readFile(path.join(repo, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+async function writeConsumerProject(
+  dir: string,
+  tarballs: Partial<Record<(typeof WORKSPACES)[number], string>>,
+): Promise<void> {
+  const lock = JSON.parse(await readFile(path.join(repo, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, LockEntry>;
+  };
   const available: Record<string, LockEntry> = {};
   for (const [key, entry] of Object.entries(lock.packages)) {
     if (entry.link) continue;
@@ -80,17 +96,41 @@ async function writeConsumerProject(dir: string, tarballs: Partial<Record<(typeo
     const spec = `file:${path.relative(dir, tarball)}`;
     const manifest = JSON.parse(await readFile(path.join(repo, ws, 'package.json'), 'utf8')) as LockEntry;
     dependencies[`@loyalty/${ws}`] = spec;
-    const { version, bin, engines, dependencies: deps, optionalDependencies, peerDependencies, peerDependenciesMeta } = manifest;
-    packages[`node_modules/@loyalty/${ws}`] = { version, resolved: spec, bin, engines, dependencies: deps, optionalDependencies, peerDependencies, peerDependenciesMeta };
+    const {
+      version,
+      bin,
+      engines,
+      dependencies: deps,
+      optionalDependencies,
+      peerDependencies,
+      peerDependenciesMeta,
+    } = manifest;
+    packages[`node_modules/@loyalty/${ws}`] = {
+      version,
+      resolved: spec,
+      bin,
+      engines,
+      dependencies: deps,
+      optionalDependencies,
+      peerDependencies,
+      peerDependenciesMeta,
+    };
   }
   // Everything the tarballs need, resolved from each package's place upwards, as Node does.
   const queue = Object.keys(packages);
   while (queue.length > 0) {
     const from = queue.shift()!;
     const entry = packages[from]!;
-    const optionalPeers = new Set(Object.entries(entry.peerDependenciesMeta ?? {}).filter(([, m]) => m.optional).map(([name]) => name));
-    const needs = [...Object.keys(entry.dependencies ?? {}), ...Object.keys(entry.optionalDependencies ?? {}),
-      ...Object.keys(entry.peerDependencies ?? {}).filter((name) => !optionalPeers.has(name))];
+    const optionalPeers = new Set(
+      Object.entries(entry.peerDependenciesMeta ?? {})
+        .filter(([, m]) => m.optional)
+        .map(([name]) => name),
+    );
+    const needs = [
+      ...Object.keys(entry.dependencies ?? {}),
+      ...Object.keys(entry.optionalDependencies ?? {}),
+      ...Object.keys(entry.peerDependencies ?? {}).filter((name) => !optionalPeers.has(name)),
+    ];
     for (const name of needs) {
       if (name.startsWith('@loyalty/')) continue; // the tarballs themselves
       for (let at = from; ; at = at.includes('/node_modules/') ? at.slice(0, at.lastIndexOf('/node_modules/')) : '') {
@@ -109,11 +149,27 @@ async function writeConsumerProject(dir: string, tarballs: Partial<Record<(typeo
   }
   // What README "Install in your project" tells a consumer: the binaries' install script is not
   // needed (the server makes PostgreSQL's library links itself), so deny it.
-  const manifest = { name: 'consumer', private: true, type: 'module', dependencies, allowScripts: { [PG_BINARIES]: false } };
+  const manifest = {
+    name: 'consumer',
+    private: true,
+    type: 'module',
+    dependencies,
+    allowScripts: { [PG_BINARIES]: false },
+  };
   await writeFile(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
-  await writeFile(path.join(dir, 'package-lock.json'), JSON.stringify({
-    name: 'consumer', lockfileVersion: 3, requires: true, packages: { '': { name: 'consumer', dependencies }, ...packages },
-  }, null, 2));
+  await writeFile(
+    path.join(dir, 'package-lock.json'),
+    JSON.stringify(
+      {
+        name: 'consumer',
+        lockfileVersion: 3,
+        requires: true,
+        packages: { '': { name: 'consumer', dependencies }, ...packages },
+      },
+      null,
+      2,
+    ),
+  );
 }
 
 beforeAll(async () => {
@@ -124,8 +180,9 @@ beforeAll(async () => {
   const home = path.join(root, 'home');
   await Promise.all([project, packs, home].map((dir) => mkdir(dir)));
 
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) =>
-    !/^(npm_|LOYALTY_|XDG_|DATABASE_URL$|PG)/i.test(key)));
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !/^(npm_|LOYALTY_|XDG_|DATABASE_URL$|PG)/i.test(key)),
+  );
   const npmCache = (await run('npm', ['config', 'get', 'cache'], { cwd: repo, env: inherited })).stdout.trim();
   env = {
     ...inherited,
@@ -142,7 +199,11 @@ beforeAll(async () => {
     npm_config_audit: 'false',
   };
 
-  const pack = await run('npm', ['pack', ...WORKSPACES.flatMap((ws) => ['--workspace', ws]), '--pack-destination', packs, '--json'], { cwd: repo });
+  const pack = await run(
+    'npm',
+    ['pack', ...WORKSPACES.flatMap((ws) => ['--workspace', ws]), '--pack-destination', packs, '--json'],
+    { cwd: repo },
+  );
   expect(pack.code, describeRun(pack)).toBe(0);
   const packed = JSON.parse(pack.stdout) as { name: string; filename: string }[];
   tarballs = Object.fromEntries(packed.map((p) => [p.name.replace('@loyalty/', ''), path.join(packs, p.filename)]));
@@ -156,14 +217,22 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (server?.pid && server.exitCode === null && server.signalCode === null) {
-    try { process.kill(-server.pid, 'SIGKILL'); } catch { /* gone */ }
+    try {
+      process.kill(-server.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
   }
   if (root) await rm(root, { recursive: true, force: true });
 }, 60_000);
 
 describe('the packed packages, installed into an empty project', () => {
   it('ship what they import and read: cli depends on the sdk, the server optionally; the server carries migrations, openapi.yaml and the demo fixtures', async () => {
-    const manifest = async (ws: string) => JSON.parse(await readFile(path.join(project, 'node_modules', '@loyalty', ws, 'package.json'), 'utf8')) as Record<string, Record<string, unknown>>;
+    const manifest = async (ws: string) =>
+      JSON.parse(await readFile(path.join(project, 'node_modules', '@loyalty', ws, 'package.json'), 'utf8')) as Record<
+        string,
+        Record<string, unknown>
+      >;
     const cli = await manifest('cli');
     expect(cli.dependencies?.['@loyalty/sdk']).toBe('0.1.0');
     expect(cli.peerDependencies?.['@loyalty/server']).toBe('0.1.0');
@@ -171,9 +240,15 @@ describe('the packed packages, installed into an empty project', () => {
     const server = await manifest('server');
     expect(server.dependencies?.['@loyalty/sdk']).toBe('0.1.0');
     const installed = path.join(project, 'node_modules', '@loyalty', 'server');
-    expect((await readdir(path.join(installed, 'migrations'))).filter((f) => f.endsWith('.sql')).length).toBeGreaterThan(0);
-    expect(await readFile(path.join(installed, 'openapi.yaml'), 'utf8')).toBe(await readFile(path.join(repo, 'openapi.yaml'), 'utf8'));
-    expect(await readFile(path.join(installed, 'fixtures', 'demo.json'), 'utf8')).toBe(await readFile(path.join(repo, 'fixtures', 'demo.json'), 'utf8'));
+    expect(
+      (await readdir(path.join(installed, 'migrations'))).filter((f) => f.endsWith('.sql')).length,
+    ).toBeGreaterThan(0);
+    expect(await readFile(path.join(installed, 'openapi.yaml'), 'utf8')).toBe(
+      await readFile(path.join(repo, 'openapi.yaml'), 'utf8'),
+    );
+    expect(await readFile(path.join(installed, 'fixtures', 'demo.json'), 'utf8')).toBe(
+      await readFile(path.join(repo, 'fixtures', 'demo.json'), 'utf8'),
+    );
     // postpack removed the copies: inside the repository the server reads the root's files
     expect(existsSync(path.join(repo, 'server', 'openapi.yaml'))).toBe(false);
     expect(existsSync(path.join(repo, 'server', 'fixtures'))).toBe(false);
@@ -190,45 +265,73 @@ describe('the packed packages, installed into an empty project', () => {
     expect(help.code, describeRun(help)).toBe(0);
     const server = await run('npx', ['--no', 'loyalty', 'server', '--port', '0'], { cwd: light });
     expect(server.code, describeRun(server)).toBe(1);
-    expect(server.stderr).toContain('`loyalty server` needs the reference server package, @loyalty/server, which is not installed.');
+    expect(server.stderr).toContain(
+      '`loyalty server` needs the reference server package, @loyalty/server, which is not installed.',
+    );
     expect(server.stderr).toContain('npm install @loyalty/server@0.1.0');
   });
 
   it('an installed CLI puts the data in $XDG_DATA_HOME/loyalty, else ~/.local/share/loyalty (a relative XDG_DATA_HOME is ignored)', async () => {
     const services = path.join(project, 'node_modules', '@loyalty', 'cli', 'dist', 'services', 'server.js');
-    const probe = await run('node', ['--input-type=module', '-e', [
-      `const s = await import(${JSON.stringify(services)});`,
-      "console.log(JSON.stringify([s.isInstalledPackage(), s.userDataDir({ HOME: '/home/u', XDG_DATA_HOME: '/x' }),",
-      "  s.userDataDir({ HOME: '/home/u' }), s.userDataDir({ HOME: '/home/u', XDG_DATA_HOME: 'rel' })]));",
-    ].join('\n')]);
+    const probe = await run('node', [
+      '--input-type=module',
+      '-e',
+      [
+        `const s = await import(${JSON.stringify(services)});`,
+        "console.log(JSON.stringify([s.isInstalledPackage(), s.userDataDir({ HOME: '/home/u', XDG_DATA_HOME: '/x' }),",
+        "  s.userDataDir({ HOME: '/home/u' }), s.userDataDir({ HOME: '/home/u', XDG_DATA_HOME: 'rel' })]));",
+      ].join('\n'),
+    ]);
     expect(probe.code, describeRun(probe)).toBe(0);
-    expect(JSON.parse(probe.stdout)).toEqual([true, '/x/loyalty', '/home/u/.local/share/loyalty', '/home/u/.local/share/loyalty']);
+    expect(JSON.parse(probe.stdout)).toEqual([
+      true,
+      '/x/loyalty',
+      '/home/u/.local/share/loyalty',
+      '/home/u/.local/share/loyalty',
+    ]);
   });
 
   it('@loyalty/sdk loads through import and through require', async () => {
-    const esm = await run('node', ['--input-type=module', '-e',
-      "const sdk = await import('@loyalty/sdk'); const wh = await import('@loyalty/sdk/webhooks'); console.log(typeof sdk.createLoyaltyClient, Object.keys(wh).length > 0)"]);
+    const esm = await run('node', [
+      '--input-type=module',
+      '-e',
+      "const sdk = await import('@loyalty/sdk'); const wh = await import('@loyalty/sdk/webhooks'); console.log(typeof sdk.createLoyaltyClient, Object.keys(wh).length > 0)",
+    ]);
     expect(esm.code, describeRun(esm)).toBe(0);
     expect(esm.stdout.trim()).toBe('function true');
-    const cjs = await run('node', ['-e', "const sdk = require('@loyalty/sdk'); console.log(typeof sdk.createLoyaltyClient, typeof sdk.isLoyaltyError)"]);
+    const cjs = await run('node', [
+      '-e',
+      "const sdk = require('@loyalty/sdk'); console.log(typeof sdk.createLoyaltyClient, typeof sdk.isLoyaltyError)",
+    ]);
     expect(cjs.code, describeRun(cjs)).toBe(0);
     expect(cjs.stdout.trim()).toBe('function function');
   });
 
   it('a strict TypeScript project compiles against @loyalty/sdk, and a type error in it is reported', async () => {
     const tsc = path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
-    await writeFile(path.join(project, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', noEmit: true, types: [] },
-      include: ['consumer.ts'],
-    }));
-    const source = (tagName: string) => [
-      "import { createLoyaltyClient, isLoyaltyError, type components } from '@loyalty/sdk';",
-      "type Tag = components['schemas']['Tag'];",
-      "const client = createLoyaltyClient({ baseUrl: 'http://127.0.0.1:3000', token: 'x' });",
-      `export const name: Tag['tag'] = ${tagName};`,
-      'export const check = (e: unknown): boolean => isLoyaltyError(e);',
-      'export { client };',
-    ].join('\n');
+    await writeFile(
+      path.join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          noEmit: true,
+          types: [],
+        },
+        include: ['consumer.ts'],
+      }),
+    );
+    const source = (tagName: string) =>
+      [
+        "import { createLoyaltyClient, isLoyaltyError, type components } from '@loyalty/sdk';",
+        "type Tag = components['schemas']['Tag'];",
+        "const client = createLoyaltyClient({ baseUrl: 'http://127.0.0.1:3000', token: 'x' });",
+        `export const name: Tag['tag'] = ${tagName};`,
+        'export const check = (e: unknown): boolean => isLoyaltyError(e);',
+        'export { client };',
+      ].join('\n');
     await writeFile(path.join(project, 'consumer.ts'), source("'vip'"));
     const ok = await run('node', [tsc, '-p', project]);
     expect(ok.code, describeRun(ok)).toBe(0);
@@ -241,40 +344,63 @@ describe('the packed packages, installed into an empty project', () => {
   it('npx loyalty server starts with the demo data in $XDG_DATA_HOME/loyalty, loyalty login and members import work against it, Ctrl-C stops it', async () => {
     // The binaries' install script was denied: the links it would make are missing until the server starts.
     const binaries = path.join(project, 'node_modules', ...PG_BINARIES.split('/'));
-    const links = JSON.parse(await readFile(path.join(binaries, 'native', 'pg-symlinks.json'), 'utf8').catch(() => '[]')) as { target: string }[];
-    const linkExists = (target: string) => lstat(path.join(binaries, target)).then(() => true, () => false);
+    const links = JSON.parse(
+      await readFile(path.join(binaries, 'native', 'pg-symlinks.json'), 'utf8').catch(() => '[]'),
+    ) as { target: string }[];
+    const linkExists = (target: string) =>
+      lstat(path.join(binaries, target)).then(
+        () => true,
+        () => false,
+      );
     if (links.length > 0) expect(await linkExists(links[0]!.target)).toBe(false);
 
     const port = await freePort();
     const dataDir = path.join(root, 'xdg-data', 'loyalty');
-    server = spawn('npx', ['--no', 'loyalty', 'server', '--port', String(port)], { cwd: project, env, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+    server = spawn('npx', ['--no', 'loyalty', 'server', '--port', String(port)], {
+      cwd: project,
+      env,
+      detached: true,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     server.stderr!.on('data', (chunk: Buffer) => (serverErr += chunk));
     const exited = new Promise<number | null>((resolve) => server!.once('exit', (code) => resolve(code)));
     const base = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 60_000;
     for (;;) {
       if (server.exitCode !== null) throw new Error(`the server exited (${server.exitCode}):\n${serverErr}`);
-      const ok = await fetch(`${base}/health`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${base}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       if (Date.now() > deadline) throw new Error(`no /health within 60 s:\n${serverErr}`);
       await new Promise((r) => setTimeout(r, 250));
     }
     while (!serverErr.includes('fixtures: ') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100)); // its start line follows /health
     expect(serverErr).toContain(`Data directory: ${dataDir}`);
-    expect(serverErr).toContain(`fixtures: ${path.join(project, 'node_modules', '@loyalty', 'server', 'fixtures', 'demo.json')}`);
+    expect(serverErr).toContain(
+      `fixtures: ${path.join(project, 'node_modules', '@loyalty', 'server', 'fixtures', 'demo.json')}`,
+    );
     expect(existsSync(path.join(dataDir, 'PG_VERSION'))).toBe(true);
     for (const link of links) expect(await linkExists(link.target), link.target).toBe(true);
 
     const cliEnv = { ...env, LOYALTY_API_URL: base };
-    const login = await run('npx', ['--no', 'loyalty', 'login', '--client-id', 'acme-admin', '--client-secret-stdin', '--brand', 'brand-acme'],
-      { env: cliEnv, input: 'acme-admin-secret' });
+    const login = await run(
+      'npx',
+      ['--no', 'loyalty', 'login', '--client-id', 'acme-admin', '--client-secret-stdin', '--brand', 'brand-acme'],
+      { env: cliEnv, input: 'acme-admin-secret' },
+    );
     expect(login.code, describeRun(login)).toBe(0);
     expect(existsSync(path.join(root, 'xdg-config', 'loyalty', 'config.json'))).toBe(true);
 
     const stamp = Date.now();
-    await writeFile(path.join(project, 'members.csv'),
-      `email,first_name,last_name\npacked-${stamp}-1@example.org,Ada,Lovelace\npacked-${stamp}-2@example.org,Grace,Hopper\nnot-an-email,Bad,Row\n`);
-    const imported = await run('npx', ['--no', 'loyalty', 'members', 'import', 'members.csv', '--json'], { env: cliEnv });
+    await writeFile(
+      path.join(project, 'members.csv'),
+      `email,first_name,last_name\npacked-${stamp}-1@example.org,Ada,Lovelace\npacked-${stamp}-2@example.org,Grace,Hopper\nnot-an-email,Bad,Row\n`,
+    );
+    const imported = await run('npx', ['--no', 'loyalty', 'members', 'import', 'members.csv', '--json'], {
+      env: cliEnv,
+    });
     expect(imported.code, describeRun(imported)).toBe(3); // some rows rejected
     expect(JSON.parse(imported.stdout)).toMatchObject({ rows: 3, new: 2, rejected: 1 });
 

@@ -1,6 +1,13 @@
 // End to end: the built `@loyalty/sdk` client against the real reference server: client
 // credentials (token fetched, shared and renewed by the client itself), typed calls, typed errors.
-import { createLoyaltyClient, isLoyaltyError, LoyaltyError, toLoyaltyError, unwrap, type LoyaltyClientOptions } from '@loyalty/sdk';
+import {
+  createLoyaltyClient,
+  isLoyaltyError,
+  LoyaltyError,
+  toLoyaltyError,
+  unwrap,
+  type LoyaltyClientOptions,
+} from '@loyalty/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startLiveServer, type LiveServer } from '../helpers/live-server.js';
 
@@ -11,7 +18,10 @@ beforeAll(async () => {
 afterAll(() => live?.close());
 
 /** A client whose every HTTP request (token requests included) is logged as "METHOD /path -> status". */
-function loggedClient(options: Omit<LoyaltyClientOptions, 'baseUrl' | 'fetch'>, beforeSend?: (request: Request) => Promise<void>) {
+function loggedClient(
+  options: Omit<LoyaltyClientOptions, 'baseUrl' | 'fetch'>,
+  beforeSend?: (request: Request) => Promise<void>,
+) {
   const wire: string[] = [];
   const client = createLoyaltyClient({
     ...(options as LoyaltyClientOptions),
@@ -34,7 +44,9 @@ it('fetches a token by itself, once for concurrent calls, and makes typed calls 
   const before = await tokensOf('acme-admin');
   const { client, wire } = loggedClient({ clientCredentials: acme });
 
-  const created = await client.POST('/tags', { body: { brand_id: 'brand-acme', external_reference: 'sdk-e2e', tag: 'SDK e2e' } });
+  const created = await client.POST('/tags', {
+    body: { brand_id: 'brand-acme', external_reference: 'sdk-e2e', tag: 'SDK e2e' },
+  });
   expect(created.response.status).toBe(201);
   const tag = unwrap(created).data;
   expect(tag).toMatchObject({ tag: 'SDK e2e', external_reference: 'sdk-e2e', brand_id: 'brand-acme' });
@@ -61,7 +73,9 @@ it('fetches a token by itself, once for concurrent calls, and makes typed calls 
 it('a wrong secret is a typed 401 invalid_client value: one token request per burst of calls, no retries, no API call', async () => {
   const allTokens = async () => (await live.db.sql`SELECT count(*)::int AS n FROM access_tokens`)[0]!.n as number;
   const before = await allTokens();
-  const { client, wire } = loggedClient({ clientCredentials: { clientId: 'acme-admin', clientSecret: 'not-the-secret' } });
+  const { client, wire } = loggedClient({
+    clientCredentials: { clientId: 'acme-admin', clientSecret: 'not-the-secret' },
+  });
   const results = await Promise.all(Array.from({ length: 5 }, () => client.GET('/tags')));
   for (const result of results) {
     expect(result.data).toBeUndefined();
@@ -74,7 +88,10 @@ it('a wrong secret is a typed 401 invalid_client value: one token request per bu
   expect(wire).toEqual(['POST /oauth/token -> 401']);
 
   // unwrap throws the same typed error; a later call asks again (a refusal is not cached as a token).
-  const thrown = await client.GET('/tags').then(unwrap, (e: unknown) => e).catch((e: unknown) => e);
+  const thrown = await client
+    .GET('/tags')
+    .then(unwrap, (e: unknown) => e)
+    .catch((e: unknown) => e);
   expect(isLoyaltyError(thrown)).toBe(true);
   expect(thrown).toMatchObject({ status: 401, code: 'invalid_client' });
   expect(wire).toEqual(['POST /oauth/token -> 401', 'POST /oauth/token -> 401']);
@@ -94,16 +111,27 @@ it('a token revoked before its first use is answered 401 once: the client fetche
   const result = await client.GET('/tags');
   expect(result.response.status).toBe(200);
   expect(unwrap(result).success).toBe(true);
-  expect(wire).toEqual(['POST /oauth/token -> 200', 'GET /tags -> 401', 'POST /oauth/token -> 200', 'GET /tags -> 200']);
+  expect(wire).toEqual([
+    'POST /oauth/token -> 200',
+    'GET /tags -> 401',
+    'POST /oauth/token -> 200',
+    'GET /tags -> 200',
+  ]);
   expect(await tokensOf('acme-admin')).toBe(1);
 
   // A second revocation on the same call is not chased further: the 401 is the call's value.
   const { client: other, wire: otherWire } = loggedClient({ clientCredentials: acme }, async (request) => {
-    if (!request.url.endsWith('/oauth/token')) await live.db.sql`DELETE FROM access_tokens WHERE client_id = 'acme-admin'`;
+    if (!request.url.endsWith('/oauth/token'))
+      await live.db.sql`DELETE FROM access_tokens WHERE client_id = 'acme-admin'`;
   });
   const refused = toLoyaltyError(await other.GET('/tags'));
   expect(refused).toMatchObject({ status: 401, code: 'unauthenticated' });
-  expect(otherWire).toEqual(['POST /oauth/token -> 200', 'GET /tags -> 401', 'POST /oauth/token -> 200', 'GET /tags -> 401']);
+  expect(otherWire).toEqual([
+    'POST /oauth/token -> 200',
+    'GET /tags -> 401',
+    'POST /oauth/token -> 200',
+    'GET /tags -> 401',
+  ]);
 });
 
 it('a fixed token that is not valid is a typed 401 unauthenticated, sent once', async () => {
@@ -115,11 +143,15 @@ it('a fixed token that is not valid is a typed 401 unauthenticated, sent once', 
 
 it('HTTP errors of API calls are typed values with the spec code and field paths, never retried', async () => {
   const { client, wire } = loggedClient({ clientCredentials: acme });
-  const invalid = await client.POST('/members', { body: { brand_id: 'brand-acme', email: 'not-an-email', unsubscribed: false } });
+  const invalid = await client.POST('/members', {
+    body: { brand_id: 'brand-acme', email: 'not-an-email', unsubscribed: false },
+  });
   const err = toLoyaltyError(invalid);
   expect(err).toMatchObject({ status: 422, code: 'validation_failed' });
   expect(Object.keys(err!.fields ?? {})).toEqual(['email']);
-  const missing = toLoyaltyError(await client.POST('/members', { body: { brand_id: 'brand-nope', email: 'a@example.org', unsubscribed: false } }));
+  const missing = toLoyaltyError(
+    await client.POST('/members', { body: { brand_id: 'brand-nope', email: 'a@example.org', unsubscribed: false } }),
+  );
   expect(missing).toMatchObject({ status: 404, code: 'not_found' });
   expect(wire).toEqual(['POST /oauth/token -> 200', 'POST /members -> 422', 'POST /members -> 404']);
   const [members] = await live.db.sql`SELECT count(*)::int AS n FROM members`;

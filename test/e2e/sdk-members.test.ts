@@ -32,7 +32,11 @@ beforeAll(async () => {
     clientCredentials: credentials,
     retry: { baseDelayMs: 50 },
     fetch: async (request) => {
-      const entry = { method: request.method, path: new URL(request.url).pathname, key: request.headers.get('idempotency-key') };
+      const entry = {
+        method: request.method,
+        path: new URL(request.url).pathname,
+        key: request.headers.get('idempotency-key'),
+      };
       const response = await fetch(request);
       if (loseNextResponse && !entry.path.endsWith('/oauth/token')) {
         loseNextResponse = false;
@@ -52,7 +56,13 @@ const sent = (from: number) => wire.slice(from).filter((w) => !w.path.endsWith('
 let ada: string;
 
 it('creates a member; the same Idempotency-Key replays the first answer, another key sees the member exists', async () => {
-  const body = { brand_id: brandId, email: 'Ada@Example.org', first_name: 'Ada', last_name: 'Lovelace', unsubscribed: false };
+  const body = {
+    brand_id: brandId,
+    email: 'Ada@Example.org',
+    first_name: 'Ada',
+    last_name: 'Lovelace',
+    unsubscribed: false,
+  };
   const headers = { 'Idempotency-Key': 'create-ada-1' };
   const first = await client.POST('/members', { body, headers });
   expect(first.response.status).toBe(201);
@@ -73,17 +83,25 @@ it('creates a member; the same Idempotency-Key replays the first answer, another
   expect(wasReplayed(fresh)).toBe(false);
   expect(fresh.data).toMatchObject({ created: false, member_id: ada });
   // The SDK put a key of its own on the call.
-  expect(sent(w)).toEqual([{ method: 'POST', path: '/members', key: expect.stringMatching(/^[0-9a-f-]{36}$/), status: 200 }]);
+  expect(sent(w)).toEqual([
+    { method: 'POST', path: '/members', key: expect.stringMatching(/^[0-9a-f-]{36}$/), status: 200 },
+  ]);
 
-  const reused = toLoyaltyError(await client.POST('/members', { body: { ...body, email: 'grace@example.org' }, headers }));
+  const reused = toLoyaltyError(
+    await client.POST('/members', { body: { ...body, email: 'grace@example.org' }, headers }),
+  );
   expect(reused).toMatchObject({ status: 422, code: 'idempotency_key_reuse' });
 
-  const rows = await live.db.sql`SELECT m.id::text, m.email, m.first_name FROM members m JOIN brand_members b ON b.member_id = m.id WHERE b.brand_id = ${brandId}`;
+  const rows = await live.db
+    .sql`SELECT m.id::text, m.email, m.first_name FROM members m JOIN brand_members b ON b.member_id = m.id WHERE b.brand_id = ${brandId}`;
   expect(rows).toEqual([{ id: ada, email: 'Ada@Example.org', first_name: 'Ada' }]);
 });
 
 const couponPasses = async (member: string) =>
-  (await live.db.sql`SELECT pass_code FROM passes WHERE member_id = ${member} AND coupon_id = 'coupon-welcome' ORDER BY pass_code`).map((r) => r.pass_code as string);
+  (
+    await live.db
+      .sql`SELECT pass_code FROM passes WHERE member_id = ${member} AND coupon_id = 'coupon-welcome' ORDER BY pass_code`
+  ).map((r) => r.pass_code as string);
 
 it('a coupon pass issued with a key is issued once: replayed on a repeat, and a lost response is retried with the same key', async () => {
   const issue = (key?: string) =>
@@ -131,19 +149,28 @@ it('a key is scoped to the token: another client with the same credentials (a ne
   expect(await couponPasses(ada)).toHaveLength(before.length + 1);
 });
 
-it('pages through a member\'s coupon passes, newest first, each once', async () => {
+it("pages through a member's coupon passes, newest first, each once", async () => {
   const w = wire.length;
   const seen = [];
   for await (const pass of iterateMemberCoupons(client, { memberId: ada, brandId, perPage: 3 })) seen.push(pass);
   const codes = await couponPasses(ada);
   expect(codes).toHaveLength(4);
   expect(seen.map((p) => p.qr_code).sort()).toEqual(codes);
-  for (const pass of seen) expect(pass).toMatchObject({ status: 'active', coupon_title: expect.any(String), loyalty_code: expect.any(String) });
+  for (const pass of seen)
+    expect(pass).toMatchObject({
+      status: 'active',
+      coupon_title: expect.any(String),
+      loyalty_code: expect.any(String),
+    });
   const created = seen.map((p) => p.created_at);
   expect(created).toEqual([...created].sort().reverse());
-  expect(sent(w).map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual(Array(2).fill(`GET /members/${ada}/coupons 200`));
+  expect(sent(w).map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual(
+    Array(2).fill(`GET /members/${ada}/coupons 200`),
+  );
   // Another member's passes are not listed.
-  const grace = unwrap(await client.POST('/members', { body: { brand_id: brandId, email: 'grace@example.org', unsubscribed: false } }));
+  const grace = unwrap(
+    await client.POST('/members', { body: { brand_id: brandId, email: 'grace@example.org', unsubscribed: false } }),
+  );
   const none = [];
   for await (const pass of iterateMemberCoupons(client, { memberId: grace.member_id, brandId })) none.push(pass);
   expect(none).toEqual([]);
@@ -158,14 +185,19 @@ const signups: Signup[] = Array.from({ length: 4345 }, (_, i) => ({
 }));
 
 const brandMembers = async () =>
-  (await live.db.sql`SELECT m.email FROM members m JOIN brand_members b ON b.member_id = m.id WHERE b.brand_id = ${brandId} AND m.email LIKE 'bulk-%'`).map(
-    (r) => r.email as string,
-  );
+  (
+    await live.db
+      .sql`SELECT m.email FROM members m JOIN brand_members b ON b.member_id = m.id WHERE b.brand_id = ${brandId} AND m.email LIKE 'bulk-%'`
+  ).map((r) => r.email as string);
 
 it('imports 4,345 sign-ups in chunks of 2,000 with a report per chunk; a bad e-mail fails only its own chunk', async () => {
   const w = wire.length;
   const progress: number[] = [];
-  const reports = await importSignups(client, { brandId, users: signups }, { idempotencyKeyPrefix: 'signups-run-1', onChunk: (r) => progress.push(r.index) });
+  const reports = await importSignups(
+    client,
+    { brandId, users: signups },
+    { idempotencyKeyPrefix: 'signups-run-1', onChunk: (r) => progress.push(r.index) },
+  );
   expect(reports.map((r) => [r.index, r.size, r.ok, r.status, r.idempotencyKey])).toEqual([
     [0, 2000, true, 200, 'signups-run-1-0'],
     [1, 2000, false, 422, 'signups-run-1-1'],
@@ -189,7 +221,8 @@ it('imports 4,345 sign-ups in chunks of 2,000 with a report per chunk; a bad e-m
   expect(emails).toHaveLength(2345);
   expect(new Set(emails)).toEqual(new Set([...signups.slice(0, 2000), ...signups.slice(4000)].map((u) => u.email)));
   const ids = Object.values(ok0!.data!.data.new).slice(0, 3);
-  const [unsub] = await live.db.sql`SELECT count(*) FILTER (WHERE unsubscribed)::int AS n FROM brand_members WHERE member_id = ANY(${ids}::uuid[])`;
+  const [unsub] = await live.db
+    .sql`SELECT count(*) FILTER (WHERE unsubscribed)::int AS n FROM brand_members WHERE member_id = ANY(${ids}::uuid[])`;
   expect(unsub!.n).toBe(1); // bulk-00000 only (every 7th)
 });
 
@@ -207,7 +240,11 @@ it('re-running the corrected input with the same key prefix replays the finished
   expect(Object.keys(reports[1]!.data!.data.new)).toHaveLength(2000);
   expect(reports[1]!.data!.data.new['bulk-fixed@example.org']).toMatch(/^[0-9a-f-]{36}$/);
 
-  const again = await importSignups(client, { brandId, users: fixed.slice(0, 2500) }, { idempotencyKeyPrefix: 'signups-run-2', chunkSize: 1000, concurrency: 2 });
+  const again = await importSignups(
+    client,
+    { brandId, users: fixed.slice(0, 2500) },
+    { idempotencyKeyPrefix: 'signups-run-2', chunkSize: 1000, concurrency: 2 },
+  );
   expect(again.map((r) => [r.size, r.ok])).toEqual([
     [1000, true],
     [1000, true],
@@ -219,7 +256,9 @@ it('re-running the corrected input with the same key prefix replays the finished
 });
 
 it('pages through every member of the brand with the pagination helper: each seen exactly once', async () => {
-  const expected = (await live.db.sql`SELECT member_id::text AS id FROM brand_members WHERE brand_id = ${brandId}`).map((r) => r.id as string);
+  const expected = (await live.db.sql`SELECT member_id::text AS id FROM brand_members WHERE brand_id = ${brandId}`).map(
+    (r) => r.id as string,
+  );
   expect(expected).toHaveLength(4347); // the bulk members, Ada and Grace
 
   const w = wire.length;

@@ -21,7 +21,12 @@ function recordedClient() {
     clientCredentials: acme,
     fetch: async (request) => {
       const response = await fetch(request);
-      wire.push({ path: new URL(request.url).pathname, sent: request.headers.get('x-request-id'), answered: response.headers.get('x-request-id'), status: response.status });
+      wire.push({
+        path: new URL(request.url).pathname,
+        sent: request.headers.get('x-request-id'),
+        answered: response.headers.get('x-request-id'),
+        status: response.status,
+      });
       return response;
     },
   });
@@ -45,14 +50,18 @@ it('gets the id it sent back on a success', async () => {
 
 it('gets the id it sent back on a 404 and a 422, as the error’s requestId', async () => {
   const { client, wire } = recordedClient();
-  const missing = await client.GET('/members/{uuid}', { params: { path: { uuid: '00000000-0000-4000-8000-000000000000' }, query: { brand_id: 'brand-acme' } } });
+  const missing = await client.GET('/members/{uuid}', {
+    params: { path: { uuid: '00000000-0000-4000-8000-000000000000' }, query: { brand_id: 'brand-acme' } },
+  });
   const notFound = toLoyaltyError(missing);
   expect(notFound?.status).toBe(404);
   expect(notFound?.requestId).toMatch(generated);
   expect(notFound?.requestId).toBe(wire.at(-1)!.sent);
   expect(wire.at(-1)!.answered).toBe(notFound?.requestId);
 
-  const invalid = toLoyaltyError(await client.POST('/tags', { body: { brand_id: 'brand-acme', external_reference: '', tag: '' } }));
+  const invalid = toLoyaltyError(
+    await client.POST('/tags', { body: { brand_id: 'brand-acme', external_reference: '', tag: '' } }),
+  );
   expect(invalid?.status).toBe(422);
   expect(invalid?.requestId).toBe(wire.at(-1)!.sent);
   expect(wire.at(-1)!.answered).toBe(invalid?.requestId);

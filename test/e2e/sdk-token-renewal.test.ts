@@ -32,7 +32,12 @@ it('a pass whose answer is lost is issued once, though the token was renewed bef
     clientCredentials: { clientId: 'acme-admin', clientSecret: 'acme-admin-secret' },
     retry: { baseDelayMs: 50, maxDelayMs: 50 },
     fetch: async (request) => {
-      const sent = { method: request.method, path: new URL(request.url).pathname, authorization: request.headers.get('authorization'), key: request.headers.get('idempotency-key') };
+      const sent = {
+        method: request.method,
+        path: new URL(request.url).pathname,
+        authorization: request.headers.get('authorization'),
+        key: request.headers.get('idempotency-key'),
+      };
       if (sent.path === '/oauth/token') {
         tokenRequests.push(Date.now());
         const response = await fetch(request);
@@ -55,7 +60,9 @@ it('a pass whose answer is lost is issued once, though the token was renewed bef
     },
   });
 
-  const member = unwrap(await client.POST('/members', { body: { brand_id: brandId, email: 'renewal@example.org', unsubscribed: false } })).member_id;
+  const member = unwrap(
+    await client.POST('/members', { body: { brand_id: brandId, email: 'renewal@example.org', unsubscribed: false } }),
+  ).member_id;
   const firstToken = tokenRequests[0]!;
 
   onLostAnswer = async () => {
@@ -65,10 +72,14 @@ it('a pass whose answer is lost is issued once, though the token was renewed bef
     expect(unwrap(await client.GET('/tags')).success).toBe(true);
     await sleepUntil(firstToken + 18_250);
   };
-  const issued = await client.POST('/members/{uuid}/passes', { params: { path: { uuid: member } }, body: { brand_id: brandId, coupon_id: couponId } });
+  const issued = await client.POST('/members/{uuid}/passes', {
+    params: { path: { uuid: member } },
+    body: { brand_id: brandId, coupon_id: couponId },
+  });
 
   // One effect: the retry was answered with the stored response, no second pass was issued.
-  const passes = await live.db.sql`SELECT pass_code FROM passes WHERE member_id = ${member} AND coupon_id = ${couponId}`;
+  const passes = await live.db
+    .sql`SELECT pass_code FROM passes WHERE member_id = ${member} AND coupon_id = ${couponId}`;
   expect(passes).toHaveLength(1);
   expect(issued.response.status).toBe(201);
   expect(wasReplayed(issued)).toBe(true);

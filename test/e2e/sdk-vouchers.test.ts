@@ -40,10 +40,15 @@ beforeAll(async () => {
 afterAll(() => live?.close());
 
 const passesOf = async (coupon: string) =>
-  (await live.db.sql`SELECT count(*)::int AS passes, count(DISTINCT member_id)::int AS members FROM passes WHERE coupon_id = ${coupon}`)[0];
+  (
+    await live.db
+      .sql`SELECT count(*)::int AS passes, count(DISTINCT member_id)::int AS members FROM passes WHERE coupon_id = ${coupon}`
+  )[0];
 
 it('tags every member in chunks, issues the coupon to the tag, and waits for the job with progress snapshots to done', async () => {
-  const tag = unwrap(await client.POST('/tags', { body: { brand_id: brandId, external_reference: 'vip', tag: 'VIP' } })).data;
+  const tag = unwrap(
+    await client.POST('/tags', { body: { brand_id: brandId, external_reference: 'vip', tag: 'VIP' } }),
+  ).data;
 
   // With a duplicate (in the first chunk) and an unknown member (in the last): skipped by the server,
   // the chunks still succeed.
@@ -57,18 +62,36 @@ it('tags every member in chunks, issues the coupon to the tag, and waits for the
   const [onTag] = await live.db.sql`SELECT count(*)::int AS n FROM tag_members WHERE tag_id = ${tag.uuid}`;
   expect(onTag!.n).toBe(MEMBERS);
 
-  const started = await client.POST('/tags/{id}/vouchers', { params: { path: { id: tag.uuid } }, body: { brand_id: brandId, coupon_id: 'coupon-welcome' } });
+  const started = await client.POST('/tags/{id}/vouchers', {
+    params: { path: { id: tag.uuid } },
+    body: { brand_id: brandId, coupon_id: 'coupon-welcome' },
+  });
   expect(started.response.status).toBe(202);
   const job = unwrap(started);
   expect(job).toMatchObject({ status: 'queued', already_running: false, issued: 0 });
 
   const snapshots: VoucherJobStatus[] = [];
-  for await (const s of waitForVoucherJob(client, { tagId: tag.uuid, jobId: job.job_id, brandId, intervalMs: 100, deadlineMs: 30_000 })) {
+  for await (const s of waitForVoucherJob(client, {
+    tagId: tag.uuid,
+    jobId: job.job_id,
+    brandId,
+    intervalMs: 100,
+    deadlineMs: 30_000,
+  })) {
     snapshots.push(s);
   }
   expect(snapshots.length).toBe(polls.length);
   const last = snapshots.at(-1)!;
-  expect(last).toMatchObject({ job_id: job.job_id, status: 'done', total: MEMBERS, processed: MEMBERS, issued: MEMBERS, skipped: 0, failed: 0, has_errors: false });
+  expect(last).toMatchObject({
+    job_id: job.job_id,
+    status: 'done',
+    total: MEMBERS,
+    processed: MEMBERS,
+    issued: MEMBERS,
+    skipped: 0,
+    failed: 0,
+    has_errors: false,
+  });
   expect(last.started_at).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
   expect(last.finished_at).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
 
@@ -92,9 +115,21 @@ it('tags every member in chunks, issues the coupon to the tag, and waits for the
   expect(row).toEqual({ status: 'done', total: MEMBERS, issued: MEMBERS });
 
   // Issued again through the external reference: everyone already has it, so all are skipped.
-  const repeat = unwrap(await client.POST('/tags/{id}/vouchers', { params: { path: { id: 'vip' } }, body: { brand_id: brandId, coupon_id: 'coupon-welcome' } }));
+  const repeat = unwrap(
+    await client.POST('/tags/{id}/vouchers', {
+      params: { path: { id: 'vip' } },
+      body: { brand_id: brandId, coupon_id: 'coupon-welcome' },
+    }),
+  );
   let final: VoucherJobStatus | undefined;
-  for await (const s of waitForVoucherJob(client, { tagId: 'vip', jobId: repeat.job_id, brandId, intervalMs: 100, deadlineMs: 30_000 })) final = s;
+  for await (const s of waitForVoucherJob(client, {
+    tagId: 'vip',
+    jobId: repeat.job_id,
+    brandId,
+    intervalMs: 100,
+    deadlineMs: 30_000,
+  }))
+    final = s;
   expect(final).toMatchObject({ status: 'done', total: MEMBERS, processed: MEMBERS, issued: 0, skipped: MEMBERS });
   expect(await passesOf('coupon-welcome')).toEqual({ passes: MEMBERS, members: MEMBERS });
 });
@@ -102,9 +137,21 @@ it('tags every member in chunks, issues the coupon to the tag, and waits for the
 it('a job whose coupon is no longer available ends failed, and is yielded as the last snapshot', async () => {
   await live.db.sql`UPDATE coupons SET active = false WHERE id = 'coupon-welcome'`;
   try {
-    const job = unwrap(await client.POST('/tags/{id}/vouchers', { params: { path: { id: 'vip' } }, body: { brand_id: brandId, coupon_id: 'coupon-welcome', expiration_date: 'no-date' } }));
+    const job = unwrap(
+      await client.POST('/tags/{id}/vouchers', {
+        params: { path: { id: 'vip' } },
+        body: { brand_id: brandId, coupon_id: 'coupon-welcome', expiration_date: 'no-date' },
+      }),
+    );
     const snapshots: VoucherJobStatus[] = [];
-    for await (const s of waitForVoucherJob(client, { tagId: 'vip', jobId: job.job_id, brandId, intervalMs: 100, deadlineMs: 30_000 })) snapshots.push(s);
+    for await (const s of waitForVoucherJob(client, {
+      tagId: 'vip',
+      jobId: job.job_id,
+      brandId,
+      intervalMs: 100,
+      deadlineMs: 30_000,
+    }))
+      snapshots.push(s);
     expect(snapshots.at(-1)).toMatchObject({ status: 'failed', issued: 0 });
   } finally {
     await live.db.sql`UPDATE coupons SET active = true WHERE id = 'coupon-welcome'`;
@@ -115,19 +162,40 @@ it('past its deadline the wait throws a VoucherJobTimeoutError with the last sna
   // A server without a worker: the job stays queued.
   const idle = await startLiveServer({}, { worker: false });
   try {
-    const other = createLoyaltyClient({ baseUrl: idle.url, clientCredentials: { clientId: 'acme-admin', clientSecret: 'acme-admin-secret' } });
-    const member = unwrap(await other.POST('/members', { body: { brand_id: brandId, email: 'late@example.org', unsubscribed: false } }));
+    const other = createLoyaltyClient({
+      baseUrl: idle.url,
+      clientCredentials: { clientId: 'acme-admin', clientSecret: 'acme-admin-secret' },
+    });
+    const member = unwrap(
+      await other.POST('/members', { body: { brand_id: brandId, email: 'late@example.org', unsubscribed: false } }),
+    );
     unwrap(await other.POST('/tags', { body: { brand_id: brandId, external_reference: 'late', tag: 'Late' } }));
     expect((await addMembersToTag(other, { brandId, tagId: 'late', memberIds: [member.member_id] }))[0]!.ok).toBe(true);
-    const job = unwrap(await other.POST('/tags/{id}/vouchers', { params: { path: { id: 'late' } }, body: { brand_id: brandId, coupon_id: 'coupon-welcome' } }));
+    const job = unwrap(
+      await other.POST('/tags/{id}/vouchers', {
+        params: { path: { id: 'late' } },
+        body: { brand_id: brandId, coupon_id: 'coupon-welcome' },
+      }),
+    );
     const seen: VoucherJobStatus[] = [];
     const started = Date.now();
     const error = await (async () => {
-      for await (const s of waitForVoucherJob(other, { tagId: 'late', jobId: job.job_id, brandId, intervalMs: 100, deadlineMs: 450 })) seen.push(s);
+      for await (const s of waitForVoucherJob(other, {
+        tagId: 'late',
+        jobId: job.job_id,
+        brandId,
+        intervalMs: 100,
+        deadlineMs: 450,
+      }))
+        seen.push(s);
     })().catch((e: unknown) => e);
     expect(Date.now() - started).toBeLessThan(3000);
     expect(error).toBeInstanceOf(VoucherJobTimeoutError);
-    expect(error).toMatchObject({ code: 'timeout', status: 0, job: { job_id: job.job_id, status: 'queued', total: 0, processed: 0 } });
+    expect(error).toMatchObject({
+      code: 'timeout',
+      status: 0,
+      job: { job_id: job.job_id, status: 'queued', total: 0, processed: 0 },
+    });
     expect(seen.length).toBeGreaterThanOrEqual(2);
     expect(seen.every((s) => s.status === 'queued')).toBe(true);
     expect((error as VoucherJobTimeoutError).job).toEqual(seen.at(-1));

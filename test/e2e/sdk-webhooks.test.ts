@@ -5,11 +5,25 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLoyaltyClient, unwrap, type LoyaltyClient } from '@loyalty/sdk';
-import { constructEvent, verifySignature, verifyStandardWebhook, WebhookVerificationError, type WebhookEvent } from '@loyalty/sdk/webhooks';
+import {
+  constructEvent,
+  verifySignature,
+  verifyStandardWebhook,
+  WebhookVerificationError,
+  type WebhookEvent,
+} from '@loyalty/sdk/webhooks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startLiveServer, type LiveServer } from '../helpers/live-server.js';
 
-type Delivery = { method: string; path: string; body: Buffer; headers: IncomingHttpHeaders; answered: number; reason?: string; event?: WebhookEvent };
+type Delivery = {
+  method: string;
+  path: string;
+  body: Buffer;
+  headers: IncomingHttpHeaders;
+  answered: number;
+  reason?: string;
+  event?: WebhookEvent;
+};
 
 let live: LiveServer;
 let client: LoyaltyClient;
@@ -21,23 +35,34 @@ let receiverSecrets: string[] = [];
 
 beforeAll(async () => {
   live = await startLiveServer();
-  client = createLoyaltyClient({ baseUrl: live.url, clientCredentials: { clientId: 'acme-admin', clientSecret: 'acme-admin-secret' } });
+  client = createLoyaltyClient({
+    baseUrl: live.url,
+    clientCredentials: { clientId: 'acme-admin', clientSecret: 'acme-admin-secret' },
+  });
   // The receiver of docs/sdk.md: raw bytes in, constructEvent, 204 or 400 with the reason.
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c)).on('end', () => {
-      const delivery: Delivery = { method: req.method!, path: req.url!, body: Buffer.concat(chunks), headers: req.headers, answered: 204 };
-      try {
-        delivery.event = constructEvent(delivery.body, req.headers, receiverSecrets);
-        res.writeHead(204).end();
-      } catch (err) {
-        if (!(err instanceof WebhookVerificationError)) throw err;
-        delivery.answered = 400;
-        delivery.reason = err.reason;
-        res.writeHead(400).end(err.reason);
-      }
-      deliveries.push(delivery);
-    });
+    req
+      .on('data', (c: Buffer) => chunks.push(c))
+      .on('end', () => {
+        const delivery: Delivery = {
+          method: req.method!,
+          path: req.url!,
+          body: Buffer.concat(chunks),
+          headers: req.headers,
+          answered: 204,
+        };
+        try {
+          delivery.event = constructEvent(delivery.body, req.headers, receiverSecrets);
+          res.writeHead(204).end();
+        } catch (err) {
+          if (!(err instanceof WebhookVerificationError)) throw err;
+          delivery.answered = 400;
+          delivery.reason = err.reason;
+          res.writeHead(400).end(err.reason);
+        }
+        deliveries.push(delivery);
+      });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
@@ -64,7 +89,8 @@ const deliveryOf = (memberId: string, answered?: number) =>
   );
 
 async function createMember(email: string): Promise<string> {
-  return unwrap(await client.POST('/members', { body: { brand_id: 'brand-acme', email, unsubscribed: false } })).member_id;
+  return unwrap(await client.POST('/members', { body: { brand_id: 'brand-acme', email, unsubscribed: false } }))
+    .member_id;
 }
 
 /** The reason a verification fails with (it must fail). */
@@ -82,7 +108,9 @@ let subscriptionId: string;
 let secret: string;
 
 it('verifies a real member.created delivery and gives the typed event; a changed body or a wrong secret is signature_mismatch', async () => {
-  const created = await client.POST('/webhook-subscriptions', { body: { url: receiverUrl, events: ['member.created'] } });
+  const created = await client.POST('/webhook-subscriptions', {
+    body: { url: receiverUrl, events: ['member.created'] },
+  });
   expect(created.response.status).toBe(201);
   const subscription = unwrap(created).data;
   subscriptionId = subscription.id;
@@ -116,7 +144,8 @@ it('verifies a real member.created delivery and gives the typed event; a changed
   expect(() => verifyStandardWebhook(body, headers, secret)).not.toThrow();
   const fetchHeaders = new Headers(Object.entries(headers).map(([k, v]): [string, string] => [k, String(v)]));
   const arrayBuffer = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
-  for (const raw of [body.toString('utf8'), new Uint8Array(body), arrayBuffer]) expect(constructEvent(raw, fetchHeaders, secret)).toEqual(event);
+  for (const raw of [body.toString('utf8'), new Uint8Array(body), arrayBuffer])
+    expect(constructEvent(raw, fetchHeaders, secret)).toEqual(event);
 
   // A changed body: another brand, re-serialized JSON, one newline more.
   const tampered = [
@@ -140,7 +169,9 @@ it('verifies a real member.created delivery and gives the typed event; a changed
       return e as Error;
     }
   })();
-  expect(error?.message).toMatch(/body is not the exact bytes received .* or the secret is not the one of this subscription/);
+  expect(error?.message).toMatch(
+    /body is not the exact bytes received .* or the secret is not the one of this subscription/,
+  );
 });
 
 it('names the usual receiver mistakes: a parsed body, a secret with a newline, a bare secret, missing headers, a replay', async () => {
@@ -169,16 +200,22 @@ it('a receiver answering 400 (wrong secret) fails the delivery for good; after t
   expect(refused.reason).toBe('signature_mismatch');
   const eventId = String(refused.headers['webhook-id']);
   const deliveriesOf = async () =>
-    unwrap(await client.GET('/webhook-subscriptions/{id}/deliveries', { params: { path: { id: subscriptionId } } })).data.find((d) => d.event_id === eventId);
+    unwrap(
+      await client.GET('/webhook-subscriptions/{id}/deliveries', { params: { path: { id: subscriptionId } } }),
+    ).data.find((d) => d.event_id === eventId);
   // A 4xx is final (openapi.yaml): the delivery is failed after one attempt, recorded with the receiver's answer.
   const failed = await until('the delivery to be recorded as failed', async () => {
     const d = await deliveriesOf();
     return d?.status === 'failed' ? d : undefined;
   });
-  expect(failed.attempts.map((a) => [a.attempt, a.status_code, a.response_snippet])).toEqual([[1, 400, 'signature_mismatch']]);
+  expect(failed.attempts.map((a) => [a.attempt, a.status_code, a.response_snippet])).toEqual([
+    [1, 400, 'signature_mismatch'],
+  ]);
 
   receiverSecrets = [secret]; // fixed
-  const retried = await client.POST('/webhook-subscriptions/{id}/deliveries/{delivery_id}/retry', { params: { path: { id: subscriptionId, delivery_id: failed.id } } });
+  const retried = await client.POST('/webhook-subscriptions/{id}/deliveries/{delivery_id}/retry', {
+    params: { path: { id: subscriptionId, delivery_id: failed.id } },
+  });
   expect(retried.response.status).toBe(202);
   const accepted = await deliveryOf(memberId, 204);
   expect(accepted.headers['loyalty-attempt']).toBe('2');
@@ -198,7 +235,9 @@ it('a receiver answering 400 (wrong secret) fails the delivery for good; after t
 });
 
 it('during a secret rotation a delivery verifies with the new secret, the old one, or both', async () => {
-  const rotated = unwrap(await client.POST('/webhook-subscriptions/{id}/rotate-secret', { params: { path: { id: subscriptionId } } })).data;
+  const rotated = unwrap(
+    await client.POST('/webhook-subscriptions/{id}/rotate-secret', { params: { path: { id: subscriptionId } } }),
+  ).data;
   const fresh = rotated.secret;
   expect(fresh).not.toBe(secret);
   receiverSecrets = [fresh];

@@ -21,43 +21,99 @@ let tokens: { admin: string; readonly: string; globex: string; till: string; glo
 beforeAll(async () => {
   t = await createTestServer({ rateLimitIp: 1e9, rateLimitToken: 1e9 });
   const bearer = async (client: string) => `Bearer ${await t.tokenFor(client)}`;
-  tokens = { admin: await bearer('acme-admin'), readonly: await bearer('acme-readonly'), globex: await bearer('globex-admin'), till: await bearer('acme-pos-1'), globexTill: await bearer('globex-pos-1') };
+  tokens = {
+    admin: await bearer('acme-admin'),
+    readonly: await bearer('acme-readonly'),
+    globex: await bearer('globex-admin'),
+    till: await bearer('acme-pos-1'),
+    globexTill: await bearer('globex-pos-1'),
+  };
   const headers = { authorization: tokens.admin };
-  const member = await t.inject({ method: 'POST', url: '/members', headers, payload: { brand_id: 'brand-acme', email: 'fuzz@example.org' } });
+  const member = await t.inject({
+    method: 'POST',
+    url: '/members',
+    headers,
+    payload: { brand_id: 'brand-acme', email: 'fuzz@example.org' },
+  });
   const memberId = JSON.parse(member.payload).member_id as string;
-  await t.inject({ method: 'POST', url: '/tags', headers, payload: { brand_id: 'brand-acme', external_reference: 'fuzz', tag: 'Fuzz' } });
+  await t.inject({
+    method: 'POST',
+    url: '/tags',
+    headers,
+    payload: { brand_id: 'brand-acme', external_reference: 'fuzz', tag: 'Fuzz' },
+  });
   // Updates and deletes name a tag by its uuid: a second tag, so deleting it leaves 'fuzz' to the tag-member operations.
-  const doomed = await t.inject({ method: 'POST', url: '/tags', headers, payload: { brand_id: 'brand-acme', external_reference: 'fuzz-doomed', tag: 'Doomed' } });
+  const doomed = await t.inject({
+    method: 'POST',
+    url: '/tags',
+    headers,
+    payload: { brand_id: 'brand-acme', external_reference: 'fuzz-doomed', tag: 'Doomed' },
+  });
   const tagUuid = JSON.parse(doomed.payload).data.uuid as string;
   const passCodes: string[] = [];
   for (const pass of [{ coupon_id: 'coupon-welcome' }, { storecard_id: 'card-points' }]) {
-    const issued = await t.inject({ method: 'POST', url: `/members/${memberId}/passes`, headers, payload: { brand_id: 'brand-acme', ...pass } });
+    const issued = await t.inject({
+      method: 'POST',
+      url: `/members/${memberId}/passes`,
+      headers,
+      payload: { brand_id: 'brand-acme', ...pass },
+    });
     passCodes.push(JSON.parse(issued.payload).pass_code as string);
   }
-  const subscription = await t.inject({ method: 'POST', url: '/webhook-subscriptions', headers, payload: { url: 'https://example.org/hook', events: ['member.created'] } });
+  const subscription = await t.inject({
+    method: 'POST',
+    url: '/webhook-subscriptions',
+    headers,
+    payload: { url: 'https://example.org/hook', events: ['member.created'] },
+  });
   const subscriptionId = JSON.parse(subscription.payload).id as string;
   // Values the fixtures know (fixtures/demo.json and the rows above), so valid requests get past 404.
   hints = {
-    brand_id: ['brand-acme', 'brand-globex'], coupon_id: ['coupon-welcome', 'coupon-retired'], storecard_id: ['card-points'],
-    tag_id: ['fuzz', tagUuid], pass_code: passCodes, points: [1, 5], type: ['earn', 'spend'], member_id: [memberId], uuid: [memberId], identifier: [memberId, 'fuzz@example.org'], users: [[memberId]],
-    email: ['fuzz@example.org'], location_id: ['1'], organization_identifier: ['org-acme'], organization_id: ['org-acme', 'org-globex'],
-    promotion_identifier: ['0b6f0c5e-3d0a-4f57-9a54-0c1f4c8d2a10'], product_id: [1, 2], variant_id: [11], product_ids: [[1, 2]],
-    url: ['https://example.org/hook', 'http://127.0.0.1:9/hook'], client_id: ['acme-admin', 'globex-admin', 'acme-pos-1'],
-    client_secret: ['acme-admin-secret', 'globex-admin-secret', 'acme-pos-1-secret'], grant_type: ['client_credentials'],
+    brand_id: ['brand-acme', 'brand-globex'],
+    coupon_id: ['coupon-welcome', 'coupon-retired'],
+    storecard_id: ['card-points'],
+    tag_id: ['fuzz', tagUuid],
+    pass_code: passCodes,
+    points: [1, 5],
+    type: ['earn', 'spend'],
+    member_id: [memberId],
+    uuid: [memberId],
+    identifier: [memberId, 'fuzz@example.org'],
+    users: [[memberId]],
+    email: ['fuzz@example.org'],
+    location_id: ['1'],
+    organization_identifier: ['org-acme'],
+    organization_id: ['org-acme', 'org-globex'],
+    promotion_identifier: ['0b6f0c5e-3d0a-4f57-9a54-0c1f4c8d2a10'],
+    product_id: [1, 2],
+    variant_id: [11],
+    product_ids: [[1, 2]],
+    url: ['https://example.org/hook', 'http://127.0.0.1:9/hook'],
+    client_id: ['acme-admin', 'globex-admin', 'acme-pos-1'],
+    client_secret: ['acme-admin-secret', 'globex-admin-secret', 'acme-pos-1-secret'],
+    grant_type: ['client_credentials'],
     id: ['fuzz', subscriptionId],
-    subscribed_at: ['2026-01-02 03:04:05', '2026-01-02T03:04:05Z'], expiration_date: ['2030-01-01'], birth_day: ['1990-05-17'],
+    subscribed_at: ['2026-01-02 03:04:05', '2026-01-02T03:04:05Z'],
+    expiration_date: ['2030-01-01'],
+    birth_day: ['1990-05-17'],
     products: [[{ product_id: 2, quantity: 1 }], [{ product_id: 1, quantity: 1, location_id: 1, variant_id: 11 }]],
-    shipping_address: [{ first_name: 'Ann', last_name: 'Lee', address1: 'Main 1', city: 'Utrecht', country: 'NL', zip: '1234AB' }],
+    shipping_address: [
+      { first_name: 'Ann', last_name: 'Lee', address1: 'Main 1', city: 'Utrecht', country: 'NL', zip: '1234AB' },
+    ],
     // A long poll holds its request for `wait` seconds: valid ones stay short (mutations still reach 30 and beyond).
     wait: { only: [0, 1] },
   };
 }, 120_000);
 afterAll(() => t?.close());
 
-it(`${runs} requests built from openapi.yaml (seed ${seed}): no 5xx, every answer documented and matching its schema`, async () => {
-  const report = await fuzzOperations({ server: t.server, tokens, hints, runs, seed });
-  if (printTable || report.failures.length) console.log(formatReport(report));
-  expect(report.requests).toBeGreaterThanOrEqual(runs);
-  expect(report.stats.size, 'every operation of openapi.yaml is fuzzed').toBeGreaterThan(30);
-  expect(summarizeFailures(report.failures), `replay: FUZZ_SEED=${seed} FUZZ_RUNS=${runs}`).toEqual([]);
-}, Math.max(120_000, runs * 20));
+it(
+  `${runs} requests built from openapi.yaml (seed ${seed}): no 5xx, every answer documented and matching its schema`,
+  async () => {
+    const report = await fuzzOperations({ server: t.server, tokens, hints, runs, seed });
+    if (printTable || report.failures.length) console.log(formatReport(report));
+    expect(report.requests).toBeGreaterThanOrEqual(runs);
+    expect(report.stats.size, 'every operation of openapi.yaml is fuzzed').toBeGreaterThan(30);
+    expect(summarizeFailures(report.failures), `replay: FUZZ_SEED=${seed} FUZZ_RUNS=${runs}`).toEqual([]);
+  },
+  Math.max(120_000, runs * 20),
+);

@@ -8,10 +8,13 @@ import type { Hints } from './schema-arbitrary.js';
 export type OperationStats = { requests: number; statuses: Map<number, number>; serverErrors: number };
 export type Failure = { operation: string; request: FuzzRequest; status: number; problems: string[]; body: string };
 export type FuzzReport = {
-  seed: number; requests: number; stats: Map<string, OperationStats>;
+  seed: number;
+  requests: number;
+  stats: Map<string, OperationStats>;
   /** Statuses by what was done to the request (`valid`, `body:nul`, …). */
   kinds: Map<string, Map<number, number>>;
-  failures: Failure[]; ms: number;
+  failures: Failure[];
+  ms: number;
 };
 
 /** The requests of one operation are drawn in slices, so a run of 50,000 never holds them all. */
@@ -23,7 +26,15 @@ const SLICE = 200;
  * that matches its schema. Answers that matched no route of the API must be a 404 or 405.
  * Deterministic for a seed (the server's state aside: earlier requests may have created rows).
  */
-export async function fuzzOperations(options: { server: Server; tokens: Tokens; hints: Hints; runs: number; seed: number; concurrency?: number; only?: (op: Operation) => boolean }): Promise<FuzzReport> {
+export async function fuzzOperations(options: {
+  server: Server;
+  tokens: Tokens;
+  hints: Hints;
+  runs: number;
+  seed: number;
+  concurrency?: number;
+  only?: (op: Operation) => boolean;
+}): Promise<FuzzReport> {
   const { document } = loadOpenApi();
   const check = createContractChecker(document);
   const operations = listOperations(document).filter(options.only ?? (() => true));
@@ -42,53 +53,105 @@ export async function fuzzOperations(options: { server: Server; tokens: Tokens; 
       const n = Math.min(SLICE, perOperation - done);
       const batch = fc.sample(arbitrary, { seed: (options.seed + index * 1_000_003 + slice * 7919) | 0, numRuns: n });
       for (const request of batch) {
-        const res = await options.server.inject({ method: request.method, url: request.url, headers: request.headers, ...(request.payload !== undefined && { payload: request.payload }) });
+        const res = await options.server.inject({
+          method: request.method,
+          url: request.url,
+          headers: request.headers,
+          ...(request.payload !== undefined && { payload: request.payload }),
+        });
         s.requests++;
         s.statuses.set(res.statusCode, (s.statuses.get(res.statusCode) ?? 0) + 1);
         const k = kinds.get(request.kind) ?? kinds.set(request.kind, new Map()).get(request.kind)!;
         k.set(res.statusCode, (k.get(res.statusCode) ?? 0) + 1);
         const problems: string[] = [];
-        if (res.statusCode >= 500) { s.serverErrors++; problems.push(`answered ${res.statusCode}`); }
+        if (res.statusCode >= 500) {
+          s.serverErrors++;
+          problems.push(`answered ${res.statusCode}`);
+        }
         const route = res.request.route;
         if ((route.settings.plugins as { loyalty?: unknown }).loyalty) {
           try {
-            problems.push(...check(route.method, route.path, res.statusCode, String(res.headers['content-type'] ?? ''), res.payload));
+            problems.push(
+              ...check(
+                route.method,
+                route.path,
+                res.statusCode,
+                String(res.headers['content-type'] ?? ''),
+                res.payload,
+              ),
+            );
           } catch (error) {
             problems.push(`body is not JSON: ${(error as Error).message}`);
           }
         } else {
           // No route matched (an odd path, a URL that does not decode): still an answer to this operation.
-          problems.push(...check(op.method, op.path, res.statusCode, String(res.headers['content-type'] ?? ''), res.payload).map((p) => `(no route matched) ${p}`));
+          problems.push(
+            ...check(op.method, op.path, res.statusCode, String(res.headers['content-type'] ?? ''), res.payload).map(
+              (p) => `(no route matched) ${p}`,
+            ),
+          );
         }
-        if (problems.length) failures.push({ operation: name, request, status: res.statusCode, problems, body: res.payload.slice(0, 300) });
+        if (problems.length)
+          failures.push({
+            operation: name,
+            request,
+            status: res.statusCode,
+            problems,
+            body: res.payload.slice(0, 300),
+          });
       }
       done += n;
     }
   };
 
   const queue = operations.map((op, i) => [op, i] as const);
-  await Promise.all(Array.from({ length: options.concurrency ?? 4 }, async () => {
-    for (let next = queue.shift(); next; next = queue.shift()) await fuzzOne(...next);
-  }));
+  await Promise.all(
+    Array.from({ length: options.concurrency ?? 4 }, async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) await fuzzOne(...next);
+    }),
+  );
   const requests = [...stats.values()].reduce((n, s) => n + s.requests, 0);
   return { seed: options.seed, requests, stats, kinds, failures, ms: Date.now() - started };
 }
 
 /** The per-operation table: requests, statuses seen (with counts) and 5xx. */
 export function formatReport(report: FuzzReport): string {
-  const rows = [...report.stats.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, s]) => [
-    name, String(s.requests), [...s.statuses.entries()].sort(([a], [b]) => a - b).map(([code, n]) => `${code}×${n}`).join(' '), String(s.serverErrors),
-  ]);
+  const rows = [...report.stats.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, s]) => [
+      name,
+      String(s.requests),
+      [...s.statuses.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([code, n]) => `${code}×${n}`)
+        .join(' '),
+      String(s.serverErrors),
+    ]);
   const header = ['operation', 'requests', 'statuses seen', '5xx'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 1 || i === 3 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === 1 || i === 3 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   const total5xx = [...report.stats.values()].reduce((n, s) => n + s.serverErrors, 0);
-  const byKind = [...report.kinds.entries()].sort(([a], [b]) => a.localeCompare(b))
-    .map(([kind, m]) => `  ${kind}: ${[...m.entries()].sort(([a], [b]) => a - b).map(([code, n]) => `${code}×${n}`).join(' ')}`);
+  const byKind = [...report.kinds.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(
+      ([kind, m]) =>
+        `  ${kind}: ${[...m.entries()]
+          .sort(([a], [b]) => a - b)
+          .map(([code, n]) => `${code}×${n}`)
+          .join(' ')}`,
+    );
   return [
     `fuzz seed ${report.seed} (replay: FUZZ_SEED=${report.seed}), ${report.requests} requests in ${(report.ms / 1000).toFixed(1)} s, ${total5xx} × 5xx, ${report.failures.length} contract failures`,
-    line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line),
-    '', 'statuses by mutation:', ...byKind,
+    line(header),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...rows.map(line),
+    '',
+    'statuses by mutation:',
+    ...byKind,
   ].join('\n');
 }
 
@@ -102,7 +165,8 @@ export function summarizeFailures(failures: Failure[]): string[] {
     else seen.set(key, { failure: f, count: 1 });
   }
   return [...seen.entries()].map(([key, { failure: f, count }]) => {
-    const payload = f.request.payload === undefined ? '' : ` payload ${JSON.stringify(f.request.payload.slice(0, 200))}`;
+    const payload =
+      f.request.payload === undefined ? '' : ` payload ${JSON.stringify(f.request.payload.slice(0, 200))}`;
     return `${key} (${count}×): ${f.request.method} ${f.request.url.slice(0, 200)}${payload} content-type ${f.request.headers['content-type'] ?? '-'}: ${f.problems.join('; ').slice(0, 400)} body ${f.body}`;
   });
 }

@@ -29,7 +29,10 @@ export type RunningCli = {
   /** Resolves when the process has exited. */
   exited: Promise<CliResult>;
   /** Resolves once stderr (or stdout) matches, rejects when the process exits first or after timeoutMs. */
-  waitFor: (pattern: RegExp, options?: { stream?: 'stdout' | 'stderr'; timeoutMs?: number }) => Promise<RegExpMatchArray>;
+  waitFor: (
+    pattern: RegExp,
+    options?: { stream?: 'stdout' | 'stderr'; timeoutMs?: number },
+  ) => Promise<RegExpMatchArray>;
 };
 
 /**
@@ -51,7 +54,11 @@ export async function cliSandbox(apiUrl: string, extraEnv: NodeJS.ProcessEnv = {
     ...extraEnv,
   };
   const start = (args: string[], options: RunOptions = {}): RunningCli => {
-    const child = spawn(process.execPath, [LOYALTY_BIN, ...args], { cwd: dir, env: { ...env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [LOYALTY_BIN, ...args], {
+      cwd: dir,
+      env: { ...env, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     let closed = false;
@@ -81,11 +88,17 @@ export async function cliSandbox(apiUrl: string, extraEnv: NodeJS.ProcessEnv = {
         const onExit = (): void => {
           if (check()) return;
           done();
-          reject(new Error(`loyalty ${args.join(' ')} exited before ${pattern}:\nstdout: ${stdout}\nstderr: ${stderr}`));
+          reject(
+            new Error(`loyalty ${args.join(' ')} exited before ${pattern}:\nstdout: ${stdout}\nstderr: ${stderr}`),
+          );
         };
         const timeout = setTimeout(() => {
           done();
-          reject(new Error(`timed out waiting for ${pattern} from loyalty ${args.join(' ')}:\nstdout: ${stdout}\nstderr: ${stderr}`));
+          reject(
+            new Error(
+              `timed out waiting for ${pattern} from loyalty ${args.join(' ')}:\nstdout: ${stdout}\nstderr: ${stderr}`,
+            ),
+          );
         }, timeoutMs);
         const source = stream === 'stderr' ? child.stderr! : child.stdout!;
         const done = (): void => {

@@ -2,7 +2,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import formatsModule from 'ajv-formats';
 import { deref, loadOpenApi, type OpenApiDocument } from '../../server/src/lib/openapi.js';
 
-const addFormats = ((formatsModule as unknown as { default?: unknown }).default ?? formatsModule) as (ajv: Ajv2020) => void;
+const addFormats = ((formatsModule as unknown as { default?: unknown }).default ?? formatsModule) as (
+  ajv: Ajv2020,
+) => void;
 
 /**
  * Checks a response against openapi.yaml: the status must be documented for the operation and
@@ -14,7 +16,13 @@ export function createContractChecker(document: OpenApiDocument = loadOpenApi().
   addFormats(ajv);
   ajv.addSchema({ ...document, $id: 'openapi' });
   const cache = new Map<string, ReturnType<Ajv2020['compile']> | null>();
-  return function check(method: string, routePath: string, status: number, contentType: string | undefined, body: string): string[] {
+  return function check(
+    method: string,
+    routePath: string,
+    status: number,
+    contentType: string | undefined,
+    body: string,
+  ): string[] {
     const op = document.paths[routePath]?.[method.toLowerCase()] as Record<string, unknown> | undefined;
     if (!op) return [`${method} ${routePath} is not in openapi.yaml`];
     const responses = op.responses as Record<string, unknown>;
@@ -25,13 +33,25 @@ export function createContractChecker(document: OpenApiDocument = loadOpenApi().
       const response = deref<Record<string, unknown>>(document, described);
       const content = response.content as Record<string, { schema?: unknown }> | undefined;
       const schema = content?.['application/json']?.schema;
-      cache.set(key, schema ? ajv.compile(JSON.parse(JSON.stringify(schema), (k, v) => (k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `openapi${v}` : v))) : null);
+      cache.set(
+        key,
+        schema
+          ? ajv.compile(
+              JSON.parse(JSON.stringify(schema), (k, v) =>
+                k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `openapi${v}` : v,
+              ),
+            )
+          : null,
+      );
     }
     const validate = cache.get(key);
     if (!validate) return [];
-    if (!contentType?.includes('json')) return [`${key}: expected a JSON body, got ${contentType ?? 'no content type'}`];
+    if (!contentType?.includes('json'))
+      return [`${key}: expected a JSON body, got ${contentType ?? 'no content type'}`];
     const data: unknown = JSON.parse(body);
     if (validate(data)) return [];
-    return (validate.errors ?? []).map((e) => `${key}: body${e.instancePath} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
+    return (validate.errors ?? []).map(
+      (e) => `${key}: body${e.instancePath} ${e.message ?? ''} ${JSON.stringify(e.params)}`,
+    );
   };
 }

@@ -14,7 +14,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     for (let attempt = 0; ; attempt++) {
       try {
         // FILE_COPY (PostgreSQL 15+): a copy of the files, faster than WAL_LOG for a small database.
-        await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE ${inject('pgTemplate')}${inject('pgMajor') >= 15 ? ' STRATEGY FILE_COPY' : ''}`);
+        await admin.unsafe(
+          `CREATE DATABASE ${name} TEMPLATE ${inject('pgTemplate')}${inject('pgMajor') >= 15 ? ' STRATEGY FILE_COPY' : ''}`,
+        );
         break;
       } catch (error) {
         // Two files cloning the template at the same instant: PostgreSQL refuses the second; retry.

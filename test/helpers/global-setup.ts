@@ -28,7 +28,11 @@ export default async function setup(project: TestProject) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-test-pg-'));
   // As root, PostgreSQL runs as the postgres user, which must be able to enter this directory.
   await chmod(dataDir, 0o755);
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'data'), database: TEMPLATE_DB, durable: false });
+  const pg = await startEmbeddedPostgres({
+    dataDir: path.join(dataDir, 'data'),
+    database: TEMPLATE_DB,
+    durable: false,
+  });
   const sql = createPool(pg.url, { max: 2 });
   try {
     await migrate(sql, pg.url);

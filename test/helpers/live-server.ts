@@ -5,7 +5,14 @@ import { startWorker, type WorkerRunner } from '../../server/src/worker.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { TEST_SECRET_KEY } from './server.js';
 
-export type LiveServer = { url: string; server: Server; db: TestDatabase; config: Config; worker: WorkerRunner | undefined; close: () => Promise<void> };
+export type LiveServer = {
+  url: string;
+  server: Server;
+  db: TestDatabase;
+  config: Config;
+  worker: WorkerRunner | undefined;
+  close: () => Promise<void>;
+};
 
 /**
  * The real reference server listening on 127.0.0.1 (a free port) with its graphile-worker
@@ -29,7 +36,9 @@ export async function startLiveServer(overrides: Partial<Config> = {}, { worker 
   };
   const server = await createServer({ sql: db.sql, config, log: () => {} });
   await server.start();
-  const runner = worker ? await startWorker({ connectionString: db.url, sql: db.sql, config, pollInterval: 200 }) : undefined;
+  const runner = worker
+    ? await startWorker({ connectionString: db.url, sql: db.sql, config, pollInterval: 200 })
+    : undefined;
   return {
     url: server.info.uri,
     server,
@@ -49,7 +58,12 @@ export async function fetchToken(url: string, clientId: string, scope?: string[]
   const res = await fetch(`${url}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ grant_type: 'client_credentials', client_id: clientId, client_secret: `${clientId}-secret`, ...(scope && { scope: scope.join(' ') }) }),
+    body: JSON.stringify({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: `${clientId}-secret`,
+      ...(scope && { scope: scope.join(' ') }),
+    }),
   });
   if (!res.ok) throw new Error(`token for ${clientId}: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { access_token: string }).access_token;

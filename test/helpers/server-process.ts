@@ -9,16 +9,28 @@ export const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Builds the server as `npm start` would: the real thing runs compiled JavaScript. */
 export async function buildServer(): Promise<void> {
-  await promisify(execFile)(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'server'], { cwd: root });
+  await promisify(execFile)(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'server'], {
+    cwd: root,
+  });
 }
 
-export type ServerProcess = { child: ChildProcess; url: string; exited: Promise<number | null>; stdout: () => string; stderr: () => string; stop: () => Promise<void> };
+export type ServerProcess = {
+  child: ChildProcess;
+  url: string;
+  exited: Promise<number | null>;
+  stdout: () => string;
+  stderr: () => string;
+  stop: () => Promise<void>;
+};
 
 /**
  * `node server/dist/start.js` with PORT=0 and `env` over this process's environment; resolves once
  * it prints the URL it listens on. `detached`: its own process group, as test harnesses run it.
  */
-export async function startServerProcess(env: Record<string, string>, { detached = false } = {}): Promise<ServerProcess> {
+export async function startServerProcess(
+  env: Record<string, string>,
+  { detached = false } = {},
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['server/dist/start.js'], {
     cwd: root,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },

@@ -27,7 +27,13 @@ export async function createTestServer(overrides: Partial<Config> = {}): Promise
   const db = await createTestDatabase();
   // Tests issue many tokens from one address: the per-IP limit is raised unless a test sets it.
   const config: Config = {
-    ...loadConfig({}), secretKey: TEST_SECRET_KEY, rateLimitIp: 100_000, rateLimitToken: 100_000, webhookAllowInsecure: true, ...overrides, fixtures: 'none',
+    ...loadConfig({}),
+    secretKey: TEST_SECRET_KEY,
+    rateLimitIp: 100_000,
+    rateLimitToken: 100_000,
+    webhookAllowInsecure: true,
+    ...overrides,
+    fixtures: 'none',
   };
   const server = await createServer({ sql: db.sql, config, log: () => {} });
   await server.initialize();
@@ -36,7 +42,13 @@ export async function createTestServer(overrides: Partial<Config> = {}): Promise
     const res = await server.inject(options);
     const route = res.request.route;
     if ((route.settings.plugins as { loyalty?: unknown }).loyalty) {
-      const problems = checkContract(route.method, route.path, res.statusCode, String(res.headers['content-type'] ?? ''), res.payload);
+      const problems = checkContract(
+        route.method,
+        route.path,
+        res.statusCode,
+        String(res.headers['content-type'] ?? ''),
+        res.payload,
+      );
       expect(problems, `response of ${route.method.toUpperCase()} ${route.path} must match openapi.yaml`).toEqual([]);
     }
     return res;
@@ -48,7 +60,12 @@ export async function createTestServer(overrides: Partial<Config> = {}): Promise
     const res = await server.inject({
       method: 'POST',
       url: '/oauth/token',
-      payload: { grant_type: 'client_credentials', client_id: clientId, client_secret: `${clientId}-secret`, ...(scope && { scope: scope.join(' ') }) },
+      payload: {
+        grant_type: 'client_credentials',
+        client_id: clientId,
+        client_secret: `${clientId}-secret`,
+        ...(scope && { scope: scope.join(' ') }),
+      },
     });
     if (res.statusCode !== 200) throw new Error(`token for ${clientId}: ${res.statusCode} ${res.payload}`);
     const token = (JSON.parse(res.payload) as { access_token: string }).access_token;
@@ -75,7 +92,11 @@ export type Json = Record<string, any>;
 /** A test server with the headers of the clients most route tests act as. */
 export async function createApiTestServer(): Promise<{ t: TestServer; admin: Auth; readonly: Auth; globex: Auth }> {
   const t = await createTestServer();
-  const [admin, readonly, globex] = await Promise.all([t.auth('acme-admin'), t.auth('acme-readonly'), t.auth('globex-admin')]);
+  const [admin, readonly, globex] = await Promise.all([
+    t.auth('acme-admin'),
+    t.auth('acme-readonly'),
+    t.auth('globex-admin'),
+  ]);
   return { t, admin, readonly, globex };
 }
 
@@ -84,8 +105,14 @@ export async function createApiTestServer(): Promise<{ t: TestServer; admin: Aut
  * headers are given: status and the parsed JSON body (null when empty).
  * (Getters, because a file's server starts in its beforeAll.)
  */
-export const injector = (server: () => TestServer, defaults: () => Auth) =>
+export const injector =
+  (server: () => TestServer, defaults: () => Auth) =>
   async (method: string, url: string, payload?: unknown, headers: Auth = defaults()) => {
-    const res = await server().inject({ method, url, headers, ...(payload !== undefined && { payload: payload as object }) });
+    const res = await server().inject({
+      method,
+      url,
+      headers,
+      ...(payload !== undefined && { payload: payload as object }),
+    });
     return { status: res.statusCode, body: (res.payload ? JSON.parse(res.payload) : null) as Json };
   };

@@ -7,16 +7,40 @@ export function loginCommand(): Command {
   return new Command('login')
     .description('Store client credentials (or a token) in a profile, after checking them against the API')
     .option('--client-id <id>', 'OAuth client id (env LOYALTY_CLIENT_ID; asked for on a terminal)')
-    .option('--client-secret-stdin', 'read the client secret from stdin (env LOYALTY_CLIENT_SECRET; asked for, hidden, on a terminal)')
-    .addOption(refusedSecretOption('--client-secret', 'client secret', '--client-secret-stdin, the LOYALTY_CLIENT_SECRET environment variable, or the hidden prompt of `loyalty login` on a terminal'))
+    .option(
+      '--client-secret-stdin',
+      'read the client secret from stdin (env LOYALTY_CLIENT_SECRET; asked for, hidden, on a terminal)',
+    )
+    .addOption(
+      refusedSecretOption(
+        '--client-secret',
+        'client secret',
+        '--client-secret-stdin, the LOYALTY_CLIENT_SECRET environment variable, or the hidden prompt of `loyalty login` on a terminal',
+      ),
+    )
     .option('--no-verify', 'save without checking the credentials against the API')
-    .addHelpText('after', examples(
-      ['loyalty login', 'log in interactively (asks for client id and secret)'],
-      ['printf %s "$SECRET" | loyalty login --client-id acme-admin --client-secret-stdin --brand brand-acme', 'log in from a script; also remember the brand'],
-      ['loyalty login --profile till --client-id acme-pos-1 --client-secret-stdin < secret.txt', 'a second profile for a device (webshop orders)'],
-      ['loyalty login --token-file token.txt --api-url https://loyalty.example.com', 'store a bearer token for another server'],
-    ))
-    .addHelpText('after', 'The secret is stored in $XDG_CONFIG_HOME/loyalty/config.json (mode 0600), never taken as a flag value.\n')
+    .addHelpText(
+      'after',
+      examples(
+        ['loyalty login', 'log in interactively (asks for client id and secret)'],
+        [
+          'printf %s "$SECRET" | loyalty login --client-id acme-admin --client-secret-stdin --brand brand-acme',
+          'log in from a script; also remember the brand',
+        ],
+        [
+          'loyalty login --profile till --client-id acme-pos-1 --client-secret-stdin < secret.txt',
+          'a second profile for a device (webshop orders)',
+        ],
+        [
+          'loyalty login --token-file token.txt --api-url https://loyalty.example.com',
+          'store a bearer token for another server',
+        ],
+      ),
+    )
+    .addHelpText(
+      'after',
+      'The secret is stored in $XDG_CONFIG_HOME/loyalty/config.json (mode 0600), never taken as a flag value.\n',
+    )
     .action(async (options: { clientId?: string; clientSecretStdin?: boolean; verify: boolean }, command: Command) => {
       await (await import('../services/login.js')).login(await contextOf(command), options);
     });

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { batchIdempotencyKey, planBatches } from './batch.js';
 import type { AcceptedRow } from './validate.js';
 
-const row = (position: number): AcceptedRow => ({ position, line: position + 2, fields: {}, user: { email: `m${position}@example.com` } });
+const row = (position: number): AcceptedRow => ({
+  position,
+  line: position + 2,
+  fields: {},
+  user: { email: `m${position}@example.com` },
+});
 
 describe('planBatches', () => {
   it('cuts batches by input position, so rejected rows do not shift later batches', () => {
@@ -13,7 +18,11 @@ describe('planBatches', () => {
 
   it('never exceeds the API limit of 2000 users', () => {
     expect(() => planBatches(10, [], 2001)).toThrow(RangeError);
-    const batches = planBatches(4500, Array.from({ length: 4500 }, (_, i) => row(i)), 2000);
+    const batches = planBatches(
+      4500,
+      Array.from({ length: 4500 }, (_, i) => row(i)),
+      2000,
+    );
     expect(batches.map((batch) => batch.rows.length)).toEqual([2000, 2000, 500]);
   });
 });
@@ -23,7 +32,9 @@ describe('batchIdempotencyKey', () => {
   const users = [{ email: 'a@example.com' }];
 
   it('is the same for the same file, batch and content', () => {
-    expect(batchIdempotencyKey(identity, 3, users)).toBe(batchIdempotencyKey({ ...identity }, 3, [{ email: 'a@example.com' }]));
+    expect(batchIdempotencyKey(identity, 3, users)).toBe(
+      batchIdempotencyKey({ ...identity }, 3, [{ email: 'a@example.com' }]),
+    );
     expect(batchIdempotencyKey(identity, 3, users)).toMatch(/^loyalty-import-[0-9a-f]{48}$/);
   });
 

@@ -5,9 +5,16 @@ import { tempConfigHome } from '../testing/run-cli.js';
 import { CheckpointWriter, defaultCheckpointPath, readCheckpoint, type Checkpoint } from './checkpoint.js';
 
 const state = (): Checkpoint => ({
-  version: 1, source: { name: 'members.csv', sha256: 'f'.repeat(64), rows: 10 }, api_url: 'http://127.0.0.1:3000',
-  brand_id: 'brand-acme', batch_size: 2, batch_count: 5, validated_at: '2026-01-01T00:00:00.000Z',
-  started_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', acknowledged: {},
+  version: 1,
+  source: { name: 'members.csv', sha256: 'f'.repeat(64), rows: 10 },
+  api_url: 'http://127.0.0.1:3000',
+  brand_id: 'brand-acme',
+  batch_size: 2,
+  batch_count: 5,
+  validated_at: '2026-01-01T00:00:00.000Z',
+  started_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
+  acknowledged: {},
 });
 
 describe('CheckpointWriter', () => {

@@ -27,7 +27,10 @@ export interface Checkpoint {
   acknowledged: Record<string, BatchOutcome>;
 }
 
-export function defaultCheckpointPath(configDir: string, key: { sha256: string; brandId: string; apiUrl: string }): string {
+export function defaultCheckpointPath(
+  configDir: string,
+  key: { sha256: string; brandId: string; apiUrl: string },
+): string {
   const id = createHash('sha256').update(`${key.apiUrl}\n${key.brandId}\n${key.sha256}`).digest('hex').slice(0, 32);
   return join(configDir, 'imports', `${id}.json`);
 }

@@ -4,10 +4,18 @@ import { usageError } from '../errors.js';
 import type { SignupUser } from '../generated/signup-user.js';
 
 /** The fields of a sign-up (the users item of POST /members/signups), in column order. */
-export const MEMBER_FIELDS = ['email', 'first_name', 'last_name', 'unsubscribed', 'subscribed_at'] as const satisfies readonly (keyof SignupUser)[];
+export const MEMBER_FIELDS = [
+  'email',
+  'first_name',
+  'last_name',
+  'unsubscribed',
+  'subscribed_at',
+] as const satisfies readonly (keyof SignupUser)[];
 type Holds<T extends true> = T;
 /** Compiles only while every field of the sign-up item is a member field. */
-export type MemberFieldsComplete = Holds<Exclude<keyof SignupUser, (typeof MEMBER_FIELDS)[number]> extends never ? true : false>;
+export type MemberFieldsComplete = Holds<
+  Exclude<keyof SignupUser, (typeof MEMBER_FIELDS)[number]> extends never ? true : false
+>;
 export type MemberField = (typeof MEMBER_FIELDS)[number];
 export type MemberFields = Partial<Record<MemberField, unknown>>;
 
@@ -32,7 +40,10 @@ export function parseMapOptions(values: readonly string[]): Partial<Record<Membe
     const at = value.indexOf('=');
     const field = at > 0 ? value.slice(0, at).trim() : '';
     if (!(MEMBER_FIELDS as readonly string[]).includes(field) || at === value.length - 1) {
-      throw usageError(`Invalid --map "${value}".`, `Use --map <field>=<column>, where field is one of ${MEMBER_FIELDS.join(', ')}.`);
+      throw usageError(
+        `Invalid --map "${value}".`,
+        `Use --map <field>=<column>, where field is one of ${MEMBER_FIELDS.join(', ')}.`,
+      );
     }
     explicit[field as MemberField] = value.slice(at + 1);
   }
@@ -49,19 +60,26 @@ export interface ColumnMapping {
  * Builds the mapping for the columns of a file. For JSON Lines, where each object may have
  * other keys, pass every key seen; the first column that maps to a field wins.
  */
-export function mapColumns(columns: readonly string[], explicit: Partial<Record<MemberField, string>> = {}): ColumnMapping {
+export function mapColumns(
+  columns: readonly string[],
+  explicit: Partial<Record<MemberField, string>> = {},
+): ColumnMapping {
   const mapped = new Map<string, MemberField>();
   const taken = new Set<MemberField>();
   for (const [field, column] of Object.entries(explicit) as [MemberField, string][]) {
     if (!columns.includes(column)) {
-      throw usageError(`--map ${field}=${column}: the input has no column "${column}".`, `Columns found: ${columns.join(', ') || '(none)'}.`);
+      throw usageError(
+        `--map ${field}=${column}: the input has no column "${column}".`,
+        `Columns found: ${columns.join(', ') || '(none)'}.`,
+      );
     }
     mapped.set(column, field);
     taken.add(field);
   }
   for (const column of columns) {
     if (mapped.has(column)) continue;
-    const field = BY_ALIAS.get(normalize(column)) ?? BY_ALIAS.get(normalize(column).replace(/^(member|user|customer)/, ''));
+    const field =
+      BY_ALIAS.get(normalize(column)) ?? BY_ALIAS.get(normalize(column).replace(/^(member|user|customer)/, ''));
     if (field && !taken.has(field)) {
       mapped.set(column, field);
       taken.add(field);

@@ -16,7 +16,9 @@ export function parseDelimiter(value: string): string {
   const named: Record<string, string> = { tab: '\t', '\\t': '\t', comma: ',', semicolon: ';', pipe: '|' };
   const delimiter = named[value.toLowerCase()] ?? value;
   if ([...delimiter].length !== 1 || /["\r\n]/.test(delimiter)) {
-    throw usageError(`--delimiter must be one character, or tab, comma, semicolon or pipe (got ${JSON.stringify(value)}).`);
+    throw usageError(
+      `--delimiter must be one character, or tab, comma, semicolon or pipe (got ${JSON.stringify(value)}).`,
+    );
   }
   return delimiter;
 }
@@ -59,7 +61,12 @@ const describe = (delimiter: string): string => (delimiter === '\t' ? 'tab' : `"
  */
 export function csvProblem(
   error: { code?: string; lines?: number; field?: string; message: string },
-  context: { name: string; delimiter: string; lineText: (line: number) => string | undefined; openQuote?: { line: number; column: number } | undefined },
+  context: {
+    name: string;
+    delimiter: string;
+    lineText: (line: number) => string | undefined;
+    openQuote?: { line: number; column: number } | undefined;
+  },
 ): CliError {
   const { name, delimiter } = context;
   const doubling = 'double every " inside a field ("like ""this"""), and quote the whole field';
@@ -71,10 +78,14 @@ export function csvProblem(
   const column = locateQuoteProblem(context.lineText(line), delimiter);
   const at = column === undefined ? `${name}:${line}` : `${name}:${line}:${column}`;
   if (error.code === 'INVALID_OPENING_QUOTE') {
-    return usageError(`${at}: a " inside a field that does not start with one. ${capitalize(doubling)}; columns are separated by ${describe(delimiter)} (--delimiter to change).`);
+    return usageError(
+      `${at}: a " inside a field that does not start with one. ${capitalize(doubling)}; columns are separated by ${describe(delimiter)} (--delimiter to change).`,
+    );
   }
   if (error.code === 'CSV_INVALID_CLOSING_QUOTE' || error.code === 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE') {
-    return usageError(`${at}: text after the closing " of a field. ${capitalize(doubling)}; columns are separated by ${describe(delimiter)} (--delimiter to change).`);
+    return usageError(
+      `${at}: text after the closing " of a field. ${capitalize(doubling)}; columns are separated by ${describe(delimiter)} (--delimiter to change).`,
+    );
   }
   return usageError(`${at}: the CSV cannot be read (${error.message.replace(/\.$/, '')}).`);
 }

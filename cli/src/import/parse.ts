@@ -39,7 +39,12 @@ export function formatFromName(name: string): InputFormat | undefined {
 
 /** Used for stdin and unknown extensions: JSON Lines start with `{`. */
 export function sniffFormat(firstChunk: string): InputFormat {
-  return firstChunk.replace(/^\uFEFF/, '').trimStart().startsWith('{') ? 'jsonl' : 'csv';
+  return firstChunk
+    .replace(/^\uFEFF/, '')
+    .trimStart()
+    .startsWith('{')
+    ? 'jsonl'
+    : 'csv';
 }
 
 /** How much of the input is read ahead to sniff the format and the CSV delimiter. */
@@ -57,7 +62,10 @@ export interface ReadOptions {
  * Reads the whole input. Rows are kept in memory because every row is validated before the
  * first batch is sent, and stdin cannot be read twice.
  */
-export async function readImportInput(chunks: AsyncIterable<Buffer | string>, options: ReadOptions = {}): Promise<ParsedInput> {
+export async function readImportInput(
+  chunks: AsyncIterable<Buffer | string>,
+  options: ReadOptions = {},
+): Promise<ParsedInput> {
   const hash = createHash('sha256');
   const name = options.name ?? 'input';
   const iterator = chunks[Symbol.asyncIterator]();
@@ -96,7 +104,12 @@ export async function readImportInput(chunks: AsyncIterable<Buffer | string>, op
   return { format, ...parsed, ...csv, sha256: hash.digest('hex') };
 }
 
-async function readCsv(chunks: AsyncIterable<Buffer>, dialect: Dialect, name: string, guard: TextGuard): Promise<{ columns: string[]; rows: SourceRow[] }> {
+async function readCsv(
+  chunks: AsyncIterable<Buffer>,
+  dialect: Dialect,
+  name: string,
+  guard: TextGuard,
+): Promise<{ columns: string[]; rows: SourceRow[] }> {
   const parser = csvParse({
     bom: true,
     delimiter: dialect.delimiter,
@@ -132,11 +145,20 @@ async function readCsv(chunks: AsyncIterable<Buffer>, dialect: Dialect, name: st
     if (error instanceof CliError) throw error;
     const problem = error as { code?: string; lines?: number; field?: string; message: string };
     if (problem.code?.startsWith('CSV_') || problem.code === 'INVALID_OPENING_QUOTE') {
-      throw csvProblem(problem, { name, delimiter: dialect.delimiter, lineText: (line) => guard.lineText(line), openQuote: guard.openQuote() });
+      throw csvProblem(problem, {
+        name,
+        delimiter: dialect.delimiter,
+        lineText: (line) => guard.lineText(line),
+        openQuote: guard.openQuote(),
+      });
     }
     throw error;
   }
-  if (!columns) throw usageError('The input is empty: expected a CSV header row.', 'The first line names the columns, e.g. email,first_name,last_name.');
+  if (!columns)
+    throw usageError(
+      'The input is empty: expected a CSV header row.',
+      'The first line names the columns, e.g. email,first_name,last_name.',
+    );
   return { columns, rows };
 }
 

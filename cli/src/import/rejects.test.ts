@@ -7,8 +7,16 @@ import { defaultRejectsPath, renderRejects, writeRejects } from './rejects.js';
 
 describe('renderRejects', () => {
   const rows = [
-    { line: 7, fields: { email: 'x@y', first_name: 'Ann, "A"', city: 'Oslo' }, error: '"x@y" is not an e-mail address' },
-    { line: 3, fields: { email: 'b@example.com', first_name: '', city: '' }, error: 'duplicate of b@example.com on line 2' },
+    {
+      line: 7,
+      fields: { email: 'x@y', first_name: 'Ann, "A"', city: 'Oslo' },
+      error: '"x@y" is not an e-mail address',
+    },
+    {
+      line: 3,
+      fields: { email: 'b@example.com', first_name: '', city: '' },
+      error: 'duplicate of b@example.com on line 2',
+    },
   ];
 
   it('writes CSV with the original columns plus error, in input order, properly quoted', () => {
@@ -21,8 +29,15 @@ describe('renderRejects', () => {
   });
 
   it('does not overwrite an input column that is already called error', () => {
-    const text = renderRejects('csv', ['email', 'error'], [{ line: 2, fields: { email: 'x', error: 'old' }, error: 'new' }]);
-    expect(parse(text)).toEqual([['email', 'error', 'import_error'], ['x', 'old', 'line 2: new']]);
+    const text = renderRejects(
+      'csv',
+      ['email', 'error'],
+      [{ line: 2, fields: { email: 'x', error: 'old' }, error: 'new' }],
+    );
+    expect(parse(text)).toEqual([
+      ['email', 'error', 'import_error'],
+      ['x', 'old', 'line 2: new'],
+    ]);
   });
 
   it('writes JSON Lines for JSON Lines input', () => {
@@ -46,7 +61,10 @@ describe('writeRejects', () => {
     const path = join(await tempConfigHome(), 'members.rejects.csv');
     await writeRejects(path, 'csv', ['email'], rows);
     expect((await stat(path)).mode & 0o777).toBe(0o600);
-    expect(parse(await readFile(path, 'utf8'))).toEqual([['email', 'error'], ['ada@example', 'line 2: bad']]);
+    expect(parse(await readFile(path, 'utf8'))).toEqual([
+      ['email', 'error'],
+      ['ada@example', 'line 2: bad'],
+    ]);
   });
 
   it('tightens an existing rejects file of a wider mode to 0600 and replaces its content', async () => {
@@ -55,6 +73,9 @@ describe('writeRejects', () => {
     await chmod(path, 0o644);
     await writeRejects(path, 'csv', ['email'], rows);
     expect((await stat(path)).mode & 0o777).toBe(0o600);
-    expect(parse(await readFile(path, 'utf8'))).toEqual([['email', 'error'], ['ada@example', 'line 2: bad']]);
+    expect(parse(await readFile(path, 'utf8'))).toEqual([
+      ['email', 'error'],
+      ['ada@example', 'line 2: bad'],
+    ]);
   });
 });

@@ -25,14 +25,24 @@ export interface CsvStyle {
   bom?: boolean | undefined;
 }
 
-export function renderRejects(format: InputFormat, columns: readonly string[], rows: readonly RejectedRow[], style: CsvStyle = {}): string {
+export function renderRejects(
+  format: InputFormat,
+  columns: readonly string[],
+  rows: readonly RejectedRow[],
+  style: CsvStyle = {},
+): string {
   const sorted = [...rows].sort((a, b) => a.line - b.line);
   const errorColumn = errorColumnName(columns);
   if (format === 'jsonl') {
-    return sorted.map((row) => JSON.stringify({ ...row.fields, [errorColumn]: `line ${row.line}: ${row.error}` }) + '\n').join('');
+    return sorted
+      .map((row) => JSON.stringify({ ...row.fields, [errorColumn]: `line ${row.line}: ${row.error}` }) + '\n')
+      .join('');
   }
   const header = [...columns, errorColumn];
-  const records = sorted.map((row) => [...columns.map((column) => cell(row.fields[column])), `line ${row.line}: ${row.error}`]);
+  const records = sorted.map((row) => [
+    ...columns.map((column) => cell(row.fields[column])),
+    `line ${row.line}: ${row.error}`,
+  ]);
   return (style.bom ? '\uFEFF' : '') + stringify([header, ...records], { delimiter: style.delimiter ?? ',' });
 }
 

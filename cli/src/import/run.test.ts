@@ -73,7 +73,10 @@ describe('runImport', () => {
   it('imports every valid row once and counts new and found members', async () => {
     const { base } = await setup();
     const api = fakeSignupsApi();
-    await api.send([{ email: 'member3@example.com' }], { idempotencyKey: 'earlier', signal: new AbortController().signal });
+    await api.send([{ email: 'member3@example.com' }], {
+      idempotencyKey: 'earlier',
+      signal: new AbortController().signal,
+    });
     const summary = await runImport(base(csvOf(25), api.send));
     expect(summary).toMatchObject({ rows: 25, batches: 3, new: 24, found: 1, rejected: 0, rejects_file: null });
     expect(api.calls.slice(1).map((call) => call.emails.length)).toEqual([10, 10, 5]);
@@ -85,7 +88,12 @@ describe('runImport', () => {
     const api = fakeSignupsApi();
     const summary = await runImport(base(csvOf(5, ['broken-address,X,Y']), api.send, { dryRun: true }));
     expect(api.calls).toEqual([]);
-    expect(summary).toMatchObject({ dry_run: true, rows: 6, rejected: 1, rejects_file: join(dir, 'members.rejects.csv') });
+    expect(summary).toMatchObject({
+      dry_run: true,
+      rows: 6,
+      rejected: 1,
+      rejects_file: join(dir, 'members.rejects.csv'),
+    });
     expect(parse(await readFile(join(dir, 'members.rejects.csv'), 'utf8'))).toEqual([
       ['email', 'first_name', 'last_name', 'error'],
       ['broken-address', 'X', 'Y', 'line 7: "broken-address" is not an e-mail address'],
@@ -94,7 +102,10 @@ describe('runImport', () => {
 
   it('writes rows the API rejects to the rejects file and still imports the rest of their batch', async () => {
     const { base, dir } = await setup();
-    const api = fakeSignupsApi({ rejectEmail: (email) => (email === 'member4@example.com' ? 'The users.4.email must be a valid email address.' : undefined) });
+    const api = fakeSignupsApi({
+      rejectEmail: (email) =>
+        email === 'member4@example.com' ? 'The users.4.email must be a valid email address.' : undefined,
+    });
     const summary = await runImport(base(csvOf(12, ['member0@example.com,Dup,Row']), api.send));
     expect(summary).toMatchObject({ new: 11, found: 0, rejected: 2, rejected_by_api: 1, rejected_invalid: 1 });
     expect(api.members.has('member4@example.com')).toBe(false);
@@ -122,7 +133,10 @@ describe('runImport', () => {
     };
     const content = csvOf(95, ['nope,,']);
     const first = runImport(base(content, interrupting, { signal: controller.signal, concurrency: 1 }));
-    await expect(first).rejects.toMatchObject({ exitCode: ExitCode.interrupted, hint: expect.stringContaining('--resume') });
+    await expect(first).rejects.toMatchObject({
+      exitCode: ExitCode.interrupted,
+      hint: expect.stringContaining('--resume'),
+    });
     expect(await readdir(join(dir, 'config', 'imports'))).toHaveLength(1);
 
     const again = runImport(base(content, api.send));
@@ -147,7 +161,9 @@ describe('runImport', () => {
       return api.send(users, options);
     };
     const logs: string[] = [];
-    await expect(runImport(base(csvOf(30), failing, { concurrency: 1, log: (m) => logs.push(m) }))).rejects.toThrow(/Cannot reach/);
+    await expect(runImport(base(csvOf(30), failing, { concurrency: 1, log: (m) => logs.push(m) }))).rejects.toThrow(
+      /Cannot reach/,
+    );
     expect(logs.join('\n')).toMatch(/Progress is saved \(1 of 3 batches\).*--resume/);
     const summary = await runImport(base(csvOf(30), api.send, { resume: true }));
     expect(summary).toMatchObject({ new: 30, resumed_batches: 1 });
@@ -158,7 +174,9 @@ describe('runImport', () => {
     const { base } = await setup();
     const api = fakeSignupsApi();
     const seen: Array<[string, number, number]> = [];
-    await runImport(base(csvOf(20), api.send, { concurrency: 1, onProgress: (p) => seen.push([p.phase, p.batchesDone, p.rowsDone]) }));
+    await runImport(
+      base(csvOf(20), api.send, { concurrency: 1, onProgress: (p) => seen.push([p.phase, p.batchesDone, p.rowsDone]) }),
+    );
     expect(seen.at(-1)).toEqual(['done', 2, 20]);
     expect(seen.some(([phase, done]) => phase === 'sending' && done === 1)).toBe(true);
   });

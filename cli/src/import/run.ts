@@ -3,7 +3,13 @@
 import { resolve } from 'node:path';
 import { CliError, InterruptedError } from '../errors.js';
 import { batchIdempotencyKey, planBatches, type ImportIdentity, type SignupBatch } from './batch.js';
-import { CheckpointWriter, defaultCheckpointPath, readCheckpoint, type BatchOutcome, type Checkpoint } from './checkpoint.js';
+import {
+  CheckpointWriter,
+  defaultCheckpointPath,
+  readCheckpoint,
+  type BatchOutcome,
+  type Checkpoint,
+} from './checkpoint.js';
 import { mapColumns, type MemberField } from './columns.js';
 import { readImportInput, type InputFormat } from './parse.js';
 import { defaultRejectsPath, writeRejects } from './rejects.js';
@@ -37,7 +43,12 @@ export interface ImportProgress {
 }
 
 export interface ImportRequest {
-  input: { name: string; chunks: AsyncIterable<Buffer | string>; format?: InputFormat | undefined; delimiter?: string | undefined };
+  input: {
+    name: string;
+    chunks: AsyncIterable<Buffer | string>;
+    format?: InputFormat | undefined;
+    delimiter?: string | undefined;
+  };
   brandId: string;
   apiUrl: string;
   configDir: string;
@@ -80,8 +91,17 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
   const now = request.now ?? (() => new Date());
   const log = request.log ?? (() => undefined);
   const progress: ImportProgress = {
-    phase: 'reading', rows: 0, rejected: 0, batchesTotal: 0, batchesDone: 0,
-    rowsDone: 0, rowsTotal: 0, new: 0, found: 0, rowsThisRun: 0, startedAt,
+    phase: 'reading',
+    rows: 0,
+    rejected: 0,
+    batchesTotal: 0,
+    batchesDone: 0,
+    rowsDone: 0,
+    rowsTotal: 0,
+    new: 0,
+    found: 0,
+    rowsThisRun: 0,
+    startedAt,
   };
   const report = (): void => request.onProgress?.({ ...progress });
   report();
@@ -93,14 +113,19 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
   });
   const mapping = mapColumns(input.columns, request.mapping);
   const ignored = input.columns.flatMap((column, i) =>
-    mapping.columns.has(column) ? [] : [column === '' ? `column ${i + 1} (no name)` : JSON.stringify(column)]);
-  if (ignored.length > 0) log(`Columns not imported: ${ignored.join(', ')} (no member field; --map <field>=<column> reads one).`);
+    mapping.columns.has(column) ? [] : [column === '' ? `column ${i + 1} (no name)` : JSON.stringify(column)],
+  );
+  if (ignored.length > 0)
+    log(`Columns not imported: ${ignored.join(', ')} (no member field; --map <field>=<column> reads one).`);
   const identity: ImportIdentity = { sha256: input.sha256, brandId: request.brandId };
-  const checkpointPath = request.checkpointPath ?? defaultCheckpointPath(request.configDir, { ...identity, apiUrl: request.apiUrl });
+  const checkpointPath =
+    request.checkpointPath ?? defaultCheckpointPath(request.configDir, { ...identity, apiUrl: request.apiUrl });
 
   const existing = request.dryRun || request.restart ? undefined : await readCheckpoint(checkpointPath);
   if (existing && existing.source.sha256 !== input.sha256) {
-    throw new CliError(`The checkpoint ${checkpointPath} belongs to a different file.`, { hint: 'Pass the original file, or --restart to start over.' });
+    throw new CliError(`The checkpoint ${checkpointPath} belongs to a different file.`, {
+      hint: 'Pass the original file, or --restart to start over.',
+    });
   }
   if (existing && !request.resume) {
     const done = Object.keys(existing.acknowledged).length;
@@ -113,22 +138,42 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
   const validatedAt = existing ? new Date(existing.validated_at) : now();
   const { accepted, rejected: invalid } = validateRows(input.rows, mapping.apply, validatedAt);
   const batchSize = existing?.batch_size ?? request.batchSize;
-  if (existing && existing.batch_size !== request.batchSize) log(`Resuming with the batch size of the first run (${batchSize}).`);
+  if (existing && existing.batch_size !== request.batchSize)
+    log(`Resuming with the batch size of the first run (${batchSize}).`);
   const batches = planBatches(input.rows.length, accepted, batchSize);
   const rejectsPath = request.rejectsPath ?? defaultRejectsPath(request.input.name, input.format);
   const rejectsFile = resolve(request.cwd ?? '.', rejectsPath);
 
-  Object.assign(progress, { phase: 'sending', rows: input.rows.length, rejected: invalid.length, batchesTotal: batches.length, rowsTotal: accepted.length });
-  const summarize = (outcomes: Record<string, BatchOutcome>, apiRejects: RejectedRow[], resumed: number): ImportSummary => {
+  Object.assign(progress, {
+    phase: 'sending',
+    rows: input.rows.length,
+    rejected: invalid.length,
+    batchesTotal: batches.length,
+    rowsTotal: accepted.length,
+  });
+  const summarize = (
+    outcomes: Record<string, BatchOutcome>,
+    apiRejects: RejectedRow[],
+    resumed: number,
+  ): ImportSummary => {
     const values = Object.values(outcomes);
     const rejected = invalid.length + apiRejects.length;
     const duration = Date.now() - startedAt;
     return {
-      file: request.input.name, format: input.format, rows: input.rows.length, batches: batches.length,
-      new: values.reduce((sum, o) => sum + o.new, 0), found: values.reduce((sum, o) => sum + o.found, 0),
-      rejected, rejected_invalid: invalid.length, rejected_by_api: apiRejects.length, resumed_batches: resumed,
-      dry_run: Boolean(request.dryRun), rejects_file: rejected > 0 ? rejectsPath : null,
-      duration_ms: duration, rows_per_second: duration > 0 ? Math.round((progress.rowsThisRun * 1000) / duration) : 0,
+      file: request.input.name,
+      format: input.format,
+      rows: input.rows.length,
+      batches: batches.length,
+      new: values.reduce((sum, o) => sum + o.new, 0),
+      found: values.reduce((sum, o) => sum + o.found, 0),
+      rejected,
+      rejected_invalid: invalid.length,
+      rejected_by_api: apiRejects.length,
+      resumed_batches: resumed,
+      dry_run: Boolean(request.dryRun),
+      rejects_file: rejected > 0 ? rejectsPath : null,
+      duration_ms: duration,
+      rows_per_second: duration > 0 ? Math.round((progress.rowsThisRun * 1000) / duration) : 0,
     };
   };
 
@@ -139,7 +184,10 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
     return summarize({}, [], 0);
   }
 
-  const writer = new CheckpointWriter(checkpointPath, existing ?? freshCheckpoint(request, input, batches.length, batchSize, validatedAt));
+  const writer = new CheckpointWriter(
+    checkpointPath,
+    existing ?? freshCheckpoint(request, input, batches.length, batchSize, validatedAt),
+  );
   const resumed = Object.keys(writer.state.acknowledged).length;
   const rowsByLine = new Map(input.rows.map((row) => [row.line, row]));
   const apiRejects = (): RejectedRow[] =>
@@ -163,7 +211,10 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
     let rows: AcceptedRow[] = batch.rows;
     while (rows.length > 0) {
       const users = rows.map((row) => row.user);
-      const answer = await request.sendSignups(users, { idempotencyKey: batchIdempotencyKey(identity, batch.index, users), signal: request.signal });
+      const answer = await request.sendSignups(users, {
+        idempotencyKey: batchIdempotencyKey(identity, batch.index, users),
+        signal: request.signal,
+      });
       if (answer.ok) {
         outcome.new += answer.new;
         outcome.found += answer.found;
@@ -172,7 +223,9 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
       const keep = rows.filter((_, i) => !answer.rowErrors.has(i));
       if (keep.length === rows.length) {
         // Nothing points at a row: the API refused the batch as a whole.
-        outcome.rejected.push(...rows.map((row) => ({ line: row.line, error: `rejected by the API: ${answer.message}` })));
+        outcome.rejected.push(
+          ...rows.map((row) => ({ line: row.line, error: `rejected by the API: ${answer.message}` })),
+        );
         break;
       }
       rows.forEach((row, i) => {
@@ -211,7 +264,9 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
     );
   }
   if (failure !== undefined) {
-    log(`Progress is saved (${progress.batchesDone} of ${batches.length} batches); after fixing the cause, continue with --resume.`);
+    log(
+      `Progress is saved (${progress.batchesDone} of ${batches.length} batches); after fixing the cause, continue with --resume.`,
+    );
     throw failure;
   }
   await writer.remove();

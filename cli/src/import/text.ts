@@ -11,7 +11,9 @@ const NOT_TEXT = 'this is not a text file. Export the data as CSV (UTF-8) or JSO
 
 /** Text in any encoding has no C0 controls besides tab, line ends, form feed and escape. */
 function hasControlCharacters(bytes: Buffer): boolean {
-  return bytes.some((byte) => byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0c && byte !== 0x0d && byte !== 0x1b);
+  return bytes.some(
+    (byte) => byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0c && byte !== 0x0d && byte !== 0x1b,
+  );
 }
 
 export interface Position {
@@ -67,9 +69,12 @@ export class TextGuard {
       const length = sequenceLength(bytes, i);
       if (length === 0) break; // cut off by the chunk's end: completed by the next chunk
       if (length < 0) {
-        if (hasControlCharacters(bytes.subarray(Math.max(0, i - 512), i + 512))) throw this.refusal(start + i, NOT_TEXT);
-        throw this.refusal(start + i,
-          `this file is not UTF-8 (byte 0x${byte.toString(16).toUpperCase()}). Save it as "CSV UTF-8", or convert it with \`iconv -f WINDOWS-1252 -t UTF-8 ${this.name} > utf8.csv\``);
+        if (hasControlCharacters(bytes.subarray(Math.max(0, i - 512), i + 512)))
+          throw this.refusal(start + i, NOT_TEXT);
+        throw this.refusal(
+          start + i,
+          `this file is not UTF-8 (byte 0x${byte.toString(16).toUpperCase()}). Save it as "CSV UTF-8", or convert it with \`iconv -f WINDOWS-1252 -t UTF-8 ${this.name} > utf8.csv\``,
+        );
       }
       // A BOM is not part of the first field: the quote after it still opens one.
       const bom = start + i === 0 && length === 3 && byte === 0xef && bytes[i + 1] === 0xbb && bytes[i + 2] === 0xbf;
@@ -130,7 +135,9 @@ export class TextGuard {
 
   private refuseUtf16(chunk: Buffer): void {
     if (chunk.length >= 2 && ((chunk[0] === 0xff && chunk[1] === 0xfe) || (chunk[0] === 0xfe && chunk[1] === 0xff))) {
-      throw usageError(`${this.name}: this file is UTF-16 (Excel's "Unicode Text"). Save it as "CSV UTF-8", or convert it with \`iconv -f UTF-16 -t UTF-8 ${this.name} > utf8.csv\``);
+      throw usageError(
+        `${this.name}: this file is UTF-16 (Excel's "Unicode Text"). Save it as "CSV UTF-8", or convert it with \`iconv -f UTF-16 -t UTF-8 ${this.name} > utf8.csv\``,
+      );
     }
   }
 

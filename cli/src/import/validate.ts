@@ -61,7 +61,8 @@ const FIELD_NAMES: Record<string, string> = { email: 'e-mail' };
 
 /** The first failed rule of a row, in words; `raw` is the row as read. */
 function schemaProblem(error: SchemaError, raw: Record<string, unknown>): string {
-  const field = error.keyword === 'required' ? String(error.params.missingProperty) : error.instancePath.split('/')[1] ?? 'row';
+  const field =
+    error.keyword === 'required' ? String(error.params.missingProperty) : (error.instancePath.split('/')[1] ?? 'row');
   const name = FIELD_NAMES[field] ?? field;
   const value = raw[field];
   const shown = typeof value === 'string' ? value : JSON.stringify(value);
@@ -83,7 +84,8 @@ export function validateMember(fields: MemberFields, now: Date): RowVerdict {
     if (value !== undefined && value !== null && value !== '') candidate[key] = value;
   }
   const unsubscribed = parseBooleanish(fields.unsubscribed);
-  if (unsubscribed !== undefined) candidate.unsubscribed = unsubscribed === 'invalid' ? fields.unsubscribed : unsubscribed;
+  if (unsubscribed !== undefined)
+    candidate.unsubscribed = unsubscribed === 'invalid' ? fields.unsubscribed : unsubscribed;
   const subscribedAt = text(fields.subscribed_at);
   let date: Date | undefined;
   if (typeof subscribedAt === 'string' && subscribedAt !== '') {
@@ -95,10 +97,16 @@ export function validateMember(fields: MemberFields, now: Date): RowVerdict {
 
   if (!validateSignupUser(candidate)) {
     const [first] = validateSignupUser.errors ?? [];
-    return { ok: false, error: first ? schemaProblem(first, { ...candidate, unsubscribed: fields.unsubscribed, subscribed_at: subscribedAt }) : 'the row is not a sign-up' };
+    return {
+      ok: false,
+      error: first
+        ? schemaProblem(first, { ...candidate, unsubscribed: fields.unsubscribed, subscribed_at: subscribedAt })
+        : 'the row is not a sign-up',
+    };
   }
   // The document, in words: "subscribed_at (when the user signed up; must be earlier than now)".
-  if (date && date.getTime() >= now.getTime()) return { ok: false, error: `subscribed_at ${String(subscribedAt)} is not in the past` };
+  if (date && date.getTime() >= now.getTime())
+    return { ok: false, error: `subscribed_at ${String(subscribedAt)} is not in the past` };
   return { ok: true, user: candidate };
 }
 
@@ -161,7 +169,11 @@ export function validateRows(
     }
     const earlier = duplicates.seen(verdict.user.email, row.line);
     if (earlier !== undefined) {
-      rejected.push({ line: row.line, fields: row.fields, error: `duplicate of ${verdict.user.email} on line ${earlier}` });
+      rejected.push({
+        line: row.line,
+        fields: row.fields,
+        error: `duplicate of ${verdict.user.email} on line ${earlier}`,
+      });
       return;
     }
     accepted.push({ position, line: row.line, fields: row.fields, user: verdict.user });

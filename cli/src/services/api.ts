@@ -53,9 +53,14 @@ export function dataOf<R extends ApiResult>(ctx: Context, result: R): DataOf<R> 
 }
 
 /** Calls the API and returns the response body; any error response becomes a CliError. */
-export async function call<R extends ApiResult>(ctx: Context, send: Send<R>, options: SendOptions = {}): Promise<DataOf<R>> {
+export async function call<R extends ApiResult>(
+  ctx: Context,
+  send: Send<R>,
+  options: SendOptions = {},
+): Promise<DataOf<R>> {
   return dataOf(ctx, await request(ctx, send, options));
 }
 
 /** The `Idempotency-Key` header parameter of the operations that document it. */
-export const idempotencyHeader = (key: string | undefined): { 'Idempotency-Key'?: string } => (key ? { 'Idempotency-Key': key } : {});
+export const idempotencyHeader = (key: string | undefined): { 'Idempotency-Key'?: string } =>
+  key ? { 'Idempotency-Key': key } : {};

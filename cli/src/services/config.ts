@@ -1,6 +1,14 @@
 // `loyalty config`: show where each setting comes from, read one, change the profile file.
 import type { Context } from '../context.js';
-import { assertSettingKey, ENV_NAMES, maskSecret, SECRET_KEYS, SETTING_KEYS, updateProfile, type SettingKey } from '../config.js';
+import {
+  assertSettingKey,
+  ENV_NAMES,
+  maskSecret,
+  SECRET_KEYS,
+  SETTING_KEYS,
+  updateProfile,
+  type SettingKey,
+} from '../config.js';
 import { CliError, usageError } from '../errors.js';
 
 export function listConfig(ctx: Context): void {
@@ -14,7 +22,9 @@ export function listConfig(ctx: Context): void {
     ctx.output.result({ config_file: config.configPath, profile: config.profile, settings: rows }, () => '');
     return;
   }
-  ctx.output.info(ctx.output.err.dim(`Profile "${config.profile.name}" (from ${config.profile.source}); file ${config.configPath}`));
+  ctx.output.info(
+    ctx.output.err.dim(`Profile "${config.profile.name}" (from ${config.profile.source}); file ${config.configPath}`),
+  );
   ctx.output.table(rows, [
     { header: 'setting', value: (row) => row.key },
     { header: 'value', value: (row) => row.value ?? '(not set)' },
@@ -26,7 +36,9 @@ export function getConfig(ctx: Context, name: string, reveal: boolean): void {
   const key = assertSettingKey(name);
   const setting = ctx.config.settings[key];
   if (!setting) {
-    throw new CliError(`${key} is not set in profile "${ctx.config.profile.name}".`, { hint: `Set it with \`loyalty config set ${key} <value>\` or ${ENV_NAMES[key]}.` });
+    throw new CliError(`${key} is not set in profile "${ctx.config.profile.name}".`, {
+      hint: `Set it with \`loyalty config set ${key} <value>\` or ${ENV_NAMES[key]}.`,
+    });
   }
   const value = SECRET_KEYS.has(key) && !reveal ? maskSecret(setting.value) : setting.value;
   ctx.output.result({ key, value, source: setting.source }, () => value);
@@ -39,11 +51,16 @@ export async function setConfig(ctx: Context, name: string, value: string | unde
   if (!SETTABLE.has(key)) {
     throw usageError(
       `${key} is a secret and is not set on the command line.`,
-      key === 'token' ? 'Use `loyalty login --token-file <file>` (or - for stdin).' : 'Use `loyalty login --client-id <id> --client-secret-stdin`.',
+      key === 'token'
+        ? 'Use `loyalty login --token-file <file>` (or - for stdin).'
+        : 'Use `loyalty login --client-id <id> --client-secret-stdin`.',
     );
   }
   if (key === 'api_url' && value !== undefined && !/^https?:\/\/[^\s/]+/.test(value)) {
-    throw usageError(`"${value}" is not an http(s) URL.`, 'For example: loyalty config set api_url http://127.0.0.1:3000');
+    throw usageError(
+      `"${value}" is not an http(s) URL.`,
+      'For example: loyalty config set api_url http://127.0.0.1:3000',
+    );
   }
   const profile = ctx.config.profile.name;
   const path = await updateProfile(ctx.runtime.env, profile, (stored) => {
@@ -52,6 +69,11 @@ export async function setConfig(ctx: Context, name: string, value: string | unde
     return stored;
   });
   const envName = ENV_NAMES[key];
-  ctx.output.success(value === undefined ? `Removed ${key} from profile "${profile}" (${path}).` : `Set ${key} in profile "${profile}" (${path}).`);
-  if (ctx.runtime.env[envName]) ctx.output.warn(`${envName} is set in the environment and takes precedence over the profile.`);
+  ctx.output.success(
+    value === undefined
+      ? `Removed ${key} from profile "${profile}" (${path}).`
+      : `Set ${key} in profile "${profile}" (${path}).`,
+  );
+  if (ctx.runtime.env[envName])
+    ctx.output.warn(`${envName} is set in the environment and takes precedence over the profile.`);
 }

@@ -14,13 +14,26 @@ type MemberListItem = components['schemas']['MemberListItem'];
 
 /** The CSV columns: the fields of the document's MemberListItem, in this order. */
 export const EXPORT_COLUMNS = [
-  'identifier', 'email', 'full_name', 'last_name', 'unsubscribed', 'subscribed_at',
-  'phone_number', 'birth_date', 'street', 'house_number', 'postcode', 'city', 'country',
+  'identifier',
+  'email',
+  'full_name',
+  'last_name',
+  'unsubscribed',
+  'subscribed_at',
+  'phone_number',
+  'birth_date',
+  'street',
+  'house_number',
+  'postcode',
+  'city',
+  'country',
 ] as const satisfies readonly (keyof MemberListItem)[];
 
 type Holds<T extends true> = T;
 /** Compiles only while every field of MemberListItem is a column. */
-export type ExportColumnsComplete = Holds<Exclude<keyof MemberListItem, (typeof EXPORT_COLUMNS)[number]> extends never ? true : false>;
+export type ExportColumnsComplete = Holds<
+  Exclude<keyof MemberListItem, (typeof EXPORT_COLUMNS)[number]> extends never ? true : false
+>;
 
 export interface ExportOptions {
   format?: string;
@@ -30,13 +43,17 @@ export interface ExportOptions {
 
 export async function exportMembers(ctx: Context, options: ExportOptions): Promise<void> {
   const brandId = ctx.brand();
-  const format = options.format ?? (ctx.output.json ? 'jsonl' : options.output?.toLowerCase().endsWith('.jsonl') ? 'jsonl' : 'csv');
+  const format =
+    options.format ?? (ctx.output.json ? 'jsonl' : options.output?.toLowerCase().endsWith('.jsonl') ? 'jsonl' : 'csv');
   if (format !== 'csv' && format !== 'jsonl') throw usageError(`--format must be csv or jsonl (got "${format}").`);
   const perPage = Number(options.perPage);
   if (!Number.isInteger(perPage) || perPage < 1 || perPage > 1000) throw usageError('--per-page must be 1 to 1000.');
 
   // A file of members is personal data: 0600, like the rejects file of an import.
-  const target = options.output && options.output !== '-' ? (await openPrivateFile(resolve(ctx.runtime.cwd, options.output))).createWriteStream() : ctx.runtime.stdout;
+  const target =
+    options.output && options.output !== '-'
+      ? (await openPrivateFile(resolve(ctx.runtime.cwd, options.output))).createWriteStream()
+      : ctx.runtime.stdout;
   const write = async (text: string): Promise<void> => {
     if (!target.write(text)) await once(target, 'drain');
   };
@@ -75,5 +92,7 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
     (target as NodeJS.WritableStream).end();
     await once(target, 'finish');
   }
-  ctx.output.info(`Exported ${formatCount(written)} members of ${brandId}${options.output && options.output !== '-' ? ` to ${options.output}` : ''} (${format}).`);
+  ctx.output.info(
+    `Exported ${formatCount(written)} members of ${brandId}${options.output && options.output !== '-' ? ` to ${options.output}` : ''} (${format}).`,
+  );
 }

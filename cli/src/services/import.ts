@@ -31,7 +31,8 @@ export interface ImportOptions {
 
 function integer(value: string, flag: string, min: number, max: number): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) throw usageError(`${flag} must be a whole number from ${min} to ${max} (got "${value}").`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw usageError(`${flag} must be a whole number from ${min} to ${max} (got "${value}").`);
   return n;
 }
 
@@ -40,7 +41,12 @@ export function signupSender(ctx: Context, brandId: string): SendSignups {
   return async (users, { idempotencyKey, signal }) => {
     const result = await request(
       ctx,
-      (api, signal) => api.POST('/members/signups', { params: { header: idempotencyHeader(idempotencyKey) }, body: { brand_id: brandId, users }, signal }),
+      (api, signal) =>
+        api.POST('/members/signups', {
+          params: { header: idempotencyHeader(idempotencyKey) },
+          body: { brand_id: brandId, users },
+          signal,
+        }),
       { signal },
     );
     const error = toLoyaltyError(result);
@@ -72,9 +78,19 @@ function printSummary(ctx: Context, summary: ImportSummary, brandId: string): vo
       : `Imported ${summary.file} into ${brandId} in ${seconds}s (${formatCount(summary.rows_per_second)} rows/s${summary.resumed_batches ? `, resumed after ${summary.resumed_batches} batches` : ''}).`;
     const rows: Array<[string, number, string?]> = summary.dry_run
       ? [['rejected', summary.rejected, summary.rejects_file ?? undefined]]
-      : [['new', summary.new], ['found', summary.found], ['rejected', summary.rejected, summary.rejects_file ?? undefined]];
+      : [
+          ['new', summary.new],
+          ['found', summary.found],
+          ['rejected', summary.rejected, summary.rejects_file ?? undefined],
+        ];
     const width = Math.max(...rows.map(([, n]) => formatCount(n).length));
-    return [head, ...rows.map(([label, n, file]) => `  ${label.padEnd(9)}${out.bold(formatCount(n).padStart(width))}${file ? `  → ${file}` : ''}`)].join('\n');
+    return [
+      head,
+      ...rows.map(
+        ([label, n, file]) =>
+          `  ${label.padEnd(9)}${out.bold(formatCount(n).padStart(width))}${file ? `  → ${file}` : ''}`,
+      ),
+    ].join('\n');
   });
 }
 
@@ -91,8 +107,24 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
   // Fail on missing credentials before reading a large file.
   if (!options.dryRun) ctx.client();
 
-  const initial: ImportProgress = { phase: 'reading', rows: 0, rejected: 0, batchesTotal: 0, batchesDone: 0, rowsDone: 0, rowsTotal: 0, new: 0, found: 0, rowsThisRun: 0, startedAt: Date.now() };
-  const reporter = await importReporter({ stream: ctx.runtime.stderr, env: ctx.runtime.env, plain: !options.progress }, file === '-' ? 'stdin' : file, initial);
+  const initial: ImportProgress = {
+    phase: 'reading',
+    rows: 0,
+    rejected: 0,
+    batchesTotal: 0,
+    batchesDone: 0,
+    rowsDone: 0,
+    rowsTotal: 0,
+    new: 0,
+    found: 0,
+    rowsThisRun: 0,
+    startedAt: Date.now(),
+  };
+  const reporter = await importReporter(
+    { stream: ctx.runtime.stderr, env: ctx.runtime.env, plain: !options.progress },
+    file === '-' ? 'stdin' : file,
+    initial,
+  );
   let last = initial;
   let summary: ImportSummary;
   // A line written while the live view is drawn would be torn by its next frame: hold it.

@@ -14,10 +14,14 @@ export function isUuid(value: string): boolean {
 
 function cannotRead(path: string, error: unknown): CliError {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'EISDIR') return usageError(`Cannot read ${path || '""'}: it is a directory.`, 'Pass a file, or - to read from stdin.');
-  return new CliError(`Cannot read ${path}${code === 'ENOENT' ? ': no such file' : `: ${code ?? (error as Error).message}`}.`, {
-    hint: code === 'ENOENT' ? 'Check the path, or pass - to read from stdin.' : undefined,
-  });
+  if (code === 'EISDIR')
+    return usageError(`Cannot read ${path || '""'}: it is a directory.`, 'Pass a file, or - to read from stdin.');
+  return new CliError(
+    `Cannot read ${path}${code === 'ENOENT' ? ': no such file' : `: ${code ?? (error as Error).message}`}.`,
+    {
+      hint: code === 'ENOENT' ? 'Check the path, or pass - to read from stdin.' : undefined,
+    },
+  );
 }
 
 export async function readTextInput(ctx: Context, path: string): Promise<string> {

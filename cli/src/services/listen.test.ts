@@ -15,7 +15,11 @@ beforeEach(() => server.resetHandlers(...fakeApi().handlers));
 afterAll(() => server.close());
 
 const event = (id: string, type = 'member.created') => ({
-  id, type, created_at: '2026-11-21T10:15:30.000Z', organization_id: 'org-acme', data: { member_id: 'm-1', brand_id: 'brand-acme' },
+  id,
+  type,
+  created_at: '2026-11-21T10:15:30.000Z',
+  organization_id: 'org-acme',
+  data: { member_id: 'm-1', brand_id: 'brand-acme' },
 });
 
 async function receiver() {
@@ -44,22 +48,34 @@ describe('loyalty webhooks listen', { timeout: 20_000 }, () => {
     const controller = new AbortController();
     const queries: string[] = [];
     let calls = 0;
-    server.use(http.get(`${API}/events`, async ({ request }) => {
-      const url = new URL(request.url);
-      queries.push(url.search);
-      calls += 1;
-      if (!url.searchParams.has('after')) return HttpResponse.json({ message: 'ok', data: [event('old')], next_cursor: '1' });
-      if (calls === 2) return HttpResponse.error();
-      if (calls === 3) return HttpResponse.json({ message: 'ok', data: [event('e-2'), event('e-3', 'coupon.issued')], next_cursor: '3' });
-      // The same event again (at-least-once): delivered only once.
-      if (calls === 4) return HttpResponse.json({ message: 'ok', data: [event('e-3', 'coupon.issued')], next_cursor: '3' });
-      await delay(50);
-      return HttpResponse.json({ message: 'ok', data: [], next_cursor: '3' });
-    }));
+    server.use(
+      http.get(`${API}/events`, async ({ request }) => {
+        const url = new URL(request.url);
+        queries.push(url.search);
+        calls += 1;
+        if (!url.searchParams.has('after'))
+          return HttpResponse.json({ message: 'ok', data: [event('old')], next_cursor: '1' });
+        if (calls === 2) return HttpResponse.error();
+        if (calls === 3)
+          return HttpResponse.json({
+            message: 'ok',
+            data: [event('e-2'), event('e-3', 'coupon.issued')],
+            next_cursor: '3',
+          });
+        // The same event again (at-least-once): delivered only once.
+        if (calls === 4)
+          return HttpResponse.json({ message: 'ok', data: [event('e-3', 'coupon.issued')], next_cursor: '3' });
+        await delay(50);
+        return HttpResponse.json({ message: 'ok', data: [], next_cursor: '3' });
+      }),
+    );
     const watcher = setInterval(() => {
       if (target.received.length === 2 && calls >= 5) controller.abort();
     }, 20);
-    const result = await runCli(['webhooks', 'listen', '--forward-to', target.url, '--events', 'member.created,coupon.issued'], { env, signal: controller.signal });
+    const result = await runCli(
+      ['webhooks', 'listen', '--forward-to', target.url, '--events', 'member.created,coupon.issued'],
+      { env, signal: controller.signal },
+    );
     clearInterval(watcher);
     target.close();
 
@@ -70,7 +86,9 @@ describe('loyalty webhooks listen', { timeout: 20_000 }, () => {
     expect(result.stderr).toContain(`Signing secret for ${target.url}: ${secret}`);
     expect(result.stderr).toMatch(/✖ Connection to the event feed lost: Cannot reach the API/);
     expect(result.stderr).toMatch(/Reconnecting in \d s \(attempt 1\)/);
-    expect(result.stderr).toContain('Reconnected to http://api.test; resuming from where the feed stopped (no events missed).');
+    expect(result.stderr).toContain(
+      'Reconnected to http://api.test; resuming from where the feed stopped (no events missed).',
+    );
     expect(result.stderr).toContain(`→ 204 POST ${target.url}`);
     expect(queries[0]).toContain('types=member.created%2Ccoupon.issued');
     expect(queries[2]).toContain('after=1');
@@ -83,23 +101,32 @@ describe('loyalty webhooks listen', { timeout: 20_000 }, () => {
   it('says loudly when the receiver is down and keeps listening', async () => {
     const controller = new AbortController();
     let calls = 0;
-    server.use(http.get(`${API}/events`, async () => {
-      calls += 1;
-      if (calls === 1) return HttpResponse.json({ message: 'ok', data: [], next_cursor: '0' });
-      if (calls === 2) return HttpResponse.json({ message: 'ok', data: [event('e-1')], next_cursor: '1' });
-      controller.abort();
-      return HttpResponse.json({ message: 'ok', data: [], next_cursor: '1' });
-    }));
+    server.use(
+      http.get(`${API}/events`, async () => {
+        calls += 1;
+        if (calls === 1) return HttpResponse.json({ message: 'ok', data: [], next_cursor: '0' });
+        if (calls === 2) return HttpResponse.json({ message: 'ok', data: [event('e-1')], next_cursor: '1' });
+        controller.abort();
+        return HttpResponse.json({ message: 'ok', data: [], next_cursor: '1' });
+      }),
+    );
     const closed = await receiver();
     closed.close();
-    const result = await runCli(['webhooks', 'listen', '--forward-to', closed.url], { env: loggedInEnv(await tempConfigHome()), signal: controller.signal });
+    const result = await runCli(['webhooks', 'listen', '--forward-to', closed.url], {
+      env: loggedInEnv(await tempConfigHome()),
+      signal: controller.signal,
+    });
     expect(result.code).toBe(130);
     expect(result.stderr).toContain(`→ ✖ ECONNREFUSED POST ${closed.url}`);
     expect(result.stderr).toContain('is the receiver running?');
   });
 
   it('stops on a permission error instead of reconnecting', async () => {
-    server.use(http.get(`${API}/events`, () => HttpResponse.json({ message: 'This action is unauthorized.', error: 'forbidden' }, { status: 403 })));
+    server.use(
+      http.get(`${API}/events`, () =>
+        HttpResponse.json({ message: 'This action is unauthorized.', error: 'forbidden' }, { status: 403 }),
+      ),
+    );
     const result = await runCli(['webhooks', 'listen'], { env: loggedInEnv(await tempConfigHome()) });
     expect(result.code).toBe(4);
   });
@@ -108,7 +135,13 @@ describe('loyalty webhooks listen', { timeout: 20_000 }, () => {
 describe('RecentIds', () => {
   it('says whether an id is new, remembering a bounded number', () => {
     const ids = new RecentIds(2);
-    expect([ids.add('a'), ids.add('a'), ids.add('b'), ids.add('c'), ids.add('a')]).toEqual([true, false, true, true, true]);
+    expect([ids.add('a'), ids.add('a'), ids.add('b'), ids.add('c'), ids.add('a')]).toEqual([
+      true,
+      false,
+      true,
+      true,
+      true,
+    ]);
   });
 });
 

@@ -63,7 +63,10 @@ export async function forwardEvent(
   } catch (error) {
     if (signal.aborted) throw error;
     const cause = (error as Error & { cause?: NodeJS.ErrnoException }).cause;
-    const name = (error as Error).name === 'TimeoutError' ? 'no answer within 10 s' : (cause?.code ?? cause?.message ?? (error as Error).message);
+    const name =
+      (error as Error).name === 'TimeoutError'
+        ? 'no answer within 10 s'
+        : (cause?.code ?? cause?.message ?? (error as Error).message);
     return { error: name, ms: Date.now() - started };
   }
 }
@@ -105,7 +108,8 @@ export async function listen(ctx: Context, options: ListenOptions): Promise<void
     output.write(secret!);
     return;
   }
-  if (options.forwardTo && !/^https?:\/\//.test(options.forwardTo)) throw usageError(`--forward-to must be an http(s) URL (got "${options.forwardTo}").`);
+  if (options.forwardTo && !/^https?:\/\//.test(options.forwardTo))
+    throw usageError(`--forward-to must be an http(s) URL (got "${options.forwardTo}").`);
   const types = options.events.length ? parseEvents(options.events).join(',') : undefined;
   const replay = Number(options.replay);
   const wait = Number(options.wait);
@@ -115,21 +119,31 @@ export async function listen(ctx: Context, options: ListenOptions): Promise<void
   // No SDK retries here: the loop below reports every drop and reconnect itself.
   const client = ctx.client({ retry: false, timeoutMs: (wait + 15) * 1000 });
   const poll = (page: { limit: number; after?: string; wait?: number }) =>
-    call(ctx, (api, signal) => api.GET('/events', { params: { query: { types, organization_id: options.organization, ...page } }, signal }), { client });
+    call(
+      ctx,
+      (api, signal) =>
+        api.GET('/events', { params: { query: { types, organization_id: options.organization, ...page } }, signal }),
+      { client },
+    );
 
   // Delivery is at least once; a feed re-read after a reconnect must not deliver twice.
   const seen = new RecentIds(10_000);
   const handle = async (event: FeedEvent): Promise<void> => {
     if (!seen.add(event.id)) return;
     if (output.json) output.write(JSON.stringify(event));
-    else output.write(`${event.created_at}  ${output.out.bold(event.type.padEnd(15))}  ${event.id}  ${output.out.dim(describe(event))}`);
+    else
+      output.write(
+        `${event.created_at}  ${output.out.bold(event.type.padEnd(15))}  ${event.id}  ${output.out.dim(describe(event))}`,
+      );
     if (!options.forwardTo) return;
     const result = await forwardEvent(event, options.forwardTo, secret!, ctx.signal);
     if (result.status !== undefined && result.status >= 200 && result.status < 300) {
       output.info(`  ${output.err.green(`→ ${result.status}`)} POST ${options.forwardTo} [${result.ms} ms]`);
     } else {
       const what = result.status !== undefined ? `${result.status}` : result.error;
-      output.info(`  ${output.err.red(`→ ✖ ${what}`)} POST ${options.forwardTo} [${result.ms} ms]${result.status === undefined ? ' — is the receiver running?' : ''}`);
+      output.info(
+        `  ${output.err.red(`→ ✖ ${what}`)} POST ${options.forwardTo} [${result.ms} ms]${result.status === undefined ? ' — is the receiver running?' : ''}`,
+      );
     }
   };
 
@@ -140,15 +154,26 @@ export async function listen(ctx: Context, options: ListenOptions): Promise<void
     while (!ctx.signal.aborted) {
       try {
         // The first request (no cursor) returns the latest events: it marks "now"; --replay shows some of them.
-        const page = cursor === undefined ? await poll({ limit: Math.max(1, replay) }) : await poll({ after: cursor, wait, limit: 100 });
-        if (failures > 0) output.success(output.err.green(`Reconnected to ${ctx.apiUrl}; resuming from where the feed stopped (no events missed).`));
+        const page =
+          cursor === undefined
+            ? await poll({ limit: Math.max(1, replay) })
+            : await poll({ after: cursor, wait, limit: 100 });
+        if (failures > 0)
+          output.success(
+            output.err.green(`Reconnected to ${ctx.apiUrl}; resuming from where the feed stopped (no events missed).`),
+          );
         failures = 0;
         const first = cursor === undefined;
         cursor = page.next_cursor;
         if (!announced) {
           announced = true;
-          output.success(`Listening for ${types ?? 'all events'} on ${ctx.apiUrl}${options.forwardTo ? `, forwarding to ${options.forwardTo}` : ''}. Ctrl-C to stop.`);
-          if (secret) output.info(`Signing secret for ${options.forwardTo}: ${output.err.bold(secret)} (same every run; \`--print-secret\` prints it)`);
+          output.success(
+            `Listening for ${types ?? 'all events'} on ${ctx.apiUrl}${options.forwardTo ? `, forwarding to ${options.forwardTo}` : ''}. Ctrl-C to stop.`,
+          );
+          if (secret)
+            output.info(
+              `Signing secret for ${options.forwardTo}: ${output.err.bold(secret)} (same every run; \`--print-secret\` prints it)`,
+            );
         }
         const events = first ? (replay > 0 ? page.data.slice(-replay) : []) : page.data;
         for (const event of events) await handle(event);
@@ -157,7 +182,11 @@ export async function listen(ctx: Context, options: ListenOptions): Promise<void
         if (!isTransient(error)) throw error;
         failures += 1;
         const delay = reconnectDelay(failures);
-        output.error(output.err.red(`Connection to the event feed lost: ${error instanceof Error ? error.message : String(error)}`));
+        output.error(
+          output.err.red(
+            `Connection to the event feed lost: ${error instanceof Error ? error.message : String(error)}`,
+          ),
+        );
         output.info(output.err.yellow(`  Reconnecting in ${(delay / 1000).toFixed(0)} s (attempt ${failures})…`));
         await sleep(delay, undefined, { signal: ctx.signal }).catch(() => undefined);
       }

@@ -21,10 +21,14 @@ export async function login(ctx: Context, options: LoginOptions): Promise<void> 
   if (tokenFromFlag) {
     stored = { token: tokenFromFlag };
   } else {
-    const clientId = options.clientId ?? runtime.env.LOYALTY_CLIENT_ID ?? (await prompt(runtime, 'Client ID: ', { flag: '--client-id <id>' }));
+    const clientId =
+      options.clientId ??
+      runtime.env.LOYALTY_CLIENT_ID ??
+      (await prompt(runtime, 'Client ID: ', { flag: '--client-id <id>' }));
     const clientSecret = options.clientSecretStdin
       ? await readSecretStdin(runtime, '--client-secret-stdin')
-      : (runtime.env.LOYALTY_CLIENT_SECRET ?? (await prompt(runtime, 'Client secret: ', { secret: true, flag: '--client-secret-stdin (or --token-file)' })));
+      : (runtime.env.LOYALTY_CLIENT_SECRET ??
+        (await prompt(runtime, 'Client secret: ', { secret: true, flag: '--client-secret-stdin (or --token-file)' })));
     stored = { client_id: clientId, client_secret: clientSecret };
   }
 
@@ -35,7 +39,9 @@ export async function login(ctx: Context, options: LoginOptions): Promise<void> 
       userAgent: USER_AGENT,
       fetch: observedFetch(runtime, ctx.options.debug ? ctx.output : undefined),
       retry: { maxAttempts: 2 },
-      ...('token' in stored ? { token: stored.token } : { clientCredentials: { clientId: stored.client_id, clientSecret: stored.client_secret } }),
+      ...('token' in stored
+        ? { token: stored.token }
+        : { clientCredentials: { clientId: stored.client_id, clientSecret: stored.client_secret } }),
     });
     const result = await request(ctx, (api, signal) => api.GET('/tags', { signal }), { client });
     const error = toLoyaltyError(result);
@@ -56,8 +62,19 @@ export async function login(ctx: Context, options: LoginOptions): Promise<void> 
     return next;
   });
   const who = 'token' in stored ? 'a token' : `client ${stored.client_id}`;
-  ctx.output.success(`${options.verify ? 'Logged in' : 'Saved credentials'} to ${ctx.apiUrl} with ${who} (profile "${profile}", ${path}).`);
+  ctx.output.success(
+    `${options.verify ? 'Logged in' : 'Saved credentials'} to ${ctx.apiUrl} with ${who} (profile "${profile}", ${path}).`,
+  );
   if (ctx.output.json) {
-    ctx.output.result({ profile, api_url: ctx.apiUrl, auth: 'token' in stored ? 'token' : 'client_credentials', config_file: path, verified: options.verify }, () => '');
+    ctx.output.result(
+      {
+        profile,
+        api_url: ctx.apiUrl,
+        auth: 'token' in stored ? 'token' : 'client_credentials',
+        config_file: path,
+        verified: options.verify,
+      },
+      () => '',
+    );
   }
 }

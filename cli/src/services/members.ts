@@ -12,15 +12,23 @@ type MemberResponse = components['schemas']['MemberResponse'];
 export async function resolveMemberId(ctx: Context, brandId: string, member: string): Promise<string> {
   if (isUuid(member)) return member;
   if (!member.includes('@')) throw usageError(`"${member}" is neither a member UUID nor an e-mail address.`);
-  const found = await call(ctx, (api, signal) => api.GET('/members', { params: { query: { brand_id: brandId, email: member } }, signal }));
+  const found = await call(ctx, (api, signal) =>
+    api.GET('/members', { params: { query: { brand_id: brandId, email: member } }, signal }),
+  );
   return found.member_id;
 }
 
 /** E-mail → UUID for many e-mails (POST /members/uuid, 2000 per call); unknown e-mails are left out. */
-export async function findMemberIds(ctx: Context, brandId: string, emails: readonly string[]): Promise<Map<string, string>> {
+export async function findMemberIds(
+  ctx: Context,
+  brandId: string,
+  emails: readonly string[],
+): Promise<Map<string, string>> {
   const ids = new Map<string, string>();
   for (const part of chunk(emails, 2000)) {
-    const answer = await call(ctx, (api, signal) => api.POST('/members/uuid', { body: { brand_id: brandId, emails: part }, signal }));
+    const answer = await call(ctx, (api, signal) =>
+      api.POST('/members/uuid', { body: { brand_id: brandId, emails: part }, signal }),
+    );
     for (const [email, id] of Object.entries(answer.data)) ids.set(email.toLowerCase(), id);
   }
   return ids;
@@ -34,15 +42,28 @@ function printMember(ctx: Context, member: MemberResponse): void {
       ['email', p.email],
       ['name', p.full_name],
       ['brand', member.brand_id],
-      ['subscribed', member.unsubscribed ? `no (unsubscribed; joined ${member.subscribed_at})` : `yes, since ${member.subscribed_at}`],
+      [
+        'subscribed',
+        member.unsubscribed
+          ? `no (unsubscribed; joined ${member.subscribed_at})`
+          : `yes, since ${member.subscribed_at}`,
+      ],
       ['phone', p.phone_number],
       ['birth day', p.birth_day],
       ['address', [p.street, p.house_number, p.postcode, p.city, p.country].filter(Boolean).join(' ') || null],
     ];
     const width = Math.max(...lines.map(([label]) => label.length));
-    const text = lines.map(([label, value]) => `${ctx.output.out.bold(label.padEnd(width))}  ${value ?? ctx.output.out.dim('–')}`);
-    const passes = [...member.coupons.map((pass) => ({ kind: 'coupon', ...pass })), ...member.storecards.map((pass) => ({ kind: 'storecard', ...pass }))];
-    for (const pass of passes) text.push(`${ctx.output.out.bold('pass'.padEnd(width))}  ${pass.kind} ${pass.pass_code} ${pass.status}${pass.expiration_date ? ` until ${pass.expiration_date}` : ''}  ${pass.wallet_url}`);
+    const text = lines.map(
+      ([label, value]) => `${ctx.output.out.bold(label.padEnd(width))}  ${value ?? ctx.output.out.dim('–')}`,
+    );
+    const passes = [
+      ...member.coupons.map((pass) => ({ kind: 'coupon', ...pass })),
+      ...member.storecards.map((pass) => ({ kind: 'storecard', ...pass })),
+    ];
+    for (const pass of passes)
+      text.push(
+        `${ctx.output.out.bold('pass'.padEnd(width))}  ${pass.kind} ${pass.pass_code} ${pass.status}${pass.expiration_date ? ` until ${pass.expiration_date}` : ''}  ${pass.wallet_url}`,
+      );
     return text.join('\n');
   });
 }
@@ -50,15 +71,26 @@ function printMember(ctx: Context, member: MemberResponse): void {
 export async function showMember(ctx: Context, member: string): Promise<void> {
   const brandId = ctx.brand();
   const id = await resolveMemberId(ctx, brandId, member);
-  printMember(ctx, await call(ctx, (api, signal) => api.GET('/members/{uuid}', { params: { path: { uuid: id }, query: { brand_id: brandId } }, signal })));
+  printMember(
+    ctx,
+    await call(ctx, (api, signal) =>
+      api.GET('/members/{uuid}', { params: { path: { uuid: id }, query: { brand_id: brandId } }, signal }),
+    ),
+  );
 }
 
-
-export async function updateMember(ctx: Context, member: string, changes: Partial<Record<ProfileField, string | null>>): Promise<void> {
-  if (Object.keys(changes).length === 0) throw usageError('Nothing to change.', 'Pass at least one field, e.g. --first-name Ada, or --clear city.');
+export async function updateMember(
+  ctx: Context,
+  member: string,
+  changes: Partial<Record<ProfileField, string | null>>,
+): Promise<void> {
+  if (Object.keys(changes).length === 0)
+    throw usageError('Nothing to change.', 'Pass at least one field, e.g. --first-name Ada, or --clear city.');
   const brandId = ctx.brand();
   const id = await resolveMemberId(ctx, brandId, member);
-  const updated = await call(ctx, (api, signal) => api.PUT('/members/{uuid}', { params: { path: { uuid: id } }, body: { brand_id: brandId, ...changes }, signal }));
+  const updated = await call(ctx, (api, signal) =>
+    api.PUT('/members/{uuid}', { params: { path: { uuid: id } }, body: { brand_id: brandId, ...changes }, signal }),
+  );
   ctx.output.success(`Updated ${Object.keys(changes).join(', ')} of ${updated.profile.email}.`);
   printMember(ctx, updated);
 }
@@ -66,22 +98,36 @@ export async function updateMember(ctx: Context, member: string, changes: Partia
 export async function deleteMember(ctx: Context, member: string, yes: boolean | undefined): Promise<void> {
   const brandId = ctx.brand();
   const id = await resolveMemberId(ctx, brandId, member);
-  await confirm(ctx, `Delete member ${member} from ${brandId}, with all its links to the brand? This cannot be undone.`, yes);
-  await call(ctx, (api, signal) => api.DELETE('/members/{uuid}', { params: { path: { uuid: id }, query: { brand_id: brandId } }, signal }));
+  await confirm(
+    ctx,
+    `Delete member ${member} from ${brandId}, with all its links to the brand? This cannot be undone.`,
+    yes,
+  );
+  await call(ctx, (api, signal) =>
+    api.DELETE('/members/{uuid}', { params: { path: { uuid: id }, query: { brand_id: brandId } }, signal }),
+  );
   ctx.output.success(`Deleted member ${member} from ${brandId}.`);
   if (ctx.output.json) ctx.output.result({ identifier: id, brand_id: brandId, deleted: true }, () => '');
 }
 
 /** E-mails from arguments and/or a file (one per line, or the first address on each line). */
-export async function collectEmails(ctx: Context, args: readonly string[], file: string | undefined): Promise<string[]> {
+export async function collectEmails(
+  ctx: Context,
+  args: readonly string[],
+  file: string | undefined,
+): Promise<string[]> {
   const emails = [...args];
   if (file) {
     for (const line of (await readTextInput(ctx, file)).split(/\r?\n/)) {
-      const email = line.split(/[,;\t]/).map((cell) => cell.trim().replace(/^"|"$/g, '')).find((cell) => cell.includes('@'));
+      const email = line
+        .split(/[,;\t]/)
+        .map((cell) => cell.trim().replace(/^"|"$/g, ''))
+        .find((cell) => cell.includes('@'));
       if (email) emails.push(email);
     }
   }
-  if (emails.length === 0) throw usageError('No e-mail addresses given.', 'Pass them as arguments or with --file <path> (- for stdin).');
+  if (emails.length === 0)
+    throw usageError('No e-mail addresses given.', 'Pass them as arguments or with --file <path> (- for stdin).');
   return [...new Map(emails.map((email) => [email.toLowerCase(), email])).values()];
 }
 
@@ -92,7 +138,9 @@ export async function setSubscription(ctx: Context, subscribe: boolean, emails: 
     const email = emails[0]!;
     const body = { brand_id: brandId, email };
     const result = await request(ctx, (api, signal) =>
-      subscribe ? api.PATCH('/members/subscribe', { body, signal }) : api.PATCH('/members/unsubscribe', { body, signal }),
+      subscribe
+        ? api.PATCH('/members/subscribe', { body, signal })
+        : api.PATCH('/members/unsubscribe', { body, signal }),
     );
     if (result.response.status === 400 && subscribe) {
       ctx.output.info(`${email} is already subscribed to ${brandId}.`);
@@ -118,6 +166,8 @@ export async function setSubscription(ctx: Context, subscribe: boolean, emails: 
     { requested: emails.length, changed },
     () =>
       `${subscribe ? 'Subscribed' : 'Unsubscribed'} ${changed} of ${emails.length}` +
-      (changed < emails.length ? ` (the others were ${subscribe ? 'subscribed' : 'unsubscribed'} already or are not members).` : '.'),
+      (changed < emails.length
+        ? ` (the others were ${subscribe ? 'subscribed' : 'unsubscribed'} already or are not members).`
+        : '.'),
   );
 }

@@ -33,7 +33,8 @@ function pairs(spec: string, flag: string): Record<string, string> {
 
 const positive = (value: string, what: string): number => {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw usageError(`--product: ${what} must be a whole number from 1 (got "${value}").`);
+  if (!Number.isInteger(n) || n < 1)
+    throw usageError(`--product: ${what} must be a whole number from 1 (got "${value}").`);
   return n;
 };
 
@@ -56,13 +57,22 @@ export function parseProduct(spec: string): Product {
 }
 
 /** The fields of a shipping address: a Record over the document's, so none is missed or invented. */
-const SHIPPING_FIELDS: Record<keyof ShippingAddress, true> = { first_name: true, last_name: true, address1: true, address2: true, city: true, country: true, zip: true };
+const SHIPPING_FIELDS: Record<keyof ShippingAddress, true> = {
+  first_name: true,
+  last_name: true,
+  address1: true,
+  address2: true,
+  city: true,
+  country: true,
+  zip: true,
+};
 
 /** `first_name=…,last_name=…,address1=…,city=…,country=…,zip=…` (address2 optional). */
 export function parseShipping(spec: string): ShippingAddress {
   const given = pairs(spec, '--shipping');
   const unknown = Object.keys(given).find((key) => !(key in SHIPPING_FIELDS));
-  if (unknown) throw usageError(`--shipping: unknown key "${unknown}".`, `Keys: ${Object.keys(SHIPPING_FIELDS).join(', ')}.`);
+  if (unknown)
+    throw usageError(`--shipping: unknown key "${unknown}".`, `Keys: ${Object.keys(SHIPPING_FIELDS).join(', ')}.`);
   const missing: string[] = [];
   const field = (key: keyof ShippingAddress): string => {
     const value = given[key];
@@ -105,16 +115,28 @@ export async function buildOrder(ctx: Context, options: OrderOptions): Promise<O
   };
   order.off_peak_sale = options.offPeak ?? base.off_peak_sale ?? false;
   const missing = (
-    [['firstname', '--first-name'], ['lastname', '--last-name'], ['email', '--email'], ['promotion_identifier', '--promotion'], ['organization_identifier', '--organization'], ['products', '--product']] as const
-  ).filter(([key]) => order[key] === undefined).map(([, flag]) => flag);
-  if (missing.length) throw usageError(`Missing ${missing.join(', ')}.`, 'Pass the flags, or a JSON order with --body <file>.');
+    [
+      ['firstname', '--first-name'],
+      ['lastname', '--last-name'],
+      ['email', '--email'],
+      ['promotion_identifier', '--promotion'],
+      ['organization_identifier', '--organization'],
+      ['products', '--product'],
+    ] as const
+  )
+    .filter(([key]) => order[key] === undefined)
+    .map(([, flag]) => flag);
+  if (missing.length)
+    throw usageError(`Missing ${missing.join(', ')}.`, 'Pass the flags, or a JSON order with --body <file>.');
   return order as OrderRequest;
 }
 
 export async function createOrder(ctx: Context, options: OrderOptions): Promise<void> {
   const order = await buildOrder(ctx, options);
   const answer = await call(ctx, (api, signal) => api.POST('/webshop-promotions/orders', { body: order, signal }));
-  ctx.output.success(`${answer.message}: ${answer.result.length} promotion code${answer.result.length === 1 ? '' : 's'}.`);
+  ctx.output.success(
+    `${answer.message}: ${answer.result.length} promotion code${answer.result.length === 1 ? '' : 's'}.`,
+  );
   if (ctx.output.json) {
     ctx.output.result(answer, () => '');
     return;

@@ -4,13 +4,34 @@ import { serverEntryPoint, serverEnvironment } from './server.js';
 
 describe('loyalty server', () => {
   it('turns flags into the environment variables of the contract', () => {
-    expect(serverEnvironment({
-      port: '0', host: '0.0.0.0', databaseUrl: 'postgres://db/x', dataDir: '/tmp/d', pgPort: '5555', fixtures: 'none', worker: false,
-      webhookAllowInsecure: true, webhookRetryDelays: '1,2', webhookTimeoutMs: '500', rateLimitToken: '10000', rateLimitIp: '100',
-    })).toEqual({
-      PORT: '0', HOST: '0.0.0.0', DATABASE_URL: 'postgres://db/x', LOYALTY_DATA_DIR: '/tmp/d', LOYALTY_PG_PORT: '5555', LOYALTY_FIXTURES: 'none',
-      LOYALTY_WORKER: 'off', LOYALTY_WEBHOOK_ALLOW_INSECURE: '1', LOYALTY_WEBHOOK_RETRY_DELAYS: '1,2', LOYALTY_WEBHOOK_TIMEOUT_MS: '500',
-      LOYALTY_RATE_LIMIT_TOKEN: '10000', LOYALTY_RATE_LIMIT_IP: '100',
+    expect(
+      serverEnvironment({
+        port: '0',
+        host: '0.0.0.0',
+        databaseUrl: 'postgres://db/x',
+        dataDir: '/tmp/d',
+        pgPort: '5555',
+        fixtures: 'none',
+        worker: false,
+        webhookAllowInsecure: true,
+        webhookRetryDelays: '1,2',
+        webhookTimeoutMs: '500',
+        rateLimitToken: '10000',
+        rateLimitIp: '100',
+      }),
+    ).toEqual({
+      PORT: '0',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://db/x',
+      LOYALTY_DATA_DIR: '/tmp/d',
+      LOYALTY_PG_PORT: '5555',
+      LOYALTY_FIXTURES: 'none',
+      LOYALTY_WORKER: 'off',
+      LOYALTY_WEBHOOK_ALLOW_INSECURE: '1',
+      LOYALTY_WEBHOOK_RETRY_DELAYS: '1,2',
+      LOYALTY_WEBHOOK_TIMEOUT_MS: '500',
+      LOYALTY_RATE_LIMIT_TOKEN: '10000',
+      LOYALTY_RATE_LIMIT_IP: '100',
     });
     expect(serverEnvironment({ worker: true })).toEqual({});
   });

@@ -72,9 +72,12 @@ export function serverEntryPoint(): string {
     packageJson = fileURLToPath(import.meta.resolve('@loyalty/server/package.json'));
   } catch {
     if (isInstalledPackage()) {
-      throw new CliError('`loyalty server` needs the reference server package, @loyalty/server, which is not installed.', {
-        hint: 'Install it next to the CLI: `npm install @loyalty/server@0.1.0` (with `-g` if the CLI is global).',
-      });
+      throw new CliError(
+        '`loyalty server` needs the reference server package, @loyalty/server, which is not installed.',
+        {
+          hint: 'Install it next to the CLI: `npm install @loyalty/server@0.1.0` (with `-g` if the CLI is global).',
+        },
+      );
     }
     // This repository without its workspace links: cli/dist/services → server/.
     packageJson = fileURLToPath(new URL('../../../server/package.json', import.meta.url));
@@ -109,7 +112,8 @@ export async function runServer(ctx: Context, options: ServerOptions): Promise<v
     child.once('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal]));
   });
   ctx.signal.removeEventListener('abort', stop);
-  if (code !== null && code !== 0) throw new CliError(`The server exited with code ${code}.`, { hint: 'See its messages above.' });
+  if (code !== null && code !== 0)
+    throw new CliError(`The server exited with code ${code}.`, { hint: 'See its messages above.' });
   if (signal !== null || ctx.signal.aborted) {
     ctx.output.info('Server stopped.');
     throw new CliError('', { exitCode: ExitCode.interrupted });

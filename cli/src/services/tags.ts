@@ -20,7 +20,11 @@ const tagColumns = [
 export async function listTags(ctx: Context): Promise<void> {
   const { data } = await call(ctx, (api, signal) => api.GET('/tags', { signal }));
   const brand = ctx.config.settings.brand?.source === 'flag' ? ctx.config.settings.brand.value : undefined;
-  ctx.output.table(brand ? data.filter((tag) => tag.brand_id === brand) : data, tagColumns, 'No tags yet. Create one with `loyalty tags create`.');
+  ctx.output.table(
+    brand ? data.filter((tag) => tag.brand_id === brand) : data,
+    tagColumns,
+    'No tags yet. Create one with `loyalty tags create`.',
+  );
 }
 
 export async function createTag(ctx: Context, label: string, externalReference: string): Promise<void> {
@@ -37,14 +41,19 @@ export async function resolveTagUuid(ctx: Context, tag: string): Promise<string>
   const brand = ctx.config.settings.brand?.value;
   const matches = data.filter((t) => t.external_reference === tag && (!brand || t.brand_id === brand));
   if (matches.length === 1) return matches[0]!.uuid;
-  if (matches.length === 0) throw new CliError(`No tag with external reference "${tag}"${brand ? ` in ${brand}` : ''}.`, { hint: 'See `loyalty tags list`.' });
+  if (matches.length === 0)
+    throw new CliError(`No tag with external reference "${tag}"${brand ? ` in ${brand}` : ''}.`, {
+      hint: 'See `loyalty tags list`.',
+    });
   throw usageError(`Several brands have a tag "${tag}".`, 'Pass --brand, or the tag UUID.');
 }
 
 export async function deleteTag(ctx: Context, tag: string): Promise<void> {
   const uuid = await resolveTagUuid(ctx, tag);
   const brand = ctx.config.settings.brand?.value;
-  await call(ctx, (api, signal) => api.DELETE('/tags', { body: { tag_id: uuid, ...(brand ? { brand_id: brand } : {}) }, signal }));
+  await call(ctx, (api, signal) =>
+    api.DELETE('/tags', { body: { tag_id: uuid, ...(brand ? { brand_id: brand } : {}) }, signal }),
+  );
   ctx.output.success(`Deleted tag ${tag}.`);
   if (ctx.output.json) ctx.output.result({ tag_id: uuid, deleted: true }, () => '');
 }
@@ -80,45 +89,73 @@ export function parseMemberReferences(text: string): MemberReferences {
   return references;
 }
 
-export async function addMembersToTag(ctx: Context, tag: string, args: readonly string[], file: string | undefined): Promise<void> {
+export async function addMembersToTag(
+  ctx: Context,
+  tag: string,
+  args: readonly string[],
+  file: string | undefined,
+): Promise<void> {
   const brandId = ctx.brand();
   const text = [args.join('\n'), file ? await readTextInput(ctx, file) : ''].filter(Boolean).join('\n');
   const references = parseMemberReferences(text);
   if (references.uuids.length + references.emails.length === 0) {
-    throw usageError('No member UUIDs or e-mails given.', 'Pass them as arguments or with --file <path> (- for stdin).');
+    throw usageError(
+      'No member UUIDs or e-mails given.',
+      'Pass them as arguments or with --file <path> (- for stdin).',
+    );
   }
-  const found = references.emails.length ? await findMemberIds(ctx, brandId, references.emails) : new Map<string, string>();
+  const found = references.emails.length
+    ? await findMemberIds(ctx, brandId, references.emails)
+    : new Map<string, string>();
   const unknownEmails = references.emails.filter((email) => !found.has(email.toLowerCase()));
   const ids = [...new Set([...references.uuids, ...found.values()])];
   const { addMembersToTag: addInChunks } = await import('@loyalty/sdk');
   let done = 0;
   let reportedAt = Date.now();
-  const reports = await addInChunks(ctx.client(), { brandId, tagId: tag, memberIds: ids }, {
-    signal: ctx.signal,
-    onChunk: (report) => {
-      if (report.ok) done += report.size;
-      if (Date.now() - reportedAt >= 2000 && done < ids.length) {
-        reportedAt = Date.now();
-        ctx.output.info(`sent ${formatCount(done)} of ${formatCount(ids.length)} members…`);
-      }
+  const reports = await addInChunks(
+    ctx.client(),
+    { brandId, tagId: tag, memberIds: ids },
+    {
+      signal: ctx.signal,
+      onChunk: (report) => {
+        if (report.ok) done += report.size;
+        if (Date.now() - reportedAt >= 2000 && done < ids.length) {
+          reportedAt = Date.now();
+          ctx.output.info(`sent ${formatCount(done)} of ${formatCount(ids.length)} members…`);
+        }
+      },
     },
-  });
+  );
   const failed = reports.filter((report) => !report.ok);
   if (failed.length === reports.length && failed[0]?.error) throw apiFailure(ctx, failed[0].error);
   if (failed.length > 0) {
     const missed = failed.reduce((sum, report) => sum + report.size, 0);
-    throw new CliError(`${formatCount(missed)} of ${formatCount(ids.length)} members were not added: ${failed[0]!.error!.message}`, {
-      hint: 'Run the same command again: members already on the tag are skipped.',
-    });
+    throw new CliError(
+      `${formatCount(missed)} of ${formatCount(ids.length)} members were not added: ${failed[0]!.error!.message}`,
+      {
+        hint: 'Run the same command again: members already on the tag are skipped.',
+      },
+    );
   }
-  const summary = { tag, brand_id: brandId, sent: ids.length, unknown_emails: unknownEmails, invalid_lines: references.invalid };
-  ctx.output.result(summary, () =>
-    `Added ${formatCount(ids.length)} members to ${tag} (members already on it or not in ${brandId} are skipped by the API).`,
+  const summary = {
+    tag,
+    brand_id: brandId,
+    sent: ids.length,
+    unknown_emails: unknownEmails,
+    invalid_lines: references.invalid,
+  };
+  ctx.output.result(
+    summary,
+    () =>
+      `Added ${formatCount(ids.length)} members to ${tag} (members already on it or not in ${brandId} are skipped by the API).`,
   );
   for (const email of unknownEmails.slice(0, 10)) ctx.output.warn(`not a member: ${email}`);
-  for (const { line, text: bad } of references.invalid.slice(0, 10)) ctx.output.warn(`line ${line}: no UUID or e-mail in "${bad}"`);
+  for (const { line, text: bad } of references.invalid.slice(0, 10))
+    ctx.output.warn(`line ${line}: no UUID or e-mail in "${bad}"`);
   const skipped = unknownEmails.length + references.invalid.length;
   if (skipped > 0) {
-    throw new PartialSuccess(`${formatCount(skipped)} not added: ${unknownEmails.length} e-mails are not members of ${brandId}, ${references.invalid.length} lines had no UUID or e-mail.`);
+    throw new PartialSuccess(
+      `${formatCount(skipped)} not added: ${unknownEmails.length} e-mails are not members of ${brandId}, ${references.invalid.length} lines had no UUID or e-mail.`,
+    );
   }
 }

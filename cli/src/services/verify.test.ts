@@ -5,8 +5,15 @@ import { describe, expect, it } from 'vitest';
 import { runCli, tempConfigHome } from '../testing/run-cli.js';
 import { parseHeaders } from './verify.js';
 
-interface Vector { name: string; secrets: string[]; body: string; headers: Record<string, string> }
-const vectors = JSON.parse(await readFile(new URL('../../../fixtures/webhook-vectors.json', import.meta.url), 'utf8')) as { vectors: Vector[] };
+interface Vector {
+  name: string;
+  secrets: string[];
+  body: string;
+  headers: Record<string, string>;
+}
+const vectors = JSON.parse(
+  await readFile(new URL('../../../fixtures/webhook-vectors.json', import.meta.url), 'utf8'),
+) as { vectors: Vector[] };
 const vector = vectors.vectors[0]!;
 const secret = vector.secrets[0]!;
 
@@ -18,20 +25,51 @@ async function capture(files: Record<string, string>): Promise<string> {
 
 describe('loyalty webhooks verify', () => {
   it('accepts the published test vector (Loyalty-Signature and webhook-signature)', async () => {
-    const cwd = await capture({ 'body.json': vector.body, 'headers.json': JSON.stringify(vector.headers), 'secret.txt': secret });
-    const result = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'secret.txt', '--headers-file', 'headers.json', '--tolerance', '1000000000'], { cwd });
+    const cwd = await capture({
+      'body.json': vector.body,
+      'headers.json': JSON.stringify(vector.headers),
+      'secret.txt': secret,
+    });
+    const result = await runCli(
+      [
+        'webhooks',
+        'verify',
+        'body.json',
+        '--secret-file',
+        'secret.txt',
+        '--headers-file',
+        'headers.json',
+        '--tolerance',
+        '1000000000',
+      ],
+      { cwd },
+    );
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('✔ Loyalty-Signature: valid\n✔ webhook-signature: valid\n');
   });
 
   it('checks just Loyalty-Signature with --signature, reading the body from stdin', async () => {
-    const result = await runCli(['webhooks', 'verify', '--signature', vector.headers['Loyalty-Signature']!], { stdin: vector.body, env: { LOYALTY_WEBHOOK_SECRET: secret } });
+    const result = await runCli(['webhooks', 'verify', '--signature', vector.headers['Loyalty-Signature']!], {
+      stdin: vector.body,
+      env: { LOYALTY_WEBHOOK_SECRET: secret },
+    });
     expect(result.code).toBe(0);
   });
 
   it('exits 1 and says "body changed or wrong secret" for a changed body, and notices an added newline', async () => {
     const cwd = await capture({ 'body.json': vector.body + '\n', 'secret.txt': secret });
-    const result = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'secret.txt', '--signature', vector.headers['Loyalty-Signature']!], { cwd });
+    const result = await runCli(
+      [
+        'webhooks',
+        'verify',
+        'body.json',
+        '--secret-file',
+        'secret.txt',
+        '--signature',
+        vector.headers['Loyalty-Signature']!,
+      ],
+      { cwd },
+    );
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('✖ Loyalty-Signature: invalid — the body was changed or the secret is wrong\n');
     expect(result.stderr).toContain('The delivery does not verify: the body was changed or the secret is wrong.');
@@ -40,27 +78,62 @@ describe('loyalty webhooks verify', () => {
 
   it('exits 1 for a wrong secret, reported as JSON with --json', async () => {
     const env = { LOYALTY_WEBHOOK_SECRET: 'whsec_' + Buffer.from('other').toString('base64') };
-    const result = await runCli(['webhooks', 'verify', '--json', '--signature', vector.headers['Loyalty-Signature']!], { stdin: vector.body, env });
+    const result = await runCli(['webhooks', 'verify', '--json', '--signature', vector.headers['Loyalty-Signature']!], {
+      stdin: vector.body,
+      env,
+    });
     expect(result.code).toBe(1);
-    expect(JSON.parse(result.stdout)).toEqual({ valid: false, checks: [expect.objectContaining({ header: 'Loyalty-Signature', valid: false, reason: 'signature_mismatch' })] });
+    expect(JSON.parse(result.stdout)).toEqual({
+      valid: false,
+      checks: [expect.objectContaining({ header: 'Loyalty-Signature', valid: false, reason: 'signature_mismatch' })],
+    });
   });
 
   it('exits 1 with "stale timestamp" for an old delivery, from raw captured headers and a secret file', async () => {
-    const body = '{"id":"e1","type":"member.created","created_at":"2026-01-01T00:00:00.000Z","organization_id":"org-acme","data":{}}';
+    const body =
+      '{"id":"e1","type":"member.created","created_at":"2026-01-01T00:00:00.000Z","organization_id":"org-acme","data":{}}';
     const headers = signPayload({ body, secret, timestamp: Math.floor(Date.now() / 1000) - 3600 });
-    const raw = ['POST /webhooks HTTP/1.1', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`), '', body].join('\r\n');
+    const raw = [
+      'POST /webhooks HTTP/1.1',
+      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+      '',
+      body,
+    ].join('\r\n');
     const cwd = await capture({ 'body.json': body, 'request.txt': raw, 'secret.txt': `${secret}\n` });
-    const stale = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'secret.txt', '--headers-file', 'request.txt'], { cwd });
+    const stale = await runCli(
+      ['webhooks', 'verify', 'body.json', '--secret-file', 'secret.txt', '--headers-file', 'request.txt'],
+      { cwd },
+    );
     expect(stale.code).toBe(1);
     expect(stale.stdout).toContain('✖ webhook-signature: invalid — stale timestamp');
     expect(stale.stderr).toContain('3600 s old (tolerance 300 s)');
-    const widened = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'secret.txt', '--headers-file', 'request.txt', '--tolerance', '7200'], { cwd });
+    const widened = await runCli(
+      [
+        'webhooks',
+        'verify',
+        'body.json',
+        '--secret-file',
+        'secret.txt',
+        '--headers-file',
+        'request.txt',
+        '--tolerance',
+        '7200',
+      ],
+      { cwd },
+    );
     expect(widened.code).toBe(0);
   });
 
   it('takes the secret from LOYALTY_WEBHOOK_SECRET and needs one of --signature and --headers-file', async () => {
     const env = { LOYALTY_WEBHOOK_SECRET: secret };
-    expect((await runCli(['webhooks', 'verify', '--signature', vector.headers['Loyalty-Signature']!], { env, stdin: vector.body })).code).toBe(0);
+    expect(
+      (
+        await runCli(['webhooks', 'verify', '--signature', vector.headers['Loyalty-Signature']!], {
+          env,
+          stdin: vector.body,
+        })
+      ).code,
+    ).toBe(0);
     const neither = await runCli(['webhooks', 'verify'], { env, stdin: vector.body });
     expect(neither.code).toBe(2);
     expect(neither.stderr).toContain('Pass exactly one of --signature and --headers-file.');
@@ -78,20 +151,27 @@ describe('loyalty webhooks verify: the secret never on argv', () => {
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stdout).toBe('');
       expect(result.stderr, args.join(' ')).toContain('process list');
-      for (const way of ['--secret-file <path>', '--secret-stdin', 'LOYALTY_WEBHOOK_SECRET']) expect(result.stderr).toContain(way);
+      for (const way of ['--secret-file <path>', '--secret-stdin', 'LOYALTY_WEBHOOK_SECRET'])
+        expect(result.stderr).toContain(way);
       expect(result.stderr).not.toContain(secret.slice('whsec_'.length));
     }
   });
 
   it('refuses it even when a valid secret comes from elsewhere too, so scripts get fixed', async () => {
-    const result = await runCli(['webhooks', 'verify', '--secret', secret, '--signature', signature], { stdin: vector.body, env: { LOYALTY_WEBHOOK_SECRET: secret } });
+    const result = await runCli(['webhooks', 'verify', '--secret', secret, '--signature', signature], {
+      stdin: vector.body,
+      env: { LOYALTY_WEBHOOK_SECRET: secret },
+    });
     expect(result.code).toBe(2);
   });
 
   it('reads the secret from stdin with --secret-stdin, and with --secret-file -', async () => {
     const cwd = await capture({ 'body.json': vector.body });
     for (const flags of [['--secret-stdin'], ['--secret-file', '-']]) {
-      const result = await runCli(['webhooks', 'verify', 'body.json', ...flags, '--signature', signature], { cwd, stdin: `${secret}\n` });
+      const result = await runCli(['webhooks', 'verify', 'body.json', ...flags, '--signature', signature], {
+        cwd,
+        stdin: `${secret}\n`,
+      });
       expect(result.code, `${flags.join(' ')}\n${result.stderr}`).toBe(0);
       expect(result.stdout).toBe('✔ Loyalty-Signature: valid\n');
     }
@@ -102,7 +182,10 @@ describe('loyalty webhooks verify: the secret never on argv', () => {
     expect(bodyToo.code).toBe(2);
     expect(bodyToo.stderr).toContain('stdin cannot hold both the secret and the body');
     const cwd = await capture({ 'body.json': vector.body });
-    const headersToo = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', '-', '--headers-file', '-'], { cwd, stdin: secret });
+    const headersToo = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', '-', '--headers-file', '-'], {
+      cwd,
+      stdin: secret,
+    });
     expect(headersToo.code).toBe(2);
     expect(headersToo.stderr).toContain('stdin cannot hold both the secret and the headers');
   });
@@ -110,7 +193,14 @@ describe('loyalty webhooks verify: the secret never on argv', () => {
   it('prefers secrets from files and stdin over LOYALTY_WEBHOOK_SECRET', async () => {
     const cwd = await capture({ 'body.json': vector.body, 'secret.txt': secret });
     const env = { LOYALTY_WEBHOOK_SECRET: 'whsec_' + Buffer.from('other').toString('base64') };
-    expect((await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'secret.txt', '--signature', signature], { cwd, env })).code).toBe(0);
+    expect(
+      (
+        await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'secret.txt', '--signature', signature], {
+          cwd,
+          env,
+        })
+      ).code,
+    ).toBe(0);
   });
 
   it('takes both secrets of a rotation: --secret-file twice, or one secret per line', async () => {
@@ -118,23 +208,57 @@ describe('loyalty webhooks verify: the secret never on argv', () => {
     const [newest, previous] = rotation.secrets as [string, string];
     // A delivery signed with the previous secret only still verifies while both are given.
     const headers = signPayload({ body: rotation.body, secret: previous, timestamp: Math.floor(Date.now() / 1000) });
-    const cwd = await capture({ 'body.json': rotation.body, 'new.txt': `${newest}\n`, 'old.txt': previous, 'both.txt': `${newest}\n\n${previous}\n`, 'headers.json': JSON.stringify(headers) });
-    const onlyNew = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'new.txt', '--headers-file', 'headers.json'], { cwd });
+    const cwd = await capture({
+      'body.json': rotation.body,
+      'new.txt': `${newest}\n`,
+      'old.txt': previous,
+      'both.txt': `${newest}\n\n${previous}\n`,
+      'headers.json': JSON.stringify(headers),
+    });
+    const onlyNew = await runCli(
+      ['webhooks', 'verify', 'body.json', '--secret-file', 'new.txt', '--headers-file', 'headers.json'],
+      { cwd },
+    );
     expect(onlyNew.code).toBe(1);
-    const twoFiles = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'new.txt', '--secret-file', 'old.txt', '--headers-file', 'headers.json'], { cwd });
+    const twoFiles = await runCli(
+      [
+        'webhooks',
+        'verify',
+        'body.json',
+        '--secret-file',
+        'new.txt',
+        '--secret-file',
+        'old.txt',
+        '--headers-file',
+        'headers.json',
+      ],
+      { cwd },
+    );
     expect(twoFiles.code, twoFiles.stderr).toBe(0);
-    const oneFile = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'both.txt', '--headers-file', 'headers.json'], { cwd });
+    const oneFile = await runCli(
+      ['webhooks', 'verify', 'body.json', '--secret-file', 'both.txt', '--headers-file', 'headers.json'],
+      { cwd },
+    );
     expect(oneFile.code, oneFile.stderr).toBe(0);
-    const piped = await runCli(['webhooks', 'verify', 'body.json', '--secret-stdin', '--headers-file', 'headers.json'], { cwd, stdin: `${newest}\n${previous}\n` });
+    const piped = await runCli(
+      ['webhooks', 'verify', 'body.json', '--secret-stdin', '--headers-file', 'headers.json'],
+      { cwd, stdin: `${newest}\n${previous}\n` },
+    );
     expect(piped.code, piped.stderr).toBe(0);
   });
 
   it('says when a secret file is empty or missing, without a stack', async () => {
     const cwd = await capture({ 'body.json': vector.body, 'empty.txt': '\n' });
-    const empty = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'empty.txt', '--signature', signature], { cwd });
+    const empty = await runCli(
+      ['webhooks', 'verify', 'body.json', '--secret-file', 'empty.txt', '--signature', signature],
+      { cwd },
+    );
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain('--secret-file empty.txt is empty');
-    const missing = await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'nope.txt', '--signature', signature], { cwd });
+    const missing = await runCli(
+      ['webhooks', 'verify', 'body.json', '--secret-file', 'nope.txt', '--signature', signature],
+      { cwd },
+    );
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('Cannot read --secret-file nope.txt: ENOENT');
   });
@@ -153,6 +277,9 @@ describe('loyalty webhooks verify: the secret never on argv', () => {
 describe('parseHeaders', () => {
   it('reads JSON objects and "Name: value" lines, case-insensitively, stopping at the body', () => {
     expect(parseHeaders('{"Webhook-Id":"a","x":["1","2"]}')).toEqual({ 'webhook-id': 'a', x: '1 2' });
-    expect(parseHeaders('POST /x HTTP/1.1\nLoyalty-Signature: abc\nwebhook-id: i:d\n\n{"id":1}')).toEqual({ 'loyalty-signature': 'abc', 'webhook-id': 'i:d' });
+    expect(parseHeaders('POST /x HTTP/1.1\nLoyalty-Signature: abc\nwebhook-id: i:d\n\n{"id":1}')).toEqual({
+      'loyalty-signature': 'abc',
+      'webhook-id': 'i:d',
+    });
   });
 });

@@ -28,7 +28,12 @@ export function parseHeaders(text: string): Record<string, string> {
   const trimmed = text.trim();
   if (trimmed.startsWith('{')) {
     const parsed = JSON.parse(trimmed) as Record<string, unknown>;
-    return Object.fromEntries(Object.entries(parsed).map(([name, value]) => [name.toLowerCase(), Array.isArray(value) ? value.join(' ') : String(value)]));
+    return Object.fromEntries(
+      Object.entries(parsed).map(([name, value]) => [
+        name.toLowerCase(),
+        Array.isArray(value) ? value.join(' ') : String(value),
+      ]),
+    );
   }
   const headers: Record<string, string> = {};
   for (const line of trimmed.split(/\r?\n/)) {
@@ -55,7 +60,8 @@ function check(header: Check['header'], verify: () => void): Check {
     verify();
     return { header, valid: true };
   } catch (error) {
-    if (error instanceof WebhookVerificationError) return { header, valid: false, reason: error.reason, message: error.message };
+    if (error instanceof WebhookVerificationError)
+      return { header, valid: false, reason: error.reason, message: error.message };
     throw error;
   }
 }
@@ -63,11 +69,17 @@ function check(header: Check['header'], verify: () => void): Check {
 export function verifyDelivery(
   body: Buffer,
   secrets: readonly string[],
-  input: { signature?: string | undefined; headers?: Record<string, string> | undefined; toleranceSeconds: number; now?: Date },
+  input: {
+    signature?: string | undefined;
+    headers?: Record<string, string> | undefined;
+    toleranceSeconds: number;
+    now?: Date;
+  },
 ): Check[] {
   const checks: Check[] = [];
   const loyaltySignature = input.signature ?? input.headers?.['loyalty-signature'];
-  if (loyaltySignature !== undefined) checks.push(check('Loyalty-Signature', () => verifySignature(body, loyaltySignature, secrets)));
+  if (loyaltySignature !== undefined)
+    checks.push(check('Loyalty-Signature', () => verifySignature(body, loyaltySignature, secrets)));
   if (input.headers && (input.headers['webhook-signature'] || input.headers['webhook-timestamp'])) {
     const options = { tolerance: input.toleranceSeconds, ...(input.now ? { now: input.now } : {}) };
     checks.push(check('webhook-signature', () => verifyStandardWebhook(body, input.headers!, secrets, options)));
@@ -87,46 +99,68 @@ function stdinReaders(file: string | undefined, options: VerifyOptions): string[
 /** Secrets from files and stdin (several for a rotation); LOYALTY_WEBHOOK_SECRET when none is given. */
 async function webhookSecrets(runtime: Runtime, options: VerifyOptions): Promise<string[]> {
   const secrets: string[] = [];
-  for (const path of options.secretFile) if (path !== '-') secrets.push(...(await readSecretLines(path, runtime, '--secret-file')));
+  for (const path of options.secretFile)
+    if (path !== '-') secrets.push(...(await readSecretLines(path, runtime, '--secret-file')));
   if (options.secretStdin || options.secretFile.includes('-')) {
     secrets.push(...(await readSecretLines('-', runtime, options.secretStdin ? '--secret-stdin' : '--secret-file')));
   }
   if (secrets.length === 0 && runtime.env.LOYALTY_WEBHOOK_SECRET) secrets.push(runtime.env.LOYALTY_WEBHOOK_SECRET);
-  if (secrets.length === 0) throw usageError('No secret given.', 'Pass --secret-file <path> or --secret-stdin, or set LOYALTY_WEBHOOK_SECRET.');
+  if (secrets.length === 0)
+    throw usageError('No secret given.', 'Pass --secret-file <path> or --secret-stdin, or set LOYALTY_WEBHOOK_SECRET.');
   return secrets;
 }
 
 export async function verifyCommand(ctx: Context, file: string | undefined, options: VerifyOptions): Promise<void> {
-  if (Boolean(options.signature) === Boolean(options.headersFile)) throw usageError('Pass exactly one of --signature and --headers-file.');
+  if (Boolean(options.signature) === Boolean(options.headersFile))
+    throw usageError('Pass exactly one of --signature and --headers-file.');
   const tolerance = Number(options.tolerance);
   if (!Number.isFinite(tolerance) || tolerance < 0) throw usageError('--tolerance must be a number of seconds.');
   const [first, second] = stdinReaders(file, options);
   if (second) {
-    throw usageError(`stdin cannot hold both the ${first} and the ${second}.`, first === 'secret'
-      ? `Pass the ${second} as a file, or the secret with --secret-file <path> or LOYALTY_WEBHOOK_SECRET.`
-      : 'Pass one of them as a file.');
+    throw usageError(
+      `stdin cannot hold both the ${first} and the ${second}.`,
+      first === 'secret'
+        ? `Pass the ${second} as a file, or the secret with --secret-file <path> or LOYALTY_WEBHOOK_SECRET.`
+        : 'Pass one of them as a file.',
+    );
   }
   const secrets = await webhookSecrets(ctx.runtime, options);
 
   const readBytes = async (path: string): Promise<Buffer> => {
     try {
-      return path === '-' ? Buffer.from(await readStdin(ctx.runtime.stdin), 'utf8') : await readFile(resolve(ctx.runtime.cwd, path));
+      return path === '-'
+        ? Buffer.from(await readStdin(ctx.runtime.stdin), 'utf8')
+        : await readFile(resolve(ctx.runtime.cwd, path));
     } catch (error) {
       throw new CliError(`Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
     }
   };
-  const headers = options.headersFile ? parseHeaders((await readBytes(options.headersFile)).toString('utf8')) : undefined;
+  const headers = options.headersFile
+    ? parseHeaders((await readBytes(options.headersFile)).toString('utf8'))
+    : undefined;
   const body = await readBytes(file ?? '-');
   const checks = verifyDelivery(body, secrets, { signature: options.signature, headers, toleranceSeconds: tolerance });
-  if (checks.length === 0) throw usageError(`${options.headersFile} has neither Loyalty-Signature nor webhook-signature.`);
+  if (checks.length === 0)
+    throw usageError(`${options.headersFile} has neither Loyalty-Signature nor webhook-signature.`);
 
   const valid = checks.every((c) => c.valid);
   ctx.output.result({ valid, checks }, () =>
-    checks.map((c) => (c.valid ? `${ctx.output.out.green('✔')} ${c.header}: valid` : `${ctx.output.out.red('✖')} ${c.header}: invalid — ${REASONS[c.reason!] ?? c.reason}`)).join('\n'),
+    checks
+      .map((c) =>
+        c.valid
+          ? `${ctx.output.out.green('✔')} ${c.header}: valid`
+          : `${ctx.output.out.red('✖')} ${c.header}: invalid — ${REASONS[c.reason!] ?? c.reason}`,
+      )
+      .join('\n'),
   );
   if (!valid) {
     const failed = checks.find((c) => !c.valid)!;
-    const newline = body.length > 0 && body[body.length - 1] === 0x0a ? ' The body file ends with a newline: was one added when it was saved?' : '';
-    throw new CliError(`The delivery does not verify: ${REASONS[failed.reason!] ?? failed.reason}.`, { hint: `${failed.message}${failed.reason === 'signature_mismatch' ? newline : ''}` });
+    const newline =
+      body.length > 0 && body[body.length - 1] === 0x0a
+        ? ' The body file ends with a newline: was one added when it was saved?'
+        : '';
+    throw new CliError(`The delivery does not verify: ${REASONS[failed.reason!] ?? failed.reason}.`, {
+      hint: `${failed.message}${failed.reason === 'signature_mismatch' ? newline : ''}`,
+    });
   }
 }

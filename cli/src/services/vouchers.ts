@@ -30,8 +30,12 @@ export function expirationDate(value: string | undefined): string | undefined {
   return value;
 }
 
-export function voucherBody(brandId: string, options: { coupon?: string | undefined; storecard?: string | undefined; expires?: string | undefined }): IssueVouchersRequest {
-  if (Boolean(options.coupon) === Boolean(options.storecard)) throw usageError('Pass exactly one of --coupon and --storecard.');
+export function voucherBody(
+  brandId: string,
+  options: { coupon?: string | undefined; storecard?: string | undefined; expires?: string | undefined },
+): IssueVouchersRequest {
+  if (Boolean(options.coupon) === Boolean(options.storecard))
+    throw usageError('Pass exactly one of --coupon and --storecard.');
   const expires = expirationDate(options.expires);
   return {
     brand_id: brandId,
@@ -49,7 +53,9 @@ function jobSummary(job: Job): string {
 export async function issueVouchers(ctx: Context, options: IssueOptions): Promise<void> {
   const brandId = ctx.brand();
   const body = voucherBody(brandId, options);
-  const job = await call(ctx, (api, signal) => api.POST('/tags/{id}/vouchers', { params: { path: { id: options.tag } }, body, signal }));
+  const job = await call(ctx, (api, signal) =>
+    api.POST('/tags/{id}/vouchers', { params: { path: { id: options.tag } }, body, signal }),
+  );
   if (job.already_running) ctx.output.warn(`An equal job is already running for ${options.tag}; following that one.`);
   else ctx.output.success(`Queued voucher job ${job.job_id} for tag ${options.tag}.`);
   if (!options.wait) {
@@ -60,18 +66,35 @@ export async function issueVouchers(ctx: Context, options: IssueOptions): Promis
   await followJob(ctx, options.tag, brandId, job, options.progress);
 }
 
-export async function voucherStatus(ctx: Context, jobId: string, tag: string, wait: boolean, progress: boolean): Promise<void> {
+export async function voucherStatus(
+  ctx: Context,
+  jobId: string,
+  tag: string,
+  wait: boolean,
+  progress: boolean,
+): Promise<void> {
   const brandId = ctx.brand();
   const job = await fetchJob(ctx, tag, brandId, jobId);
   if (!wait) {
-    ctx.output.result(job, () => jobSummary(job) + (job.started_at ? `\nstarted ${job.started_at} UTC` : '') + (job.finished_at ? `, finished ${job.finished_at} UTC` : ''));
+    ctx.output.result(
+      job,
+      () =>
+        jobSummary(job) +
+        (job.started_at ? `\nstarted ${job.started_at} UTC` : '') +
+        (job.finished_at ? `, finished ${job.finished_at} UTC` : ''),
+    );
     return;
   }
   await followJob(ctx, tag, brandId, job, progress);
 }
 
 function fetchJob(ctx: Context, tag: string, brandId: string, jobId: string): Promise<JobStatus> {
-  return call(ctx, (api, signal) => api.GET('/tags/{id}/vouchers/{job}', { params: { path: { id: tag, job: jobId }, query: { brand_id: brandId } }, signal }));
+  return call(ctx, (api, signal) =>
+    api.GET('/tags/{id}/vouchers/{job}', {
+      params: { path: { id: tag, job: jobId }, query: { brand_id: brandId } },
+      signal,
+    }),
+  );
 }
 
 /** Polls the job until it is done or failed: every 0.5 s at first, slowing to every 2 s. */
@@ -83,7 +106,14 @@ async function followJob(ctx: Context, tag: string, brandId: string, first: Job,
   try {
     if (!finished(job)) {
       // A week: the job itself has no deadline, so neither does following it in practice.
-      for await (const snapshot of waitForVoucherJob(ctx.client(), { tagId: tag, jobId: job.job_id, brandId, intervalMs: 1000, deadlineMs: 7 * 24 * 3600_000, signal: ctx.signal })) {
+      for await (const snapshot of waitForVoucherJob(ctx.client(), {
+        tagId: tag,
+        jobId: job.job_id,
+        brandId,
+        intervalMs: 1000,
+        deadlineMs: 7 * 24 * 3600_000,
+        signal: ctx.signal,
+      })) {
         job = snapshot;
         reporter.update(job);
       }
@@ -107,6 +137,9 @@ async function followJob(ctx: Context, tag: string, brandId: string, first: Job,
     });
   }
   if (job.failed > 0) {
-    throw new PartialSuccess(`${formatCount(job.failed)} members did not get the voucher.`, 'Issue again with the same flags: failed members are retried, the others skipped.');
+    throw new PartialSuccess(
+      `${formatCount(job.failed)} members did not get the voucher.`,
+      'Issue again with the same flags: failed members are retried, the others skipped.',
+    );
   }
 }

@@ -12,7 +12,14 @@ const isEventType = (name: string): name is EventType => (EVENT_TYPES as readonl
 
 /** Events from repeated and/or comma-separated flags; unknown names fail before the API is asked. */
 export function parseEvents(values: readonly string[]): EventType[] {
-  const names = [...new Set(values.flatMap((value) => value.split(',')).map((e) => e.trim()).filter(Boolean))];
+  const names = [
+    ...new Set(
+      values
+        .flatMap((value) => value.split(','))
+        .map((e) => e.trim())
+        .filter(Boolean),
+    ),
+  ];
   const unknown = names.filter((name) => !isEventType(name));
   if (unknown.length) throw usageError(`Unknown event ${unknown.join(', ')}.`, `Events: ${EVENT_TYPES.join(', ')}.`);
   return names.filter(isEventType);
@@ -28,19 +35,26 @@ function deliveryStatus(value: string | undefined): DeliveryStatus | undefined {
 function pageSize(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 100) throw usageError(`--limit must be a whole number from 1 to 100 (got "${value}").`);
+  if (!Number.isInteger(n) || n < 1 || n > 100)
+    throw usageError(`--limit must be a whole number from 1 to 100 (got "${value}").`);
   return n;
 }
 
 export async function listSubscriptions(ctx: Context, organization: string | undefined): Promise<void> {
-  const { data } = await call(ctx, (api, signal) => api.GET('/webhook-subscriptions', { params: { query: { organization_id: organization } }, signal }));
-  ctx.output.table(data, [
-    { header: 'id', value: (s) => s.id },
-    { header: 'url', value: (s) => s.url },
-    { header: 'events', value: (s) => s.events.join(',') },
-    { header: 'active', value: (s) => s.active },
-    { header: 'created', value: (s) => s.created_at },
-  ], 'No webhook subscriptions. Create one with `loyalty webhooks create`.');
+  const { data } = await call(ctx, (api, signal) =>
+    api.GET('/webhook-subscriptions', { params: { query: { organization_id: organization } }, signal }),
+  );
+  ctx.output.table(
+    data,
+    [
+      { header: 'id', value: (s) => s.id },
+      { header: 'url', value: (s) => s.url },
+      { header: 'events', value: (s) => s.events.join(',') },
+      { header: 'active', value: (s) => s.active },
+      { header: 'created', value: (s) => s.created_at },
+    ],
+    'No webhook subscriptions. Create one with `loyalty webhooks create`.',
+  );
 }
 
 export async function createSubscription(
@@ -66,38 +80,62 @@ export async function deleteSubscription(ctx: Context, id: string): Promise<void
 }
 
 export async function rotateSecret(ctx: Context, id: string, printSecret: boolean | undefined): Promise<void> {
-  const { data } = await call(ctx, (api, signal) => api.POST('/webhook-subscriptions/{id}/rotate-secret', { params: { path: { id } }, signal }));
+  const { data } = await call(ctx, (api, signal) =>
+    api.POST('/webhook-subscriptions/{id}/rotate-secret', { params: { path: { id } }, signal }),
+  );
   if (printSecret) {
     ctx.output.write(data.secret);
     return;
   }
-  ctx.output.success(`New signing secret for ${id}; the previous one stays valid until ${data.previous_secret_expires_at}.`);
+  ctx.output.success(
+    `New signing secret for ${id}; the previous one stays valid until ${data.previous_secret_expires_at}.`,
+  );
   ctx.output.result(data, () => `signing secret: ${data.secret}`);
 }
 
-const lastAttempt = (delivery: Delivery): DeliveryAttempt | undefined => delivery.attempts[delivery.attempts.length - 1];
+const lastAttempt = (delivery: Delivery): DeliveryAttempt | undefined =>
+  delivery.attempts[delivery.attempts.length - 1];
 
-export async function listDeliveries(ctx: Context, id: string, options: { status?: string; limit?: string; after?: string }): Promise<void> {
+export async function listDeliveries(
+  ctx: Context,
+  id: string,
+  options: { status?: string; limit?: string; after?: string },
+): Promise<void> {
   const query = { status: deliveryStatus(options.status), limit: pageSize(options.limit), after: options.after };
-  const answer = await call(ctx, (api, signal) => api.GET('/webhook-subscriptions/{id}/deliveries', { params: { path: { id }, query }, signal }));
+  const answer = await call(ctx, (api, signal) =>
+    api.GET('/webhook-subscriptions/{id}/deliveries', { params: { path: { id }, query }, signal }),
+  );
   if (ctx.output.json) {
     ctx.output.result(answer, () => '');
     return;
   }
-  ctx.output.table(answer.data, [
-    { header: 'delivery', value: (d) => d.id },
-    { header: 'event', value: (d) => `${d.event_type} ${d.event_id}` },
-    { header: 'status', value: (d) => d.status },
-    { header: 'attempts', value: (d) => d.attempts.length },
-    { header: 'last result', value: (d) => { const a = lastAttempt(d); return a ? (a.status_code ?? a.error ?? '') : ''; } },
-    { header: 'next attempt', value: (d) => d.next_attempt_at ?? '' },
-  ], 'No deliveries.');
+  ctx.output.table(
+    answer.data,
+    [
+      { header: 'delivery', value: (d) => d.id },
+      { header: 'event', value: (d) => `${d.event_type} ${d.event_id}` },
+      { header: 'status', value: (d) => d.status },
+      { header: 'attempts', value: (d) => d.attempts.length },
+      {
+        header: 'last result',
+        value: (d) => {
+          const a = lastAttempt(d);
+          return a ? (a.status_code ?? a.error ?? '') : '';
+        },
+      },
+      { header: 'next attempt', value: (d) => d.next_attempt_at ?? '' },
+    ],
+    'No deliveries.',
+  );
   if (answer.next_cursor) ctx.output.info(`More: loyalty webhooks deliveries ${id} --after ${answer.next_cursor}`);
 }
 
 export async function retryDelivery(ctx: Context, id: string, deliveryId: string): Promise<void> {
   const { data } = await call(ctx, (api, signal) =>
-    api.POST('/webhook-subscriptions/{id}/deliveries/{delivery_id}/retry', { params: { path: { id, delivery_id: deliveryId } }, signal }),
+    api.POST('/webhook-subscriptions/{id}/deliveries/{delivery_id}/retry', {
+      params: { path: { id, delivery_id: deliveryId } },
+      signal,
+    }),
   );
   ctx.output.success(`Delivery ${deliveryId} queued again (status ${data.status}).`);
   if (ctx.output.json) ctx.output.result(data, () => '');

@@ -29,9 +29,25 @@ export function fakeApi(): FakeApi {
       'acme-admin': { secret: 'acme-admin-secret', token: 'token-acme-admin' },
       'acme-pos-1': { secret: 'acme-pos-1-secret', token: 'token-acme-pos-1', forbidden: ['GET /tags'] },
     },
-    passes: () => ({ coupons: [{ pass_code: 'CPN-1', status: 'active', expiration_date: '2026-12-31', wallet_url: 'https://wallet.example/CPN-1' }] }),
+    passes: () => ({
+      coupons: [
+        {
+          pass_code: 'CPN-1',
+          status: 'active',
+          expiration_date: '2026-12-31',
+          wallet_url: 'https://wallet.example/CPN-1',
+        },
+      ],
+    }),
   });
-  mock.tags.push({ tag: 'VIP', external_reference: 'vip', uuid: '11111111-1111-4111-8111-111111111111', brand_id: 'brand-acme', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' });
+  mock.tags.push({
+    tag: 'VIP',
+    external_reference: 'vip',
+    uuid: '11111111-1111-4111-8111-111111111111',
+    brand_id: 'brand-acme',
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
+  });
   return {
     handlers: mock.handlers,
     get requests() {

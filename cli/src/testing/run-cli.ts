@@ -41,7 +41,9 @@ function capture(tty: boolean): { stream: PassThrough & { isTTY?: boolean }; tex
 export async function runCli(args: string[], options: RunOptions = {}): Promise<CliRun> {
   const stdout = capture(Boolean(options.tty));
   const stderr = capture(Boolean(options.tty));
-  const stdin = Readable.from(options.stdin === undefined ? [] : [Buffer.from(options.stdin)]) as Readable & { isTTY?: boolean };
+  const stdin = Readable.from(options.stdin === undefined ? [] : [Buffer.from(options.stdin)]) as Readable & {
+    isTTY?: boolean;
+  };
   stdin.isTTY = Boolean(options.tty);
   const code = await run(args, {
     env: { PATH: process.env.PATH, NO_COLOR: '1', ...options.env },

@@ -39,7 +39,10 @@ export function progressBar(done: number, total: number, width = 24): string {
 export type ImportProgressView = ImportProgress;
 
 /** The counters of a voucher job that the progress displays show: fields of the document's VoucherJob. */
-export type VoucherJobProgress = Pick<components['schemas']['VoucherJob'], 'job_id' | 'status' | 'total' | 'processed' | 'issued' | 'skipped' | 'failed'>;
+export type VoucherJobProgress = Pick<
+  components['schemas']['VoucherJob'],
+  'job_id' | 'status' | 'total' | 'processed' | 'issued' | 'skipped' | 'failed'
+>;
 
 export function importLine(p: ImportProgressView, now: number): string {
   if (p.phase === 'reading') return 'import: reading and validating…';
@@ -52,7 +55,9 @@ export function importLine(p: ImportProgressView, now: number): string {
     `rejected ${formatCount(p.rejected)}`,
     rate ? `${formatCount(rate)} rows/s` : undefined,
     p.phase === 'done' ? 'done' : `ETA ${formatDuration(etaSeconds(p.rowsDone, p.rowsTotal, rate))}`,
-  ].filter(Boolean).join(', ');
+  ]
+    .filter(Boolean)
+    .join(', ');
 }
 
 export function voucherLine(job: VoucherJobProgress, rate: number | undefined): string {
@@ -62,6 +67,10 @@ export function voucherLine(job: VoucherJobProgress, rate: number | undefined): 
     `skipped ${formatCount(job.skipped)}`,
     `failed ${formatCount(job.failed)}`,
     rate ? `${formatCount(rate)}/s` : undefined,
-    job.status === 'done' || job.status === 'failed' ? undefined : `ETA ${formatDuration(etaSeconds(job.processed, job.total, rate))}`,
-  ].filter(Boolean).join(', ');
+    job.status === 'done' || job.status === 'failed'
+      ? undefined
+      : `ETA ${formatDuration(etaSeconds(job.processed, job.total, rate))}`,
+  ]
+    .filter(Boolean)
+    .join(', ');
 }

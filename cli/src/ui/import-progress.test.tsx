@@ -4,8 +4,17 @@ import type { ImportProgress as Progress } from '../import/run.js';
 import { ImportProgress } from './import-progress.js';
 
 const base: Progress = {
-  phase: 'sending', rows: 10_000, rejected: 3, batchesTotal: 5, batchesDone: 2, rowsDone: 4_000, rowsTotal: 9_997,
-  new: 3_900, found: 100, rowsThisRun: 4_000, startedAt: 0,
+  phase: 'sending',
+  rows: 10_000,
+  rejected: 3,
+  batchesTotal: 5,
+  batchesDone: 2,
+  rowsDone: 4_000,
+  rowsTotal: 9_997,
+  new: 3_900,
+  found: 100,
+  rowsThisRun: 4_000,
+  startedAt: 0,
 };
 
 describe('ImportProgress', () => {
@@ -18,7 +27,13 @@ describe('ImportProgress', () => {
   });
 
   it('says when it is done and drops the ETA', () => {
-    const { lastFrame } = render(<ImportProgress file="members.csv" progress={{ ...base, phase: 'done', batchesDone: 5, rowsDone: 9_997 }} now={5_000} />);
+    const { lastFrame } = render(
+      <ImportProgress
+        file="members.csv"
+        progress={{ ...base, phase: 'done', batchesDone: 5, rowsDone: 9_997 }}
+        now={5_000}
+      />,
+    );
     expect(lastFrame()).toContain('✔ Imported members.csv');
     expect(lastFrame()).toContain('batch 5 of 5');
     expect(lastFrame()).not.toContain('ETA');

@@ -1,5 +1,13 @@
 import { Box, Text } from 'ink';
-import { etaSeconds, formatCount, formatDuration, percent, progressBar, ratePerSecond, type ImportProgressView } from './format.js';
+import {
+  etaSeconds,
+  formatCount,
+  formatDuration,
+  percent,
+  progressBar,
+  ratePerSecond,
+  type ImportProgressView,
+} from './format.js';
 
 export interface ImportProgressProps {
   file: string;
@@ -9,7 +17,11 @@ export interface ImportProgressProps {
 
 export function ImportProgress({ file, progress: p, now }: ImportProgressProps) {
   if (p.phase === 'reading') {
-    return <Text>Reading and validating <Text bold>{file}</Text>…</Text>;
+    return (
+      <Text>
+        Reading and validating <Text bold>{file}</Text>…
+      </Text>
+    );
   }
   const rate = ratePerSecond(p.rowsThisRun, p.startedAt, now);
   const done = p.phase === 'done';
@@ -19,12 +31,15 @@ export function ImportProgress({ file, progress: p, now }: ImportProgressProps) 
         {done ? <Text color="green">✔ Imported</Text> : <Text color="cyan">Importing</Text>} <Text bold>{file}</Text>
       </Text>
       <Text>
-        <Text color={done ? 'green' : 'cyan'}>{progressBar(p.rowsDone, p.rowsTotal)}</Text> {formatCount(p.rowsDone)} of {formatCount(p.rowsTotal)} rows
-        ({percent(p.rowsDone, p.rowsTotal)}%) · batch {p.batchesDone} of {p.batchesTotal}
+        <Text color={done ? 'green' : 'cyan'}>{progressBar(p.rowsDone, p.rowsTotal)}</Text> {formatCount(p.rowsDone)} of{' '}
+        {formatCount(p.rowsTotal)} rows ({percent(p.rowsDone, p.rowsTotal)}%) · batch {p.batchesDone} of{' '}
+        {p.batchesTotal}
       </Text>
       <Text>
         new <Text bold>{formatCount(p.new)}</Text> · found <Text bold>{formatCount(p.found)}</Text> · rejected{' '}
-        <Text bold color={p.rejected > 0 ? 'yellow' : undefined}>{formatCount(p.rejected)}</Text>
+        <Text bold color={p.rejected > 0 ? 'yellow' : undefined}>
+          {formatCount(p.rejected)}
+        </Text>
         {rate ? ` · ${formatCount(rate)} rows/s` : ''}
         {done ? '' : ` · ETA ${formatDuration(etaSeconds(p.rowsDone, p.rowsTotal, rate))}`}
       </Text>

@@ -39,16 +39,28 @@ describe('lineReporter', () => {
 describe('line formats', () => {
   it('summarises an import in one line', () => {
     const line = importLine(
-      { phase: 'sending', rows: 100, rejected: 1, batchesTotal: 5, batchesDone: 2, rowsDone: 40, rowsTotal: 99, new: 39, found: 1, rowsThisRun: 40, startedAt: 0 },
+      {
+        phase: 'sending',
+        rows: 100,
+        rejected: 1,
+        batchesTotal: 5,
+        batchesDone: 2,
+        rowsDone: 40,
+        rowsTotal: 99,
+        new: 39,
+        found: 1,
+        rowsThisRun: 40,
+        startedAt: 0,
+      },
       4000,
     );
     expect(line).toBe('import: 40/99 rows (40%), 2/5 batches, new 39, found 1, rejected 1, 10 rows/s, ETA 6s');
   });
 
   it('summarises a voucher job in one line', () => {
-    expect(voucherLine({ job_id: 'j', status: 'running', total: 100, processed: 50, issued: 48, skipped: 1, failed: 1 }, 10)).toBe(
-      'job j running: 50/100 members (50%), issued 48, skipped 1, failed 1, 10/s, ETA 5s',
-    );
+    expect(
+      voucherLine({ job_id: 'j', status: 'running', total: 100, processed: 50, issued: 48, skipped: 1, failed: 1 }, 10),
+    ).toBe('job j running: 50/100 members (50%), issued 48, skipped 1, failed 1, 10/s, ETA 5s');
   });
 
   it('formats durations and ETAs', () => {

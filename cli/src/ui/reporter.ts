@@ -15,10 +15,20 @@ export interface ReporterStream {
   write(chunk: string): boolean;
 }
 
-const CI_VARIABLES = ['CI', 'CONTINUOUS_INTEGRATION', 'BUILD_NUMBER', 'GITHUB_ACTIONS', 'GITLAB_CI', 'BUILDKITE', 'TF_BUILD'];
+const CI_VARIABLES = [
+  'CI',
+  'CONTINUOUS_INTEGRATION',
+  'BUILD_NUMBER',
+  'GITHUB_ACTIONS',
+  'GITLAB_CI',
+  'BUILDKITE',
+  'TF_BUILD',
+];
 
 export function isCi(env: NodeJS.ProcessEnv): boolean {
-  return CI_VARIABLES.some((name) => env[name] !== undefined && env[name] !== '' && env[name] !== 'false' && env[name] !== '0');
+  return CI_VARIABLES.some(
+    (name) => env[name] !== undefined && env[name] !== '' && env[name] !== 'false' && env[name] !== '0',
+  );
 }
 
 export function wantsLiveView(stream: ReporterStream, env: NodeJS.ProcessEnv): boolean {

@@ -10,9 +10,16 @@ export interface ReporterTarget {
   plain?: boolean;
 }
 
-export async function importReporter(target: ReporterTarget, file: string, initial: ImportProgress): Promise<ProgressReporter<ImportProgress>> {
+export async function importReporter(
+  target: ReporterTarget,
+  file: string,
+  initial: ImportProgress,
+): Promise<ProgressReporter<ImportProgress>> {
   if (target.plain || !wantsLiveView(target.stream, target.env)) return lineReporter(target.stream, importLine);
-  const [{ createElement }, { ImportProgress: View }] = await Promise.all([import('react'), import('./import-progress.js')]);
+  const [{ createElement }, { ImportProgress: View }] = await Promise.all([
+    import('react'),
+    import('./import-progress.js'),
+  ]);
   return inkReporter(target.stream, (progress, now) => createElement(View, { file, progress, now }), initial);
 }
 
@@ -28,11 +35,17 @@ export function voucherRateMeter(): (job: VoucherJobProgress) => number | undefi
   };
 }
 
-export async function voucherReporter(target: ReporterTarget, initial: VoucherJobProgress): Promise<ProgressReporter<VoucherJobProgress>> {
+export async function voucherReporter(
+  target: ReporterTarget,
+  initial: VoucherJobProgress,
+): Promise<ProgressReporter<VoucherJobProgress>> {
   const rate = voucherRateMeter();
   if (target.plain || !wantsLiveView(target.stream, target.env)) {
     return lineReporter(target.stream, (job) => voucherLine(job, rate(job)));
   }
-  const [{ createElement }, { VoucherProgress }] = await Promise.all([import('react'), import('./voucher-progress.js')]);
+  const [{ createElement }, { VoucherProgress }] = await Promise.all([
+    import('react'),
+    import('./voucher-progress.js'),
+  ]);
   return inkReporter(target.stream, (job) => createElement(VoucherProgress, { job, rate: rate(job) }), initial);
 }

@@ -3,7 +3,15 @@ import { describe, expect, it } from 'vitest';
 import type { VoucherJobProgress } from './format.js';
 import { VoucherProgress } from './voucher-progress.js';
 
-const job: VoucherJobProgress = { job_id: 'job-1', status: 'running', total: 10_000, processed: 2_500, issued: 2_490, skipped: 7, failed: 3 };
+const job: VoucherJobProgress = {
+  job_id: 'job-1',
+  status: 'running',
+  total: 10_000,
+  processed: 2_500,
+  issued: 2_490,
+  skipped: 7,
+  failed: 3,
+};
 
 describe('VoucherProgress', () => {
   it('shows processed of total, issued, skipped, failed, rate and ETA', () => {
@@ -15,7 +23,12 @@ describe('VoucherProgress', () => {
   });
 
   it('shows an unknown total while the job is queued', () => {
-    const { lastFrame } = render(<VoucherProgress job={{ ...job, status: 'queued', total: 0, processed: 0, issued: 0, skipped: 0, failed: 0 }} rate={undefined} />);
+    const { lastFrame } = render(
+      <VoucherProgress
+        job={{ ...job, status: 'queued', total: 0, processed: 0, issued: 0, skipped: 0, failed: 0 }}
+        rate={undefined}
+      />,
+    );
     expect(lastFrame()).toContain('0 of ? members');
     expect(lastFrame()).toContain('ETA –');
   });

@@ -17,12 +17,16 @@ export function VoucherProgress({ job, rate }: VoucherProgressProps) {
         Voucher job <Text bold>{job.job_id}</Text> <Text color={statusColor[job.status] ?? 'white'}>{job.status}</Text>
       </Text>
       <Text>
-        <Text color={statusColor[job.status] ?? 'white'}>{progressBar(job.processed, job.total)}</Text> {formatCount(job.processed)} of{' '}
-        {job.status === 'queued' && job.total === 0 ? '?' : formatCount(job.total)} members ({percent(job.processed, job.total)}%)
+        <Text color={statusColor[job.status] ?? 'white'}>{progressBar(job.processed, job.total)}</Text>{' '}
+        {formatCount(job.processed)} of {job.status === 'queued' && job.total === 0 ? '?' : formatCount(job.total)}{' '}
+        members ({percent(job.processed, job.total)}%)
       </Text>
       <Text>
-        issued <Text bold>{formatCount(job.issued)}</Text> · skipped <Text bold>{formatCount(job.skipped)}</Text> · failed{' '}
-        <Text bold color={job.failed > 0 ? 'red' : undefined}>{formatCount(job.failed)}</Text>
+        issued <Text bold>{formatCount(job.issued)}</Text> · skipped <Text bold>{formatCount(job.skipped)}</Text> ·
+        failed{' '}
+        <Text bold color={job.failed > 0 ? 'red' : undefined}>
+          {formatCount(job.failed)}
+        </Text>
         {rate ? ` · ${formatCount(rate)}/s` : ''}
         {finished ? '' : ` · ETA ${formatDuration(etaSeconds(job.processed, job.total, rate))}`}
       </Text>

@@ -34,7 +34,15 @@ export class CallRequest {
   readonly body: string | undefined;
   /** The caller's signal, if any. */
   readonly signal: AbortSignal | undefined;
-  constructor(url: string, init: { method?: string; headers: HeaderBag; body?: string | null | undefined; signal?: AbortSignal | null | undefined }) {
+  constructor(
+    url: string,
+    init: {
+      method?: string;
+      headers: HeaderBag;
+      body?: string | null | undefined;
+      signal?: AbortSignal | null | undefined;
+    },
+  ) {
     this.url = url;
     this.method = init.method ?? 'GET';
     this.headers = init.headers;
@@ -75,5 +83,10 @@ export function callRequest(url: string, init: RequestInit, base?: string): Call
     (init.redirect === undefined || init.redirect === 'follow') &&
     (isBelow(url, base) || URL.canParse(url));
   if (plain) for (const key in init) if (!callKeys.has(key)) plain = false;
-  return plain ? new CallRequest(url, init as RequestInit & { headers: Headers; body?: string | null; signal?: AbortSignal | null }) : new ReplayableRequest(url, init);
+  return plain
+    ? new CallRequest(
+        url,
+        init as RequestInit & { headers: Headers; body?: string | null; signal?: AbortSignal | null },
+      )
+    : new ReplayableRequest(url, init);
 }

@@ -4,7 +4,8 @@
  */
 export type HeaderBag = Headers | Record<string, string>;
 
-export const hasHeader = (headers: HeaderBag, name: string): boolean => (headers instanceof Headers ? headers.has(name) : name in headers);
+export const hasHeader = (headers: HeaderBag, name: string): boolean =>
+  headers instanceof Headers ? headers.has(name) : name in headers;
 
 export function setHeader(headers: HeaderBag, name: string, value: string): void {
   if (headers instanceof Headers) headers.set(name, value);

@@ -18,7 +18,10 @@ let n = 0;
 const token = () => `lean-${++n}`;
 const fast = { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5, deadlineMs: 5_000 };
 /** Any call, typed loosely: the cases below go beyond what the generated types allow. */
-type Loose = (url: string, init?: Record<string, unknown>) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+type Loose = (
+  url: string,
+  init?: Record<string, unknown>,
+) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
 const loose = (client: LoyaltyClient, method: string) => (client as unknown as Record<string, Loose>)[method]!;
 
 /** What the server saw, less what differs by design between two clients (token, random key). */
@@ -35,13 +38,24 @@ interface Seen {
 function echoServer(seen: Seen[]) {
   const answer = async ({ request }: { request: Request }) => {
     // Random per call: compared by shape (request-id.test.ts checks the values).
-    const headers = Object.fromEntries([...request.headers].filter(([k]) => k !== 'authorization' && k !== 'idempotency-key' && k !== 'x-request-id'));
+    const headers = Object.fromEntries(
+      [...request.headers].filter(([k]) => k !== 'authorization' && k !== 'idempotency-key' && k !== 'x-request-id'),
+    );
     const idShape = /^[0-9a-f-]{36}-1$/.test(request.headers.get('x-request-id') ?? '');
-    seen.push({ method: request.method, url: request.url, headers, hasKey: request.headers.has('idempotency-key'), idShape, body: await request.text() });
+    seen.push({
+      method: request.method,
+      url: request.url,
+      headers,
+      hasKey: request.headers.has('idempotency-key'),
+      idShape,
+      body: await request.text(),
+    });
     const json = '{"success":true,"data":{"a":1}}';
     switch (new URL(request.url).searchParams.get('reply')) {
       case 'sized':
-        return new HttpResponse(json, { headers: { 'content-type': 'application/json', 'content-length': String(json.length) } });
+        return new HttpResponse(json, {
+          headers: { 'content-type': 'application/json', 'content-length': String(json.length) },
+        });
       case 'no-content':
         return new HttpResponse(null, { status: 204 });
       case 'zero':
@@ -83,7 +97,24 @@ const cases: [method: string, path: string, init?: Record<string, unknown>][] = 
   ['GET', '/tags', { params: { query: { reply: 'not-found' } } }],
   ['GET', '/tags', { params: { query: { reply: 'text-error' } } }],
   ['GET', '/tags', { params: { query: { reply: 'empty-error' } } }],
-  ['GET', '/tags/members', { params: { query: { tag_id: 'a b&c/é?', brand_id: 'x', per_page: 5, skip: undefined, none: null, list: ['a', 'b c'], empty: [], obj: { x: '1', y: 'z w' } } } }],
+  [
+    'GET',
+    '/tags/members',
+    {
+      params: {
+        query: {
+          tag_id: 'a b&c/é?',
+          brand_id: 'x',
+          per_page: 5,
+          skip: undefined,
+          none: null,
+          list: ['a', 'b c'],
+          empty: [],
+          obj: { x: '1', y: 'z w' },
+        },
+      },
+    },
+  ],
   ['GET', '/members/{uuid}/coupons', { params: { path: { uuid: 'a/b c' }, query: { brand_id: 'b' } } }],
   ['GET', '/members/{uuid}/coupons', { params: { path: {} } }],
   ['GET', '/members/{uuid}/coupons', { params: {} }],
@@ -98,7 +129,11 @@ const cases: [method: string, path: string, init?: Record<string, unknown>][] = 
   ['GET', '/tags', { headers: { 'x-bad': 'a\nb' } }],
   ['GET', '/tags', { middleware: [] }],
   ['POST', '/tags', { body: { tag: 'VIP', brand_id: 'b' } }],
-  ['POST', '/tags', { body: { tag: 'VIP' }, headers: { 'Idempotency-Key': 'mine', 'Content-Type': 'application/vnd.api+json' } }],
+  [
+    'POST',
+    '/tags',
+    { body: { tag: 'VIP' }, headers: { 'Idempotency-Key': 'mine', 'Content-Type': 'application/vnd.api+json' } },
+  ],
   ['POST', '/tags', { body: { tag: 'VIP' }, headers: { 'content-type': null } }],
   ['POST', '/tags', { body: { tag: 'VIP', n: '2' }, headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }],
   ['POST', '/tags', { body: 'a string' }],
@@ -114,29 +149,52 @@ const cases: [method: string, path: string, init?: Record<string, unknown>][] = 
 ];
 
 describe('calls without middleware (lean path)', () => {
-  it.each(cases)('%s %s (case %#): the same request and result as through openapi-fetch', async (method, path, init) => {
-    const seen: Seen[] = [];
-    echoServer(seen);
-    const fetchSpy = vi.spyOn(globalThis, 'fetch');
-    const lean = createLoyaltyClient({ baseUrl: api, token: token(), retry: false });
-    const viaOpenapiFetch = createLoyaltyClient({ baseUrl: api, token: token(), retry: false });
-    viaOpenapiFetch.use({ onRequest: () => undefined });
+  it.each(cases)(
+    '%s %s (case %#): the same request and result as through openapi-fetch',
+    async (method, path, init) => {
+      const seen: Seen[] = [];
+      echoServer(seen);
+      const fetchSpy = vi.spyOn(globalThis, 'fetch');
+      const lean = createLoyaltyClient({ baseUrl: api, token: token(), retry: false });
+      const viaOpenapiFetch = createLoyaltyClient({ baseUrl: api, token: token(), retry: false });
+      viaOpenapiFetch.use({ onRequest: () => undefined });
 
-    const leanResult = await settle(loose(lean, method)(path, init), init?.parseAs);
-    const leanInputs = fetchSpy.mock.calls.map(([input]) => typeof input);
-    const leanSeen = seen.splice(0);
-    const otherResult = await settle(loose(viaOpenapiFetch, method)(path, init), init?.parseAs);
-    expect(leanResult).toEqual(otherResult);
-    expect(leanSeen).toEqual(seen);
-    // The lean path hands fetch a URL, openapi-fetch's path a Request.
-    expect(leanInputs.every((t) => t === 'string')).toBe(true);
-    if (seen.length) expect(typeof fetchSpy.mock.calls.at(-1)![0]).toBe('object');
-  });
+      const leanResult = await settle(loose(lean, method)(path, init), init?.parseAs);
+      const leanInputs = fetchSpy.mock.calls.map(([input]) => typeof input);
+      const leanSeen = seen.splice(0);
+      const otherResult = await settle(loose(viaOpenapiFetch, method)(path, init), init?.parseAs);
+      expect(leanResult).toEqual(otherResult);
+      expect(leanSeen).toEqual(seen);
+      // The lean path hands fetch a URL, openapi-fetch's path a Request.
+      expect(leanInputs.every((t) => t === 'string')).toBe(true);
+      if (seen.length) expect(typeof fetchSpy.mock.calls.at(-1)![0]).toBe('object');
+    },
+  );
 
   it('leaves any other option, or a call with its own middleware, to openapi-fetch', () => {
     expect(isLeanInit(undefined)).toBe(true);
-    expect(isLeanInit({ params: {}, headers: {}, body: {}, signal: new AbortController().signal, parseAs: 'text', middleware: [] })).toBe(true);
-    for (const init of [null, 'x', { params: null }, { cache: 'no-store' }, { baseUrl: api }, { querySerializer: () => '' }, { body: new FormData() }, { signal: {} }, { middleware: [{}] }, { method: 'PUT' }])
+    expect(
+      isLeanInit({
+        params: {},
+        headers: {},
+        body: {},
+        signal: new AbortController().signal,
+        parseAs: 'text',
+        middleware: [],
+      }),
+    ).toBe(true);
+    for (const init of [
+      null,
+      'x',
+      { params: null },
+      { cache: 'no-store' },
+      { baseUrl: api },
+      { querySerializer: () => '' },
+      { body: new FormData() },
+      { signal: {} },
+      { middleware: [{}] },
+      { method: 'PUT' },
+    ])
       expect(isLeanInit(init)).toBe(false);
   });
 
@@ -145,7 +203,9 @@ describe('calls without middleware (lean path)', () => {
     server.use(
       http.post(`${api}/tags`, async ({ request }) => {
         seen.push({ key: request.headers.get('idempotency-key'), body: await request.text() });
-        return seen.length < 3 ? HttpResponse.json({ message: 'busy' }, { status: 503 }) : HttpResponse.json({ success: true }, { status: 201 });
+        return seen.length < 3
+          ? HttpResponse.json({ message: 'busy' }, { status: 503 })
+          : HttpResponse.json({ success: true }, { status: 201 });
       }),
     );
     const client = createLoyaltyClient({ baseUrl: api, token: token(), retry: fast });
@@ -166,7 +226,12 @@ describe('calls without middleware (lean path)', () => {
         return HttpResponse.json({});
       }),
     );
-    const client = createLoyaltyClient({ baseUrl: api, token: token(), timeoutMs: 20, retry: { ...fast, maxAttempts: 2 } });
+    const client = createLoyaltyClient({
+      baseUrl: api,
+      token: token(),
+      timeoutMs: 20,
+      retry: { ...fast, maxAttempts: 2 },
+    });
     const error = await client.GET('/tags').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LoyaltyError);
     expect(error).toMatchObject({ status: 0, code: 'timeout' });
@@ -194,6 +259,12 @@ describe('calls without middleware (lean path)', () => {
     client.eject(middleware);
     await client.GET('/tags');
     await client.request('get', '/tags');
-    expect(fetchSpy.mock.calls.map(([input]) => (input instanceof Request ? 'Request' : typeof input))).toEqual(['string', 'Request', 'Request', 'string', 'string']);
+    expect(fetchSpy.mock.calls.map(([input]) => (input instanceof Request ? 'Request' : typeof input))).toEqual([
+      'string',
+      'Request',
+      'Request',
+      'string',
+      'string',
+    ]);
   });
 });

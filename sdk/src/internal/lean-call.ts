@@ -6,13 +6,22 @@
  * `isLeanInit` admits only the options this path treats exactly as openapi-fetch does; any other
  * call goes through openapi-fetch. `lean-call.test.ts` runs both side by side.
  */
-import { createFinalURL, createQuerySerializer, defaultBodySerializer, defaultPathSerializer, mergeHeaders } from 'openapi-fetch';
+import {
+  createFinalURL,
+  createQuerySerializer,
+  defaultBodySerializer,
+  defaultPathSerializer,
+  mergeHeaders,
+} from 'openapi-fetch';
 import { CallRequest, isBelow } from './call-request.js';
 import type { HeaderBag } from './headers.js';
 
 // openapi-fetch 0.17 calls it with the merged headers (a form content type selects URL encoding);
 // its type declares the body only.
-const serializeBody = defaultBodySerializer as (body: unknown, headers: Headers | Record<string, string>) => string | undefined;
+const serializeBody = defaultBodySerializer as (
+  body: unknown,
+  headers: Headers | Record<string, string>,
+) => string | undefined;
 
 /** The methods served this way (openapi-fetch's HEAD and TRACE handling stays its own). */
 export const leanMethods = new Set(['GET', 'PUT', 'POST', 'PATCH', 'DELETE']);
@@ -61,14 +70,17 @@ export function leanCaller(
     const own = [init?.headers, params?.header] as HeadersInit[];
     // openapi-fetch's body serializer sees the merged default, call and params.header headers.
     const body =
-      init?.body === undefined ? undefined : serializeBody(init.body, custom ? mergeHeaders(baseHeaders, ...own) : baseHeaders);
+      init?.body === undefined
+        ? undefined
+        : serializeBody(init.body, custom ? mergeHeaders(baseHeaders, ...own) : baseHeaders);
     const url = params
       ? createFinalURL(schemaPath, { baseUrl, params, querySerializer, pathSerializer: defaultPathSerializer })
       : baseUrl + schemaPath;
     let headers: HeaderBag;
     // The call's own headers are merged as openapi-fetch merges them (a Headers validates them);
     // the client's defaults alone are known to be valid and lower case.
-    if (custom) headers = mergeHeaders(body === undefined ? {} : { 'Content-Type': 'application/json' }, baseHeaders, ...own);
+    if (custom)
+      headers = mergeHeaders(body === undefined ? {} : { 'Content-Type': 'application/json' }, baseHeaders, ...own);
     else {
       headers = body === undefined ? {} : { 'content-type': 'application/json' };
       for (const name in baseHeaders) headers[name] = baseHeaders[name]!;
@@ -79,7 +91,10 @@ export function leanCaller(
     // openapi-fetch's handling of the response (HEAD aside: not served here).
     const parseAs = init?.parseAs ?? 'json';
     const contentLength = response.headers.get('Content-Length');
-    if (response.status === 204 || (contentLength === '0' && !response.headers.get('Transfer-Encoding')?.includes('chunked')))
+    if (
+      response.status === 204 ||
+      (contentLength === '0' && !response.headers.get('Transfer-Encoding')?.includes('chunked'))
+    )
       return response.ok ? { data: undefined, response } : { error: undefined, response };
     if (response.ok) {
       if (parseAs === 'stream') return { data: response.body, response };

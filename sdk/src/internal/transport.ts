@@ -9,9 +9,24 @@
  * unless the call carries an Idempotency-Key and an earlier attempt may have run the action
  * (its answer was lost, a 5xx, a 409 in progress): then the 401 is the call's answer.
  */
-import { clientCredentialsToken, fixedToken, TOKEN_MARGIN_MS, type ClientCredentials, type Token, type TokenSource } from '../auth.js';
+import {
+  clientCredentialsToken,
+  fixedToken,
+  TOKEN_MARGIN_MS,
+  type ClientCredentials,
+  type Token,
+  type TokenSource,
+} from '../auth.js';
 import { limiterFor, type PacingOptions, type Ticket } from '../rate-limit.js';
-import { fetchWithTimeout, retryDefaults, sendWithRetry, type Attempt, type AttemptContext, type FetchWithInit, type RetryOptions } from '../retry.js';
+import {
+  fetchWithTimeout,
+  retryDefaults,
+  sendWithRetry,
+  type Attempt,
+  type AttemptContext,
+  type FetchWithInit,
+  type RetryOptions,
+} from '../retry.js';
 import type { CallRequest } from './call-request.js';
 import { hasHeader, setHeader } from './headers.js';
 import { ensureIdempotencyKey } from './idempotency-key.js';
@@ -38,14 +53,17 @@ export function createTransport(options: TransportOptions): (request: Sendable) 
   // The global fetch is looked up per call, so one patched later (msw in tests) is used. A custom
   // fetch gets a Request; the global one gets (template, init) and builds the only copy itself.
   const custom = options.fetch;
-  const baseFetch: FetchWithInit = custom ? (input, init) => custom(new Request(input, init)) : (input, init) => globalThis.fetch(input, init);
+  const baseFetch: FetchWithInit = custom
+    ? (input, init) => custom(new Request(input, init))
+    : (input, init) => globalThis.fetch(input, init);
   const retry = options.retry === false ? false : { ...retryDefaults, ...options.retry };
   const timeoutMs = options.timeoutMs ?? 30_000;
   const pacing = options.pacing === false ? undefined : options.pacing === true ? {} : (options.pacing ?? {});
 
   let tokens: TokenSource;
   if (options.clientCredentials) {
-    const plain: Attempt = (ctx) => fetchWithTimeout((signal) => ctx.send(baseFetch, signal), ctx.signal, ctx.timeoutMs);
+    const plain: Attempt = (ctx) =>
+      fetchWithTimeout((signal) => ctx.send(baseFetch, signal), ctx.signal, ctx.timeoutMs);
     tokens = clientCredentialsToken(
       baseUrl,
       options.clientCredentials,

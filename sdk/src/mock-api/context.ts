@@ -22,7 +22,9 @@ const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
 /** Why the API would refuse this e-mail, or undefined. */
 export const emailError = (api: MockLoyaltyApi, email: unknown): string | undefined =>
-  typeof email !== 'string' || !EMAIL.test(email) ? 'The email field must be a valid email address.' : api.rejectEmail?.(email);
+  typeof email !== 'string' || !EMAIL.test(email)
+    ? 'The email field must be a valid email address.'
+    : api.rejectEmail?.(email);
 
 export const fullName = (m: MockMember) => [m.first_name, m.last_name].filter(Boolean).join(' ') || null;
 
@@ -32,5 +34,7 @@ export function addMember(api: MockLoyaltyApi, fields: Omit<MockMember, 'id'>): 
   return member;
 }
 
-export const emit = (api: MockLoyaltyApi, event: Omit<Schemas['MemberCreatedEvent'], 'id' | 'created_at' | 'organization_id'>) =>
-  api.events.push({ ...event, id: crypto.randomUUID(), created_at: now(), organization_id: 'org-acme' });
+export const emit = (
+  api: MockLoyaltyApi,
+  event: Omit<Schemas['MemberCreatedEvent'], 'id' | 'created_at' | 'organization_id'>,
+) => api.events.push({ ...event, id: crypto.randomUUID(), created_at: now(), organization_id: 'org-acme' });

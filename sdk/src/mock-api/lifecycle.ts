@@ -54,18 +54,32 @@ export function createLifecycle(options: MockLoyaltyApiOptions, requests: MockRe
   }
 
   function takeFault(method: string, path: string) {
-    const fault = faults.find((f) => f.left > 0 && (!f.path || f.path === path) && (!f.method || f.method.toUpperCase() === method));
+    const fault = faults.find(
+      (f) => f.left > 0 && (!f.path || f.path === path) && (!f.method || f.method.toUpperCase() === method),
+    );
     if (fault) fault.left--;
     return fault;
   }
 
-  async function run(request: Request, handle: () => Response | Promise<Response>, authenticated: boolean): Promise<Response> {
+  async function run(
+    request: Request,
+    handle: () => Response | Promise<Response>,
+    authenticated: boolean,
+  ): Promise<Response> {
     const url = new URL(request.url);
     const m = request.method;
     const key = m === 'GET' ? null : request.headers.get('idempotency-key');
     const sentId = request.headers.get('x-request-id');
     const requestId = sentId !== null && SAFE_REQUEST_ID.test(sentId) ? sentId : crypto.randomUUID();
-    const record: MockRequest = { method: m, path: url.pathname, idempotencyKey: key, status: 0, requestId, headers: request.headers, body: undefined };
+    const record: MockRequest = {
+      method: m,
+      path: url.pathname,
+      idempotencyKey: key,
+      status: 0,
+      requestId,
+      headers: request.headers,
+      body: undefined,
+    };
     requests.push(record);
     const text = m === 'GET' || m === 'HEAD' ? '' : await request.clone().text();
     record.body = parse(text);
@@ -76,9 +90,16 @@ export function createLifecycle(options: MockLoyaltyApiOptions, requests: MockRe
     };
     const token = request.headers.get('authorization')?.replace(/^Bearer /, '');
     if (authenticated && !token)
-      return respond(HttpResponse.json<Schemas['Error']>({ message: 'Unauthenticated.', error: 'unauthenticated' }, { status: 401 }));
+      return respond(
+        HttpResponse.json<Schemas['Error']>({ message: 'Unauthenticated.', error: 'unauthenticated' }, { status: 401 }),
+      );
     if (token && tokenClients.get(token)?.forbidden?.includes(`${m} ${url.pathname}`))
-      return respond(HttpResponse.json<Schemas['Error']>({ message: 'This action is unauthorized.', error: 'forbidden' }, { status: 403 }));
+      return respond(
+        HttpResponse.json<Schemas['Error']>(
+          { message: 'This action is unauthorized.', error: 'forbidden' },
+          { status: 403 },
+        ),
+      );
     const limited = rateLimitHeaders(token ?? 'ip');
     if (limited instanceof Response) return respond(limited);
     const fault = takeFault(m, url.pathname);
@@ -90,7 +111,12 @@ export function createLifecycle(options: MockLoyaltyApiOptions, requests: MockRe
         ),
       );
     if (fault?.with === 'server_error')
-      return respond(HttpResponse.json<Schemas['Error']>({ message: 'Server Error', error: 'server_error', request_id: requestId }, { status: fault.status ?? 503 }));
+      return respond(
+        HttpResponse.json<Schemas['Error']>(
+          { message: 'Server Error', error: 'server_error', request_id: requestId },
+          { status: fault.status ?? 503 },
+        ),
+      );
     const storeKey = key && `${token} ${m} ${url.pathname} ${key}`;
     const replay = storeKey ? stored.get(storeKey) : undefined;
     if (replay && replay.request !== text)
@@ -101,14 +127,28 @@ export function createLifecycle(options: MockLoyaltyApiOptions, requests: MockRe
         ),
       );
     if (replay)
-      return respond(new Response(replay.body, { status: replay.status, headers: [...replay.headers, ['idempotent-replayed', 'true'], ...Object.entries(limited)] }));
+      return respond(
+        new Response(replay.body, {
+          status: replay.status,
+          headers: [...replay.headers, ['idempotent-replayed', 'true'], ...Object.entries(limited)],
+        }),
+      );
     const response = await handle();
-    if (storeKey && response.ok) stored.set(storeKey, { request: text, status: response.status, body: await response.clone().text(), headers: [...response.headers] });
+    if (storeKey && response.ok)
+      stored.set(storeKey, {
+        request: text,
+        status: response.status,
+        body: await response.clone().text(),
+        headers: [...response.headers],
+      });
     for (const [name, value] of Object.entries(limited)) response.headers.set(name, value);
     if (fault?.with === 'in_progress' && storeKey)
       return respond(
         HttpResponse.json<Schemas['IdempotencyError']>(
-          { message: 'A request with this Idempotency-Key is still being processed.', error: 'idempotency_in_progress' },
+          {
+            message: 'A request with this Idempotency-Key is still being processed.',
+            error: 'idempotency_in_progress',
+          },
           { status: 409, headers: { 'retry-after': '0' } },
         ),
       );

@@ -8,8 +8,22 @@ import { addMember, emailError, emit, fullName, now, sql, type MockContext } fro
 import type { MockMember, Schemas } from './types.js';
 
 const listItem = (m: MockMember): Schemas['MemberListItem'] => ({
-  ...{ email: m.email, full_name: fullName(m), identifier: m.id, unsubscribed: m.unsubscribed ? 1 : 0, last_name: m.last_name ?? null },
-  ...{ phone_number: null, birth_date: null, street: null, house_number: null, postcode: null, city: null, country: null },
+  ...{
+    email: m.email,
+    full_name: fullName(m),
+    identifier: m.id,
+    unsubscribed: m.unsubscribed ? 1 : 0,
+    last_name: m.last_name ?? null,
+  },
+  ...{
+    phone_number: null,
+    birth_date: null,
+    street: null,
+    house_number: null,
+    postcode: null,
+    city: null,
+    country: null,
+  },
   subscribed_at: m.subscribed_at ?? sql(now()),
 });
 
@@ -32,7 +46,14 @@ export function memberHandlers({ http, lifecycle, api, options, base }: MockCont
         const error = emailError(api, body.email);
         if (error) return response(422).json(invalid({ email: [error] }));
         const found = api.members.get(body.email.toLowerCase());
-        const member = found ?? addMember(api, { email: body.email, first_name: body.first_name ?? null, last_name: body.last_name ?? null, unsubscribed: body.unsubscribed ?? false });
+        const member =
+          found ??
+          addMember(api, {
+            email: body.email,
+            first_name: body.first_name ?? null,
+            last_name: body.last_name ?? null,
+            unsubscribed: body.unsubscribed ?? false,
+          });
         if (!found) emit(api, { type: 'member.created', data: { member_id: member.id, brand_id: body.brand_id } });
         const answer = { success: true, created: !found, member_id: member.id, identifier: member.id } as const;
         return found ? response(200).json(answer) : response(201).json(answer);
@@ -67,7 +88,13 @@ export function memberHandlers({ http, lifecycle, api, options, base }: MockCont
         if (!member) return response(404).json(notFound);
         const { coupons = [], storecards = [] } = passes(member);
         return response(200).json({
-          ...{ success: true, email: member.email, member_id: member.id, identifier: member.id, member_full_name: fullName(member) },
+          ...{
+            success: true,
+            email: member.email,
+            member_id: member.id,
+            identifier: member.id,
+            member_full_name: fullName(member),
+          },
           ...{ pass_codes: coupons.map((p) => p.pass_code), storecards: storecards.map((p) => p.pass_code) },
         });
       }),
@@ -80,10 +107,28 @@ export function memberHandlers({ http, lifecycle, api, options, base }: MockCont
         const { coupons = [], storecards = [] } = passes(member);
         return response(200).json({
           ...{ success: true, member_id: member.id, identifier: member.id, brand_id: options.brandId ?? 'brand-acme' },
-          ...{ unsubscribed: member.unsubscribed ?? false, subscribed_at: member.subscribed_at ?? sql(now()), coupons, storecards },
+          ...{
+            unsubscribed: member.unsubscribed ?? false,
+            subscribed_at: member.subscribed_at ?? sql(now()),
+            coupons,
+            storecards,
+          },
           profile: {
-            ...{ email: member.email, first_name: member.first_name ?? null, last_name: member.last_name ?? null, full_name: fullName(member) },
-            ...{ phone_number: null, birth_day: null, street: null, house_number: null, postcode: null, city: null, country: null },
+            ...{
+              email: member.email,
+              first_name: member.first_name ?? null,
+              last_name: member.last_name ?? null,
+              full_name: fullName(member),
+            },
+            ...{
+              phone_number: null,
+              birth_day: null,
+              street: null,
+              house_number: null,
+              postcode: null,
+              city: null,
+              country: null,
+            },
           },
         });
       }),
@@ -109,14 +154,20 @@ export function memberHandlers({ http, lifecycle, api, options, base }: MockCont
           const error = emailError(api, user.email);
           if (error) errors[`users.${i}.email`] = [error];
         });
-        if (Object.keys(errors).length) return response(422).json({ ...invalid(errors), message: 'The given data was invalid.' });
+        if (Object.keys(errors).length)
+          return response(422).json({ ...invalid(errors), message: 'The given data was invalid.' });
         const fresh: Record<string, string> = {};
         const found: Record<string, string> = {};
         for (const user of body.users) {
           const existing = api.members.get(user.email.toLowerCase());
           if (existing) found[user.email] = existing.id;
           else {
-            const member = addMember(api, { email: user.email, first_name: user.first_name ?? null, last_name: user.last_name ?? null, unsubscribed: user.unsubscribed ?? false });
+            const member = addMember(api, {
+              email: user.email,
+              first_name: user.first_name ?? null,
+              last_name: user.last_name ?? null,
+              unsubscribed: user.unsubscribed ?? false,
+            });
             emit(api, { type: 'member.created', data: { member_id: member.id, brand_id: body.brand_id } });
             fresh[user.email] = member.id;
           }

@@ -12,8 +12,8 @@ export type MockFault = {
   /** How many matching requests fail. Default 1. */
   times?: number;
 } & (
-  | { with: 'rate_limit'; /** Retry-After seconds. Default 1. */ retryAfter?: number }
-  | { with: 'server_error'; /** Default 503. */ status?: number }
+  | { with: 'rate_limit' /** Retry-After seconds. Default 1. */; retryAfter?: number }
+  | { with: 'server_error' /** Default 503. */; status?: number }
   /** The request runs and is stored, but answers 409 idempotency_in_progress; its retry gets the replay. */
   | { with: 'in_progress' }
 );

@@ -32,12 +32,25 @@ afterAll(async () => {
 /** Host (a socket directory or an address) and port of a postgres:// URL, as libpq reads it. */
 function endpointOf(url: string) {
   const u = new URL(url);
-  return { host: decodeURIComponent(u.hostname), port: Number(u.port || 5432), password: decodeURIComponent(u.password) };
+  return {
+    host: decodeURIComponent(u.hostname),
+    port: Number(u.port || 5432),
+    password: decodeURIComponent(u.password),
+  };
 }
 
 async function query<T>(url: string, password: string, text: string): Promise<T[]> {
   const { host, port } = endpointOf(url);
-  const sql = postgres({ host, port, user: 'postgres', password, database: 'postgres', max: 1, connect_timeout: 5, onnotice: () => {} });
+  const sql = postgres({
+    host,
+    port,
+    user: 'postgres',
+    password,
+    database: 'postgres',
+    max: 1,
+    connect_timeout: 5,
+    onnotice: () => {},
+  });
   try {
     return (await sql.unsafe(text)) as unknown as T[];
   } finally {
@@ -70,7 +83,11 @@ describe('startEmbeddedPostgres', () => {
     const { host } = endpointOf(db.url);
     expect(host.startsWith('/'), db.url).toBe(true);
     expect(await tcpConnect(port)).toBe('ECONNREFUSED');
-    const [setting] = await query<{ listen_addresses: string }>(db.url, endpointOf(db.url).password, 'SHOW listen_addresses');
+    const [setting] = await query<{ listen_addresses: string }>(
+      db.url,
+      endpointOf(db.url).password,
+      'SHOW listen_addresses',
+    );
     expect(setting!.listen_addresses).toBe('');
     const dir = await stat(host);
     expect(dir.mode & 0o777).toBe(0o700);
@@ -84,7 +101,11 @@ describe('startEmbeddedPostgres', () => {
     const password = (await readFile(file, 'utf8')).trim();
     expect(password).toBe(endpointOf(db.url).password);
     expect(password.length).toBeGreaterThanOrEqual(32);
-    const rules = await query<{ type: string; auth_method: string }>(db.url, password, 'SELECT type, auth_method FROM pg_hba_file_rules');
+    const rules = await query<{ type: string; auth_method: string }>(
+      db.url,
+      password,
+      'SELECT type, auth_method FROM pg_hba_file_rules',
+    );
     expect(rules.length).toBeGreaterThan(0);
     expect(rules.map((r) => `${r.type} ${r.auth_method}`)).toEqual(rules.map(() => 'local scram-sha-256'));
   });
@@ -113,7 +134,11 @@ describe('startEmbeddedPostgres', () => {
         socket: await attempt({ host: ${JSON.stringify(host)}, port: ${port}, password: ${JSON.stringify(password)} }),
         tcp: await attempt({ host: '127.0.0.1', port: ${port}, password: 'loyalty' }),
       }));`;
-    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { uid: 65534, gid: 65534, cwd: '/' });
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+      uid: 65534,
+      gid: 65534,
+      cwd: '/',
+    });
     expect(JSON.parse(stdout)).toEqual({ socket: 'EACCES', tcp: 'ECONNREFUSED' });
   });
 
@@ -152,8 +177,14 @@ describe('a data directory made before passwords were random', () => {
     const port = await freePort();
     // What the old startEmbeddedPostgres did: password 'loyalty', password auth, TCP on localhost.
     const old = new EmbeddedPostgres({
-      databaseDir: dataDir, port, user: 'postgres', password: LEGACY_PASSWORD, persistent: true,
-      createPostgresUser: asRoot, onLog: () => {}, onError: () => {},
+      databaseDir: dataDir,
+      port,
+      user: 'postgres',
+      password: LEGACY_PASSWORD,
+      persistent: true,
+      createPostgresUser: asRoot,
+      onLog: () => {},
+      onError: () => {},
     });
     await old.initialise();
     await old.start();

@@ -19,7 +19,10 @@ import { ensurePostgresLibraryLinks } from './pg-library-links.js';
  * throws. Our callers stop the database themselves (boot.ts onShutdown, the test setup), so both
  * go; the signal hooks stay.
  */
-const exitHook = createRequire(import.meta.url)('async-exit-hook') as { unhookEvent: (event: string) => void; hookedEvents: () => string[] };
+const exitHook = createRequire(import.meta.url)('async-exit-hook') as {
+  unhookEvent: (event: string) => void;
+  hookedEvents: () => string[];
+};
 for (const event of ['beforeExit', 'exit']) if (exitHook.hookedEvents().includes(event)) exitHook.unhookEvent(event);
 
 export type EmbeddedDatabase = { url: string; stop: () => Promise<void> };
@@ -70,9 +73,14 @@ export async function startEmbeddedPostgres(options: {
   const dataDir = path.resolve(options.dataDir);
   const unixSocket = process.platform !== 'win32';
   const port = options.port ?? (unixSocket ? 5432 : await freePort());
-  const socketFits = (dir: string) => !/[\s,:"'\\]/.test(dir) && path.join(dir, `.s.PGSQL.${port}`).length <= MAX_SOCKET_PATH;
+  const socketFits = (dir: string) =>
+    !/[\s,:"'\\]/.test(dir) && path.join(dir, `.s.PGSQL.${port}`).length <= MAX_SOCKET_PATH;
   // A data directory with a long path (or characters a connection URL cannot carry) gets a private socket directory in the temp directory.
-  const socketDir = !unixSocket ? undefined : socketFits(dataDir) ? dataDir : await mkdtemp(path.join(socketFits(os.tmpdir()) ? os.tmpdir() : '/tmp', 'loyalty-pg-'));
+  const socketDir = !unixSocket
+    ? undefined
+    : socketFits(dataDir)
+      ? dataDir
+      : await mkdtemp(path.join(socketFits(os.tmpdir()) ? os.tmpdir() : '/tmp', 'loyalty-pg-'));
   const postgresLog: string[] = []; // its last lines, to say why it did not start
   await ensurePostgresLibraryLinks(); // the binaries' install script may not have run (npm 11 allowScripts)
   const pg = new EmbeddedPostgres({
@@ -85,12 +93,23 @@ export async function startEmbeddedPostgres(options: {
     createPostgresUser: userInfo().uid === 0,
     postgresFlags: [
       ...(socketDir
-        ? ['-c', 'listen_addresses=', '-c', `unix_socket_directories=${socketDir}`, '-c', 'unix_socket_permissions=0700']
+        ? [
+            '-c',
+            'listen_addresses=',
+            '-c',
+            `unix_socket_directories=${socketDir}`,
+            '-c',
+            'unix_socket_permissions=0700',
+          ]
         : ['-c', 'listen_addresses=127.0.0.1']),
-      '-c', 'max_connections=200',
+      '-c',
+      'max_connections=200',
       // PostgreSQL's default of 128 MB makes bulk work (voucher jobs over 100,000 members) re-read pages.
-      '-c', 'shared_buffers=512MB',
-      ...(options.durable === false ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
+      '-c',
+      'shared_buffers=512MB',
+      ...(options.durable === false
+        ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']
+        : []),
     ],
     onLog: (chunk) => {
       postgresLog.push(...chunk.split('\n').filter(Boolean));
@@ -136,7 +155,8 @@ export async function startEmbeddedPostgres(options: {
     );
   });
   const host = socketDir ?? '127.0.0.1';
-  const connect = (password: string) => postgres({ host, port, user: 'postgres', password, database: 'postgres', max: 1, onnotice: () => {} });
+  const connect = (password: string) =>
+    postgres({ host, port, user: 'postgres', password, database: 'postgres', max: 1, onnotice: () => {} });
   const password = await superuserPassword(dataDir, connect);
   const database = options.database ?? 'loyalty';
   const sql = connect(password);
@@ -190,12 +210,16 @@ function superviseRestarts(
   };
   const restart = async () => {
     for (let attempt = 0; !options.stopped(); attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, RESTART_BACKOFF_MS[Math.min(attempt, RESTART_BACKOFF_MS.length - 1)]));
+      await new Promise((resolve) =>
+        setTimeout(resolve, RESTART_BACKOFF_MS[Math.min(attempt, RESTART_BACKOFF_MS.length - 1)]),
+      );
       if (options.stopped()) return;
       try {
         await pg.start();
         watch();
-        options.log(`loyalty: the embedded PostgreSQL in ${options.dataDir} is running again (after ${attempt + 1} attempt${attempt ? 's' : ''})`);
+        options.log(
+          `loyalty: the embedded PostgreSQL in ${options.dataDir} is running again (after ${attempt + 1} attempt${attempt ? 's' : ''})`,
+        );
         return;
       } catch {
         postmasterOf(pg).process = undefined; // exited at start (e.g. its old backends still hold its shared memory): try again
@@ -248,7 +272,9 @@ async function stopOrphanedPostmaster(dataDir: string, log: (line: string) => vo
   }
   log(`loyalty: stopping the PostgreSQL (pid ${pid}) that a server which did not shut down left running on ${dataDir}`);
   const cannot = (why: string) =>
-    new StartupError(`a PostgreSQL (pid ${pid}) left running on ${dataDir} ${why}: stop it (kill -INT ${pid}) and start again.`);
+    new StartupError(
+      `a PostgreSQL (pid ${pid}) left running on ${dataDir} ${why}: stop it (kill -INT ${pid}) and start again.`,
+    );
   try {
     process.kill(pid, 'SIGINT');
   } catch (error) {
@@ -303,7 +329,8 @@ async function superuserPassword(dataDir: string, connect: (password: string) =>
   const kept = await readPrivateFile(file);
   if (kept) return kept;
   const pending = `${file}.pending`;
-  const password = (await readPrivateFile(pending)) ?? (await writePrivateFile(pending, randomBytes(32).toString('base64url')));
+  const password =
+    (await readPrivateFile(pending)) ?? (await writePrivateFile(pending, randomBytes(32).toString('base64url')));
   for (const candidate of [BOOTSTRAP_PASSWORD, password]) {
     const sql = connect(candidate);
     try {

@@ -13,7 +13,11 @@ beforeAll(() => buildServer(), 180_000);
 describe('a process that loads the embedded PostgreSQL module', () => {
   it('ends with the exit code it set', () => {
     const module = path.join(root, 'server/dist/db/embedded.js');
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(module)}); process.exitCode = 3;`], { encoding: 'utf8' });
+    const run = spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', `await import(${JSON.stringify(module)}); process.exitCode = 3;`],
+      { encoding: 'utf8' },
+    );
     expect(run.stderr).toBe('');
     expect(run.status).toBe(3);
   });

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createDatabaseOutage, isDatabaseUnavailable } from './outage.js';
 
-const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED', syscall: 'connect' });
+const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), {
+  code: 'ECONNREFUSED',
+  syscall: 'connect',
+});
 
 describe('isDatabaseUnavailable', () => {
   it('is true for a database that cannot be reached or is shutting down, false for a failed query', () => {

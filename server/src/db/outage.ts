@@ -1,6 +1,13 @@
 /** Node's errors of a connection that could not be made or was lost. */
 const NETWORK_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
 ]);
 /** postgres.js's own codes of a connection that is gone or never came. */
 const DRIVER_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT']);
@@ -52,15 +59,17 @@ export function createDatabaseOutage(log: (line: string) => void, probeIntervalM
   let timer: NodeJS.Timeout | undefined;
   const probeUntilBack = (probe: () => Promise<unknown>) => {
     timer = setTimeout(() => {
-      Promise.resolve().then(probe).then(
-        () => {
-          down = false;
-          log('loyalty: database is reachable again; serving requests');
-        },
-        () => {
-          if (!stopped) probeUntilBack(probe);
-        },
-      );
+      Promise.resolve()
+        .then(probe)
+        .then(
+          () => {
+            down = false;
+            log('loyalty: database is reachable again; serving requests');
+          },
+          () => {
+            if (!stopped) probeUntilBack(probe);
+          },
+        );
     }, probeIntervalMs);
     timer.unref();
   };
@@ -68,7 +77,9 @@ export function createDatabaseOutage(log: (line: string) => void, probeIntervalM
     report(error, probe) {
       if (down || stopped) return;
       down = true;
-      log(`loyalty: database unavailable (${describeDatabaseError(error)}); answering 503 with Retry-After until it is back`);
+      log(
+        `loyalty: database unavailable (${describeDatabaseError(error)}); answering 503 with Retry-After until it is back`,
+      );
       probeUntilBack(probe);
     },
     get down() {

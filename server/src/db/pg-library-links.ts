@@ -30,7 +30,10 @@ export async function ensurePostgresLibraryLinks(): Promise<void> {
   for (const link of links) {
     const source = path.join(packageDir, link.source);
     const target = path.join(packageDir, link.target);
-    const missing = await lstat(target).then(() => false, () => true);
+    const missing = await lstat(target).then(
+      () => false,
+      () => true,
+    );
     if (!missing) continue;
     try {
       await symlink(path.relative(path.dirname(target), source), target);
@@ -39,7 +42,7 @@ export async function ensurePostgresLibraryLinks(): Promise<void> {
       if (code === 'EEXIST') continue; // another process made it meanwhile
       throw new StartupError(
         `PostgreSQL's library link ${target} is missing and cannot be made (${code}). ` +
-        `Run \`npm rebuild ${name}\` as the user that installed it (or approve its install script: \`npm install-scripts approve ${name}\`).`,
+          `Run \`npm rebuild ${name}\` as the user that installed it (or approve its install script: \`npm install-scripts approve ${name}\`).`,
       );
     }
   }

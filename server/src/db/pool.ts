@@ -5,7 +5,10 @@ export type Tx = postgres.TransactionSql<{}>;
 /** A connection or a transaction: services take either, so callers choose the transaction. */
 export type Db = Sql | Tx;
 
-export function createPool(url: string, options: { max?: number; connection?: Record<string, string | number> } = {}): Sql {
+export function createPool(
+  url: string,
+  options: { max?: number; connection?: Record<string, string | number> } = {},
+): Sql {
   return postgres(url, {
     ...unixSocketOf(url),
     max: options.max ?? 10,

@@ -18,7 +18,10 @@ export function createPools(url: string, config: Pick<Config, 'dbPoolSize' | 're
     idle_in_transaction_session_timeout: config.requestTimeoutMs,
   };
   const api = createPool(url, { max: config.dbPoolSize, connection: bounded });
-  const streams = createPool(url, { max: streamsPoolSize(config.dbPoolSize), connection: { ...bounded, application_name: 'loyalty-server-streams' } });
+  const streams = createPool(url, {
+    max: streamsPoolSize(config.dbPoolSize),
+    connection: { ...bounded, application_name: 'loyalty-server-streams' },
+  });
   const worker = createPool(url, { max: WORKER_POOL_SIZE, connection: { application_name: 'loyalty-worker' } });
   return {
     api,

@@ -24,7 +24,13 @@ it('queries on a reserved connection whose backend was terminated fail with CONN
     await db.sql`SELECT pg_terminate_backend(${pid})`;
     await new Promise((r) => setTimeout(r, 200)); // the close has arrived
     const outcomes: unknown[] = [];
-    for (let i = 0; i < 3; i++) outcomes.push(await reserved`SELECT 1`.then(() => 'ok', (e: { code?: string }) => e.code));
+    for (let i = 0; i < 3; i++)
+      outcomes.push(
+        await reserved`SELECT 1`.then(
+          () => 'ok',
+          (e: { code?: string }) => e.code,
+        ),
+      );
     expect(outcomes).toEqual(['CONNECTION_CLOSED', 'CONNECTION_CLOSED', 'CONNECTION_CLOSED']);
     // (Not released: a released dead connection goes back to the pool unrepaired, porsager/postgres#1208; only migrations reserve.)
     expect(await sql`SELECT 2 AS two`).toEqual([{ two: 2 }]);

@@ -17,7 +17,8 @@ export const randomToken = (bytes = 32): string => randomBytes(bytes).toString('
  * honoured and `undefined` or functions are left out of objects (null in arrays).
  */
 export function canonicalJson(value: unknown): string | undefined {
-  if (typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function') value = (value as { toJSON: () => unknown }).toJSON();
+  if (typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function')
+    value = (value as { toJSON: () => unknown }).toJSON();
   if (typeof value !== 'object' || value === null) return JSON.stringify(value);
   if (Array.isArray(value)) {
     let out = '';

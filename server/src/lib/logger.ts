@@ -7,7 +7,18 @@ export type { Logger };
 export const LOG_LEVELS: LevelWithSilent[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 /** Keys whose values never reach a log line, at any of the first levels of a record (a safety net: lines are built from chosen fields). */
-const SECRET_KEYS = ['authorization', 'cookie', 'set-cookie', 'client_secret', 'password', 'secret', 'token', 'access_token', 'refresh_token', 'email'];
+const SECRET_KEYS = [
+  'authorization',
+  'cookie',
+  'set-cookie',
+  'client_secret',
+  'password',
+  'secret',
+  'token',
+  'access_token',
+  'refresh_token',
+  'email',
+];
 const REDACT_PATHS = SECRET_KEYS.flatMap((key) => {
   const k = /^[A-Za-z_$][\w$]*$/.test(key) ? key : `["${key}"]`;
   const dot = k.startsWith('[') ? '' : '.';
@@ -25,11 +36,17 @@ export function createLogger({ level }: { level: string }, destination?: Destina
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
   };
   if (destination) return pino(options, destination);
-  if (process.stdout.isTTY) return pino({ ...options, transport: { target: 'pino-pretty', options: { destination: 1 } } });
+  if (process.stdout.isTTY)
+    return pino({ ...options, transport: { target: 'pino-pretty', options: { destination: 1 } } });
   return pino(options, pino.destination({ dest: 1, sync: true }));
 }
 
-const WORKER_LEVELS: Record<WorkerLogLevel, 'error' | 'warn' | 'info' | 'debug'> = { error: 'error', warning: 'warn', info: 'info', debug: 'debug' };
+const WORKER_LEVELS: Record<WorkerLogLevel, 'error' | 'warn' | 'info' | 'debug'> = {
+  error: 'error',
+  warning: 'warn',
+  info: 'info',
+  debug: 'debug',
+};
 
 /**
  * graphile-worker's log through ours: job start (debug, "Found task"), completion (info) and

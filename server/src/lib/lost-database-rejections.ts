@@ -17,6 +17,8 @@ export function surviveLostDatabaseRejections(log: (line: string) => void = (lin
     if (!isDatabaseUnavailable(reason)) throw reason;
     if (Date.now() - lastLogged < QUIET_MS) return;
     lastLogged = Date.now();
-    log(`loyalty: background work lost its database connection (${describeDatabaseError(reason)}); it is retried once the database is back`);
+    log(
+      `loyalty: background work lost its database connection (${describeDatabaseError(reason)}); it is retried once the database is back`,
+    );
   });
 }

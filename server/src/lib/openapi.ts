@@ -33,7 +33,10 @@ export function loadOpenApi(file = openapiPath): { document: OpenApiDocument; ya
 export function deref<T = Json>(document: OpenApiDocument, node: unknown): T {
   let current = node as Json;
   for (let i = 0; current && typeof current.$ref === 'string' && i < 10; i++) {
-    const pointer = (current.$ref as string).replace(/^#\//, '').split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const pointer = (current.$ref as string)
+      .replace(/^#\//, '')
+      .split('/')
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     current = pointer.reduce<Json>((obj, key) => obj?.[key] as Json, document as Json);
   }
   return current as T;
@@ -42,7 +45,9 @@ export function deref<T = Json>(document: OpenApiDocument, node: unknown): T {
 export function listOperations(document: OpenApiDocument): Operation[] {
   const operations: Operation[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
-    const shared = ((item.parameters as unknown as unknown[] | undefined) ?? []).map((p) => deref<Parameter>(document, p));
+    const shared = ((item.parameters as unknown as unknown[] | undefined) ?? []).map((p) =>
+      deref<Parameter>(document, p),
+    );
     for (const method of METHODS) {
       const op = item[method] as Json | undefined;
       if (!op) continue;
@@ -50,7 +55,9 @@ export function listOperations(document: OpenApiDocument): Operation[] {
       const parameters = [...shared.filter((s) => !own.some((o) => o.name === s.name && o.in === s.in)), ...own];
       const body = op.requestBody ? deref<Json>(document, op.requestBody) : undefined;
       const content = body?.content as Record<string, Json> | undefined;
-      const bodySchema = (content?.['application/json'] ?? content?.['application/x-www-form-urlencoded'])?.schema as Json | undefined;
+      const bodySchema = (content?.['application/json'] ?? content?.['application/x-www-form-urlencoded'])?.schema as
+        | Json
+        | undefined;
       const ability = op['x-ability'];
       const security = (op.security ?? document.security ?? []) as Record<string, string[]>[];
       operations.push({

@@ -5,11 +5,26 @@ describe('buildPaginator (Laravel length-aware paginator)', () => {
   const path = 'http://x.test/members/m1/coupons';
 
   it('describes the first page of 10 out of 25 with from/to and URLs carrying the extra query', () => {
-    const p = buildPaginator({ data: Array.from({ length: 10 }, (_, i) => i), total: 25, page: 1, perPage: 10, path, query: { brand_id: 'b' } });
+    const p = buildPaginator({
+      data: Array.from({ length: 10 }, (_, i) => i),
+      total: 25,
+      page: 1,
+      perPage: 10,
+      path,
+      query: { brand_id: 'b' },
+    });
     expect(p).toMatchObject({
-      current_page: 1, from: 1, to: 10, last_page: 3, per_page: 10, total: 25, path,
-      first_page_url: `${path}?brand_id=b&page=1`, last_page_url: `${path}?brand_id=b&page=3`,
-      next_page_url: `${path}?brand_id=b&page=2`, prev_page_url: null,
+      current_page: 1,
+      from: 1,
+      to: 10,
+      last_page: 3,
+      per_page: 10,
+      total: 25,
+      path,
+      first_page_url: `${path}?brand_id=b&page=1`,
+      last_page_url: `${path}?brand_id=b&page=3`,
+      next_page_url: `${path}?brand_id=b&page=2`,
+      prev_page_url: null,
     });
     expect(p.links.map((l) => l.label)).toEqual(['&laquo; Previous', '1', '2', '3', 'Next &raquo;']);
     expect(p.links[1]).toEqual({ url: `${path}?brand_id=b&page=1`, label: '1', active: true });
@@ -19,12 +34,23 @@ describe('buildPaginator (Laravel length-aware paginator)', () => {
   it('gives null from/to and one page for an empty result', () => {
     const p = buildPaginator({ data: [], total: 0, page: 1, perPage: 10, path });
     expect(p).toMatchObject({ from: null, to: null, last_page: 1, next_page_url: null, prev_page_url: null });
-    expect(p.links.map((l) => [l.label, l.active])).toEqual([['&laquo; Previous', false], ['1', true], ['Next &raquo;', false]]);
+    expect(p.links.map((l) => [l.label, l.active])).toEqual([
+      ['&laquo; Previous', false],
+      ['1', true],
+      ['Next &raquo;', false],
+    ]);
   });
 
   it('keeps the asked page past the end, with no data', () => {
     const p = buildPaginator({ data: [], total: 5, page: 4, perPage: 10, path });
-    expect(p).toMatchObject({ current_page: 4, from: null, to: null, last_page: 1, next_page_url: null, prev_page_url: `${path}?page=3` });
+    expect(p).toMatchObject({
+      current_page: 4,
+      from: null,
+      to: null,
+      last_page: 1,
+      next_page_url: null,
+      prev_page_url: `${path}?page=3`,
+    });
   });
 
   it('numbers the last page from its offset', () => {

@@ -25,7 +25,8 @@ export function buildPaginator<T>(options: {
   const lastPage = Math.max(Math.ceil(total / perPage), 1);
   const url = (n: number) => {
     const params = new URLSearchParams();
-    for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) params.set(key, String(value));
+    for (const [key, value] of Object.entries(options.query ?? {}))
+      if (value !== undefined) params.set(key, String(value));
     params.set('page', String(n));
     return `${path}?${params.toString()}`;
   };

@@ -19,10 +19,12 @@ export function newPassCodes(n: number): string[] {
 }
 
 /** The page where the member adds the pass to a mobile wallet. */
-export const walletUrl = (baseUrl: string, passCode: string): string => `${baseUrl.replace(/\/+$/, '')}/wallet/${passCode}`;
+export const walletUrl = (baseUrl: string, passCode: string): string =>
+  `${baseUrl.replace(/\/+$/, '')}/wallet/${passCode}`;
 
 /** The page of a webshop promotion code. */
-export const promotionCodeUrl = (baseUrl: string, code: string): string => `${baseUrl.replace(/\/+$/, '')}/promotion-codes/${code}`;
+export const promotionCodeUrl = (baseUrl: string, code: string): string =>
+  `${baseUrl.replace(/\/+$/, '')}/promotion-codes/${code}`;
 
 /** Base32 of whole 5-byte groups (40 bits → 8 characters). */
 function encodeBase32(bytes: Uint8Array): string {

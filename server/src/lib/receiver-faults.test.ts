@@ -1,7 +1,13 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createWebhookClient, MAX_RESPONSE_BYTES, SNIPPET_CHARS, type PostResult, type WebhookClient } from './safe-fetch.js';
+import {
+  createWebhookClient,
+  MAX_RESPONSE_BYTES,
+  SNIPPET_CHARS,
+  type PostResult,
+  type WebhookClient,
+} from './safe-fetch.js';
 
 /**
  * Faulty receivers against the real delivery client and real sockets on 127.0.0.1: receivers that
@@ -59,7 +65,11 @@ async function attempt(c: WebhookClient, url: string): Promise<PostResult & { wa
 }
 /** Resolves when the server side of a connection has closed, with the time it took from `since`. */
 const closedAfter = (socket: Socket, since: number) =>
-  new Promise<number>((resolve) => (socket.destroyed ? resolve(performance.now() - since) : socket.once('close', () => resolve(performance.now() - since))));
+  new Promise<number>((resolve) =>
+    socket.destroyed
+      ? resolve(performance.now() - since)
+      : socket.once('close', () => resolve(performance.now() - since)),
+  );
 
 afterEach(async () => {
   for (const timer of timers) clearInterval(timer);
@@ -132,7 +142,10 @@ describe('receiver faults: each attempt ends within the timeout, with the error 
       pump();
     });
     const c = client();
-    for (const [n, status, error] of [[0, 200, null], [1, 503, 'http_status']] as const) {
+    for (const [n, status, error] of [
+      [0, 200, null],
+      [1, 503, 'http_status'],
+    ] as const) {
       started = performance.now();
       const result = await attempt(c, `${url}/${status}`);
       expect(result).toMatchObject({ statusCode: status, error, snippet: 'x'.repeat(SNIPPET_CHARS) });
@@ -180,7 +193,9 @@ describe('receiver faults: each attempt ends within the timeout, with the error 
       socket.on('error', () => {});
       const line = 'HTTP/1.1 200 OK\r\nX-Drip: ';
       let i = 0;
-      const stop = every(100, () => (socket.destroyed ? stop() : void socket.write(i < line.length ? line[i++]! : 'a')));
+      const stop = every(100, () =>
+        socket.destroyed ? stop() : void socket.write(i < line.length ? line[i++]! : 'a'),
+      );
     });
     const result = await attempt(client(), `${url}/drip-headers`);
     expect(result).toMatchObject({ statusCode: null, error: 'timeout', snippet: null });
@@ -198,7 +213,9 @@ describe('receiver faults: each attempt ends within the timeout, with the error 
     const url = await http((req, res) => {
       req.resume();
       const status = Number(req.url!.slice(1));
-      res.writeHead(status, { location: `${target}/moved-${status}`, 'content-type': 'text/plain' }).end(`see ${target}`);
+      res
+        .writeHead(status, { location: `${target}/moved-${status}`, 'content-type': 'text/plain' })
+        .end(`see ${target}`);
     });
     const c = client();
     for (const status of [301, 302, 303, 307, 308]) {
@@ -269,7 +286,16 @@ describe('receiver faults: each attempt ends within the timeout, with the error 
     }
 
     const results = await Promise.all(slow);
-    expect(results.map((r) => r.error)).toEqual(['timeout', 'timeout', 'timeout', null, null, null, 'timeout', 'timeout']);
+    expect(results.map((r) => r.error)).toEqual([
+      'timeout',
+      'timeout',
+      'timeout',
+      null,
+      null,
+      null,
+      'timeout',
+      'timeout',
+    ]);
     for (const result of results) expect(result.waitedMs).toBeLessThan(TIMEOUT + MARGIN);
   });
 });

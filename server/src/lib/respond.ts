@@ -16,7 +16,11 @@ export async function respondInTransaction(
   const result = await sql.begin(async (tx) => {
     const out = await action(tx);
     const status = out.status ?? 200;
-    const store = (request.plugins as { idempotency?: { storeInTransaction?: (tx: Tx, status: number, body: unknown) => Promise<void> } }).idempotency?.storeInTransaction;
+    const store = (
+      request.plugins as {
+        idempotency?: { storeInTransaction?: (tx: Tx, status: number, body: unknown) => Promise<void> };
+      }
+    ).idempotency?.storeInTransaction;
     if (store && status >= 200 && status < 300) await store(tx, status, out.body);
     return { status, body: out.body };
   });

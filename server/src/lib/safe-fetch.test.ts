@@ -41,17 +41,23 @@ const clients: WebhookClient[] = [];
 
 const resolverTo = (address: string): Resolver & { calls: string[] } => {
   const calls: string[] = [];
-  return Object.assign(((hostname, _o, cb) => {
-    calls.push(hostname);
-    cb(null, [{ address, family: 4 }]);
-  }) as Resolver, { calls });
+  return Object.assign(
+    ((hostname, _o, cb) => {
+      calls.push(hostname);
+      cb(null, [{ address, family: 4 }]);
+    }) as Resolver,
+    { calls },
+  );
 };
 const unresolvable = (): Resolver & { calls: string[] } => {
   const calls: string[] = [];
-  return Object.assign(((hostname, _o, cb) => {
-    calls.push(hostname);
-    cb(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
-  }) as Resolver, { calls });
+  return Object.assign(
+    ((hostname, _o, cb) => {
+      calls.push(hostname);
+      cb(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
+    }) as Resolver,
+    { calls },
+  );
 };
 const client = (allowInsecure: boolean, resolve?: Resolver) => {
   const made = createWebhookClient({ timeoutMs: 1000, allowInsecure, resolve });
@@ -87,8 +93,18 @@ describe('sending: the port rule at send time', () => {
   it('does not send to a stored URL whose port breaks the rule, nor even resolve its host', async () => {
     const resolve = unresolvable();
     const strict = client(false, resolve);
-    for (const url of ['https://hooks.example.test:6379/x', 'https://hooks.example.test:22/x', 'https://hooks.example.test:0/x', `https://hooks.example.test:${listedPort}/x`, 'https://93.184.216.34:5432/x']) {
-      expect(await send(strict, url), url).toMatchObject({ statusCode: null, error: 'address_not_allowed', snippet: null });
+    for (const url of [
+      'https://hooks.example.test:6379/x',
+      'https://hooks.example.test:22/x',
+      'https://hooks.example.test:0/x',
+      `https://hooks.example.test:${listedPort}/x`,
+      'https://93.184.216.34:5432/x',
+    ]) {
+      expect(await send(strict, url), url).toMatchObject({
+        statusCode: null,
+        error: 'address_not_allowed',
+        snippet: null,
+      });
     }
     expect(resolve.calls).toEqual([]);
   });
@@ -104,9 +120,18 @@ describe('sending: the port rule at send time', () => {
   it('in development mode refuses such a port on any other address, before connecting', async () => {
     const before = hits.length;
     const dev = client(true, resolverTo('203.0.113.7'));
-    expect(await send(dev, `http://hooks.example.test:${listedPort}/x`)).toMatchObject({ statusCode: null, error: 'address_not_allowed' });
-    expect(await send(dev, `http://203.0.113.7:${listedPort}/x`)).toMatchObject({ statusCode: null, error: 'address_not_allowed' });
-    expect(await send(dev, 'http://hooks.example.test:0/x')).toMatchObject({ statusCode: null, error: 'address_not_allowed' });
+    expect(await send(dev, `http://hooks.example.test:${listedPort}/x`)).toMatchObject({
+      statusCode: null,
+      error: 'address_not_allowed',
+    });
+    expect(await send(dev, `http://203.0.113.7:${listedPort}/x`)).toMatchObject({
+      statusCode: null,
+      error: 'address_not_allowed',
+    });
+    expect(await send(dev, 'http://hooks.example.test:0/x')).toMatchObject({
+      statusCode: null,
+      error: 'address_not_allowed',
+    });
     expect(hits.length).toBe(before);
   });
 });
@@ -119,21 +144,40 @@ describe('the response snippet of the delivery log', () => {
 
   it(`keeps at most ${SNIPPET_CHARS} characters, and the status`, async () => {
     expect(SNIPPET_CHARS).toBe(64);
-    expect(await reply('/long', { status: 500, type: 'text/plain', body: 'x'.repeat(5000) })).toMatchObject({ statusCode: 500, error: 'http_status', snippet: 'x'.repeat(64) });
-    expect((await reply('/wide', { status: 400, type: 'text/plain; charset=utf-8', body: 'é'.repeat(300) })).snippet).toBe('é'.repeat(64));
-    expect((await reply('/short', { status: 400, type: 'application/problem+json', body: '{"error":"signature_mismatch"}' })).snippet).toBe('{"error":"signature_mismatch"}');
+    expect(await reply('/long', { status: 500, type: 'text/plain', body: 'x'.repeat(5000) })).toMatchObject({
+      statusCode: 500,
+      error: 'http_status',
+      snippet: 'x'.repeat(64),
+    });
+    expect(
+      (await reply('/wide', { status: 400, type: 'text/plain; charset=utf-8', body: 'é'.repeat(300) })).snippet,
+    ).toBe('é'.repeat(64));
+    expect(
+      (await reply('/short', { status: 400, type: 'application/problem+json', body: '{"error":"signature_mismatch"}' }))
+        .snippet,
+    ).toBe('{"error":"signature_mismatch"}');
   });
 
   it('makes it one printable line: whitespace runs become a space, control and format characters U+FFFD', async () => {
     const body = '  err\x1b[31mred\r\n\tline 2\x00\u202Eevil\u200B!\x7f\u0085end \n';
-    expect((await reply('/dirty', { status: 400, type: 'text/html', body })).snippet).toBe('err\uFFFD[31mred line 2\uFFFD\uFFFDevil\uFFFD!\uFFFD end');
+    expect((await reply('/dirty', { status: 400, type: 'text/html', body })).snippet).toBe(
+      'err\uFFFD[31mred line 2\uFFFD\uFFFDevil\uFFFD!\uFFFD end',
+    );
   });
 
   it('keeps nothing of a body that is not text, but still the status', async () => {
     const binary = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0x41]);
-    expect(await reply('/png', { status: 503, type: 'image/png', body: binary })).toMatchObject({ statusCode: 503, snippet: null });
-    expect(await reply('/octets', { status: 200, type: 'application/octet-stream', body: 'readable but declared binary' })).toMatchObject({ statusCode: 200, snippet: null });
-    expect(await reply('/untyped-binary', { status: 500, body: binary })).toMatchObject({ statusCode: 500, snippet: null });
+    expect(await reply('/png', { status: 503, type: 'image/png', body: binary })).toMatchObject({
+      statusCode: 503,
+      snippet: null,
+    });
+    expect(
+      await reply('/octets', { status: 200, type: 'application/octet-stream', body: 'readable but declared binary' }),
+    ).toMatchObject({ statusCode: 200, snippet: null });
+    expect(await reply('/untyped-binary', { status: 500, body: binary })).toMatchObject({
+      statusCode: 500,
+      snippet: null,
+    });
     expect((await reply('/untyped-text', { status: 200, body: 'ok' })).snippet).toBe('ok');
     expect((await reply('/blank', { status: 502, type: 'text/plain', body: ' \r\n ' })).snippet).toBeNull();
   });
@@ -147,10 +191,24 @@ describe('snippetOf', () => {
   });
 
   it('takes text/*, JSON, XML and forms as text, whatever the parameters and case', () => {
-    for (const type of ['text/plain', 'TEXT/HTML; charset=UTF-8', 'application/json', 'application/vnd.api+json', 'application/xml', 'application/soap+xml', 'application/x-www-form-urlencoded']) {
+    for (const type of [
+      'text/plain',
+      'TEXT/HTML; charset=UTF-8',
+      'application/json',
+      'application/vnd.api+json',
+      'application/xml',
+      'application/soap+xml',
+      'application/x-www-form-urlencoded',
+    ]) {
       expect(snippetOf(Buffer.from('fine'), type), type).toBe('fine');
     }
-    for (const type of ['application/octet-stream', 'application/pdf', 'image/svg', 'application/jsonx', 'multipart/form-data; boundary=x']) {
+    for (const type of [
+      'application/octet-stream',
+      'application/pdf',
+      'image/svg',
+      'application/jsonx',
+      'multipart/form-data; boundary=x',
+    ]) {
       expect(snippetOf(Buffer.from('fine'), type), type).toBeNull();
     }
   });

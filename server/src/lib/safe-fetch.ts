@@ -1,9 +1,22 @@
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
-import { AddressNotAllowedError, addressAllowed, addressPolicyOf, createCheckedLookup, hostOf, type AddressPolicy, type Resolver } from './ssrf.js';
+import {
+  AddressNotAllowedError,
+  addressAllowed,
+  addressPolicyOf,
+  createCheckedLookup,
+  hostOf,
+  type AddressPolicy,
+  type Resolver,
+} from './ssrf.js';
 
 /** The error codes of the delivery log (openapi.yaml, WebhookDeliveryAttempt.error). */
-export type AttemptError = 'timeout' | 'connection_error' | 'redirect_not_followed' | 'http_status' | 'address_not_allowed';
+export type AttemptError =
+  | 'timeout'
+  | 'connection_error'
+  | 'redirect_not_followed'
+  | 'http_status'
+  | 'address_not_allowed';
 
 export type PostResult = {
   statusCode: number | null;
@@ -37,7 +50,12 @@ export type WebhookClient = {
  * are checked here. Redirects are never followed; the whole attempt (connect, headers, the first
  * bytes of the body) is bounded by `timeoutMs`.
  */
-export function createWebhookClient(options: { timeoutMs: number; allowInsecure: boolean; resolve?: Resolver; connections?: number }): WebhookClient {
+export function createWebhookClient(options: {
+  timeoutMs: number;
+  allowInsecure: boolean;
+  resolve?: Resolver;
+  connections?: number;
+}): WebhookClient {
   const agents = new Map<AddressPolicy, Agent>();
   const agentFor = (policy: AddressPolicy) => {
     let agent = agents.get(policy);
@@ -79,7 +97,8 @@ export function createWebhookClient(options: { timeoutMs: number; allowInsecure:
     // The status arrived in time: the body is read only for the log, capped and best effort.
     const snippet = snippetOf(await readStart(response.body, signal), response.headers['content-type']);
     const status = response.statusCode;
-    const error: AttemptError | null = status >= 200 && status < 300 ? null : status >= 300 && status < 400 ? 'redirect_not_followed' : 'http_status';
+    const error: AttemptError | null =
+      status >= 200 && status < 300 ? null : status >= 300 && status < 400 ? 'redirect_not_followed' : 'http_status';
     return { statusCode: status, error, durationMs: elapsed(), snippet };
   }
 
@@ -96,7 +115,10 @@ export function outcomeOf(result: PostResult): 'delivered' | 'retry' | 'final' {
 }
 
 /** Up to MAX_RESPONSE_BYTES from the start of the body, best effort. */
-async function readStart(body: AsyncIterable<Buffer> & { destroy: (error?: Error) => unknown }, signal: AbortSignal): Promise<Buffer> {
+async function readStart(
+  body: AsyncIterable<Buffer> & { destroy: (error?: Error) => unknown },
+  signal: AbortSignal,
+): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -134,7 +156,9 @@ const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Cs}]/gu;
  */
 export function snippetOf(start: Buffer, contentType: string | string[] | undefined): string | null {
   if (!start.length) return null;
-  const mime = String(contentType ?? '').split(';')[0]!.trim();
+  const mime = String(contentType ?? '')
+    .split(';')[0]!
+    .trim();
   // The read may end inside a UTF-8 sequence: a cut sequence at the end is dropped, not shown.
   let text = start.toString('utf8').replace(/\uFFFD+$/, '');
   if (mime) {
@@ -150,7 +174,8 @@ export function snippetOf(start: Buffer, contentType: string | string[] | undefi
 function classify(error: unknown, signal: AbortSignal): AttemptError {
   for (let e = error as { code?: string; name?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
     if (e instanceof AddressNotAllowedError || e.code === 'ERR_ADDRESS_NOT_ALLOWED') return 'address_not_allowed';
-    if (e.code === 'UND_ERR_CONNECT_TIMEOUT' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.name === 'TimeoutError') return 'timeout';
+    if (e.code === 'UND_ERR_CONNECT_TIMEOUT' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.name === 'TimeoutError')
+      return 'timeout';
   }
   return signal.aborted ? 'timeout' : 'connection_error';
 }

@@ -10,4 +10,6 @@ export type Schemas = components['schemas'];
 type Method = 'get' | 'put' | 'post' | 'delete' | 'patch';
 
 /** The query parameters of an operation (validated before the handler runs). */
-export type QueryOf<P extends keyof paths, M extends Method> = paths[P][M] extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+export type QueryOf<P extends keyof paths, M extends Method> = paths[P][M] extends { parameters: { query?: infer Q } }
+  ? NonNullable<Q>
+  : never;

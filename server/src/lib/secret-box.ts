@@ -40,10 +40,17 @@ function deriveKey(secret: string): DerivedKey {
 
 export function createSecretBox(keys: { key: string | undefined; previous?: string | undefined }): SecretBox {
   let derived: { current: DerivedKey | undefined; previous: DerivedKey | undefined } | undefined;
-  const derive = () => (derived ??= { current: keys.key ? deriveKey(keys.key) : undefined, previous: keys.previous ? deriveKey(keys.previous) : undefined });
+  const derive = () =>
+    (derived ??= {
+      current: keys.key ? deriveKey(keys.key) : undefined,
+      previous: keys.previous ? deriveKey(keys.previous) : undefined,
+    });
   const current = (): DerivedKey => {
     const key = derive().current;
-    if (!key) throw new SecretKeyError('LOYALTY_SECRET_KEY is not set: it is the key of webhook secrets at rest (e.g. `openssl rand -base64 32`).');
+    if (!key)
+      throw new SecretKeyError(
+        'LOYALTY_SECRET_KEY is not set: it is the key of webhook secrets at rest (e.g. `openssl rand -base64 32`).',
+      );
     return key;
   };
 
@@ -58,7 +65,8 @@ export function createSecretBox(keys: { key: string | undefined; previous?: stri
     open(stored) {
       if (stored.startsWith('whsec_')) return stored;
       const [version, id, data] = stored.split(':');
-      if (version !== VERSION || !id || data === undefined) throw new SecretKeyError(`A stored webhook secret is neither sealed (${VERSION}:…) nor a whsec_ secret.`);
+      if (version !== VERSION || !id || data === undefined)
+        throw new SecretKeyError(`A stored webhook secret is neither sealed (${VERSION}:…) nor a whsec_ secret.`);
       const { previous } = derive();
       const { key } = [current(), previous].find((k) => k?.id === id) ?? {};
       if (!key) {
@@ -71,9 +79,13 @@ export function createSecretBox(keys: { key: string | undefined; previous?: stri
       const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES));
       decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
       try {
-        return Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+        return Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
+          'utf8',
+        );
       } catch {
-        throw new SecretKeyError(`A webhook secret sealed with key ${id} cannot be decrypted: the stored value is damaged.`);
+        throw new SecretKeyError(
+          `A webhook secret sealed with key ${id} cannot be decrypted: the stored value is damaged.`,
+        );
       }
     },
     currentPrefix: () => `${VERSION}:${current().id}:`,

@@ -11,7 +11,11 @@ import { isAllowedWebhookPort, portOf } from './webhook-ports.js';
  */
 
 /** A name resolver with the shape of `dns.lookup(hostname, { all: true }, cb)`. */
-export type Resolver = (hostname: string, options: { all: true; family?: number }, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+export type Resolver = (
+  hostname: string,
+  options: { all: true; family?: number },
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 
 export const systemResolver: Resolver = (hostname, options, callback) => dnsLookup(hostname, options, callback);
 
@@ -20,7 +24,9 @@ export class AddressNotAllowedError extends Error {
   readonly host: string;
   readonly address: string;
   constructor(host: string, address: string, policy: AddressPolicy = 'public') {
-    super(`${host} resolves to ${address}, which is not a ${policy === 'local' ? 'loopback or private' : 'public'} address.`);
+    super(
+      `${host} resolves to ${address}, which is not a ${policy === 'local' ? 'loopback or private' : 'public'} address.`,
+    );
     this.host = host;
     this.address = address;
   }
@@ -62,7 +68,8 @@ const embeddedIPv4 = (high: number, low: number) => `${high >> 8}.${high & 255}.
 export function isLocalAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
   const parsed = ipaddr.parse(address.replace(/^\[|\]$/g, '').replace(/%.*$/, ''));
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) return isLocalAddress((parsed as ipaddr.IPv6).toIPv4Address().toString());
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
+    return isLocalAddress((parsed as ipaddr.IPv6).toIPv4Address().toString());
   return ['loopback', 'private', 'uniqueLocal'].includes(parsed.range());
 }
 
@@ -94,7 +101,8 @@ const LOCAL_NAME = /(^|\.)(localhost|local|localdomain|internal|intranet|lan|hom
 
 export class WebhookUrlError extends Error {}
 
-const PORT_RULE = 'The url must use port 443, or a port from 1024 up that is not a well-known service port (see the API description).';
+const PORT_RULE =
+  'The url must use port 443, or a port from 1024 up that is not a well-known service port (see the API description).';
 
 /**
  * The syntax rules of a subscription URL: `https://` (or `http://` in development mode), no
@@ -132,7 +140,10 @@ export function checkWebhookUrlSyntax(raw: string, { allowInsecure }: { allowIns
  * on a port that public hosts may not be sent to must resolve, to loopback or private addresses
  * only.
  */
-export async function checkWebhookUrl(raw: string, options: { allowInsecure: boolean; resolve?: Resolver; timeoutMs?: number }): Promise<URL> {
+export async function checkWebhookUrl(
+  raw: string,
+  options: { allowInsecure: boolean; resolve?: Resolver; timeoutMs?: number },
+): Promise<URL> {
   const url = checkWebhookUrlSyntax(raw, options);
   const host = hostOf(url);
   if (isIP(host)) return url;
@@ -165,14 +176,22 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  * `any`), and hands the checked addresses to the socket, which connects to them without
  * resolving again.
  */
-export function createCheckedLookup({ policy, resolve = systemResolver }: { policy: AddressPolicy; resolve?: Resolver }) {
+export function createCheckedLookup({
+  policy,
+  resolve = systemResolver,
+}: {
+  policy: AddressPolicy;
+  resolve?: Resolver;
+}) {
   return (hostname: string, options: { family?: number | string; all?: boolean }, callback: LookupCallback): void => {
     const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
     resolve(hostname, { all: true, family }, (error, addresses) => {
       if (error) return callback(error, []);
-      if (!addresses.length) return callback(Object.assign(new Error(`${hostname} has no addresses`), { code: 'ENOTFOUND' }), []);
+      if (!addresses.length)
+        return callback(Object.assign(new Error(`${hostname} has no addresses`), { code: 'ENOTFOUND' }), []);
       const refused = addresses.find((a) => !addressAllowed(policy, a.address));
-      if (refused) return callback(new AddressNotAllowedError(hostname, refused.address, policy) as NodeJS.ErrnoException, []);
+      if (refused)
+        return callback(new AddressNotAllowedError(hostname, refused.address, policy) as NodeJS.ErrnoException, []);
       if (options.all) callback(null, addresses);
       else callback(null, addresses[0]!.address, addresses[0]!.family);
     });

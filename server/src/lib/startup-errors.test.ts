@@ -13,12 +13,18 @@ describe('describeStartupFailure', () => {
 
   it('is one line, also for a message of several', () => {
     expect(describeStartupFailure(new StartupError('first\n  second'))).toBe('first second');
-    expect(describeStartupFailure(new ConfigError('Invalid configuration: "PORT" must be a number'))).toBe('Invalid configuration: "PORT" must be a number');
+    expect(describeStartupFailure(new ConfigError('Invalid configuration: "PORT" must be a number'))).toBe(
+      'Invalid configuration: "PORT" must be a number',
+    );
   });
 
   it('names a port in use and the variable that fixes it', () => {
-    const line = describeStartupFailure(systemError({ code: 'EADDRINUSE', syscall: 'listen', address: '127.0.0.1', port: 3000 }));
-    expect(line).toBe('port 3000 on 127.0.0.1 is already in use (another server?): stop that process, or set PORT to a free port (PORT=0 picks one).');
+    const line = describeStartupFailure(
+      systemError({ code: 'EADDRINUSE', syscall: 'listen', address: '127.0.0.1', port: 3000 }),
+    );
+    expect(line).toBe(
+      'port 3000 on 127.0.0.1 is already in use (another server?): stop that process, or set PORT to a free port (PORT=0 picks one).',
+    );
   });
 });
 
@@ -27,7 +33,9 @@ describe('dataDirFailure', () => {
     const cause = systemError({ code: 'EROFS', path: '/ro/data', syscall: 'mkdir' });
     const failure = dataDirFailure('/ro/data', cause) as StartupError;
     expect(failure).toBeInstanceOf(StartupError);
-    expect(failure.message).toBe('cannot create or write the data directory /ro/data (EROFS): it is on a read-only filesystem. Set LOYALTY_DATA_DIR to a writable directory (or use DATABASE_URL).');
+    expect(failure.message).toBe(
+      'cannot create or write the data directory /ro/data (EROFS): it is on a read-only filesystem. Set LOYALTY_DATA_DIR to a writable directory (or use DATABASE_URL).',
+    );
     expect(failure.cause).toBe(cause);
   });
 

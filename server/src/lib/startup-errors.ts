@@ -8,7 +8,8 @@ import { ConfigError } from '../config.js';
 export class StartupError extends Error {}
 
 /** `--debug` or LOYALTY_DEBUG=1: the stack too, for a bug report. */
-export const debugRequested = (argv = process.argv, env = process.env): boolean => argv.includes('--debug') || env.LOYALTY_DEBUG === '1';
+export const debugRequested = (argv = process.argv, env = process.env): boolean =>
+  argv.includes('--debug') || env.LOYALTY_DEBUG === '1';
 
 type SystemError = NodeJS.ErrnoException & { address?: string; port?: number };
 
@@ -54,7 +55,8 @@ export function dataDirFailure(dataDir: string, error: unknown): unknown {
 export function exitOnStartupFailure(error: unknown, debug = debugRequested()): never {
   console.error(`loyalty: ${describeStartupFailure(error)}`);
   if (debug) console.error(error instanceof Error ? (error.stack ?? error.message) : error);
-  if (debug && error instanceof Error && error.cause instanceof Error) console.error('caused by:', error.cause.stack ?? error.cause.message);
+  if (debug && error instanceof Error && error.cause instanceof Error)
+    console.error('caused by:', error.cause.stack ?? error.cause.message);
   process.exit(1);
 }
 

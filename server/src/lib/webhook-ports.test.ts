@@ -8,11 +8,13 @@ const dev = { allowInsecure: true };
 
 describe('isAllowedWebhookPort', () => {
   it('allows 443 and unlisted ports from 1024 up', () => {
-    for (const port of [443, 1024, 3000, 8080, 8443, 9443, 65535]) expect(isAllowedWebhookPort(port, strict), String(port)).toBe(true);
+    for (const port of [443, 1024, 3000, 8080, 8443, 9443, 65535])
+      expect(isAllowedWebhookPort(port, strict), String(port)).toBe(true);
   });
 
   it('refuses 0, the ports below 1024 but 443, and every listed port', () => {
-    for (const port of [0, 1, 22, 25, 80, 110, 442, 444, 1023, 65536, ...BLOCKED_PORTS]) expect(isAllowedWebhookPort(port, strict), String(port)).toBe(false);
+    for (const port of [0, 1, 22, 25, 80, 110, 442, 444, 1023, 65536, ...BLOCKED_PORTS])
+      expect(isAllowedWebhookPort(port, strict), String(port)).toBe(false);
   });
 
   it('allows 80 too in development mode, and nothing else more', () => {
@@ -38,7 +40,9 @@ describe('the documented list', () => {
 
   it('openapi.yaml names every refused port in the description of the subscription url', () => {
     const { document } = loadOpenApi();
-    const request = deref<{ properties: { url: { description: string } } }>(document, { $ref: '#/components/schemas/CreateWebhookSubscriptionRequest' });
+    const request = deref<{ properties: { url: { description: string } } }>(document, {
+      $ref: '#/components/schemas/CreateWebhookSubscriptionRequest',
+    });
     const documented = numbersIn(request.properties.url.description);
     expect([...BLOCKED_PORTS].filter((p) => !documented.has(p))).toEqual([]);
     expect([...documented].filter((p) => p > 1024 && !BLOCKED_PORTS.has(p))).toEqual([]);

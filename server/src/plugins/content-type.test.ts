@@ -27,7 +27,10 @@ const WRONG: { type: string; body: string }[] = [
   { type: 'application/octet-stream', body: '{"brand_id":"brand-acme"}' },
   { type: 'text/plain', body: '{"brand_id":"brand-acme"}' },
   { type: 'application/xml', body: '<brand_id>brand-acme</brand_id>' },
-  { type: 'multipart/form-data; boundary=b', body: '--b\r\nContent-Disposition: form-data; name="brand_id"\r\n\r\nbrand-acme\r\n--b--\r\n' },
+  {
+    type: 'multipart/form-data; boundary=b',
+    body: '--b\r\nContent-Disposition: form-data; name="brand_id"\r\n\r\nbrand-acme\r\n--b--\r\n',
+  },
   { type: 'application/merge-patch+json', body: '{"brand_id":"brand-acme"}' },
 ];
 
@@ -37,12 +40,18 @@ const headersOf = async (op: Operation, type: string | undefined): Promise<Recor
   ...(type && { 'content-type': type }),
 });
 const send = async (op: Operation, type: string | undefined, body: string) =>
-  t.inject({ method: op.method as ServerInjectOptions['method'], url: urlOf(op), headers: await headersOf(op, type), payload: body });
+  t.inject({
+    method: op.method as ServerInjectOptions['method'],
+    url: urlOf(op),
+    headers: await headersOf(op, type),
+    payload: body,
+  });
 
 describe('a request body of a media type the operation does not list', () => {
   it('the document gives every operation with a body application/json, and POST /oauth/token also forms', () => {
     expect(withBody.length).toBeGreaterThan(20);
-    for (const op of withBody) expect(requestMediaTypes(document, op), `${op.method} ${op.path}`).toContain('application/json');
+    for (const op of withBody)
+      expect(requestMediaTypes(document, op), `${op.method} ${op.path}`).toContain('application/json');
     const token = withBody.find((op) => op.path === '/oauth/token')!;
     expect(requestMediaTypes(document, token)).toEqual(['application/json', 'application/x-www-form-urlencoded']);
   });
@@ -54,7 +63,10 @@ describe('a request body of a media type the operation does not list', () => {
       for (const { type, body } of wrong) {
         const res = await send(op, type, body);
         expect(res.statusCode, `${type}: ${res.payload}`).toBe(415);
-        expect(JSON.parse(res.payload), type).toEqual({ message: expect.stringContaining('Content-Type'), error: 'unsupported_media_type' });
+        expect(JSON.parse(res.payload), type).toEqual({
+          message: expect.stringContaining('Content-Type'),
+          error: 'unsupported_media_type',
+        });
       }
     });
 

@@ -14,11 +14,21 @@ import { statusOf } from '../routes/route-options.js';
  *   or malformed body is ignored, never a 415 or 400 the document does not describe. A route
  *   that declares its own payload options for such a body keeps them.
  */
-export function payloadOptionsFor(document: OpenApiDocument, op: Operation, routePayload: RouteOptions['payload'] | undefined): RouteOptions['payload'] {
+export function payloadOptionsFor(
+  document: OpenApiDocument,
+  op: Operation,
+  routePayload: RouteOptions['payload'] | undefined,
+): RouteOptions['payload'] {
   const types = requestMediaTypes(document, op);
   // hapi's default, made explicit: a body without a Content-Type is read as JSON (RFC 9110 lets
   // the recipient decide; the document's first type is JSON everywhere).
-  if (types.length) return { ...routePayload, allow: types, defaultContentType: types[0], failAction: routePayload?.failAction ?? 'error' };
+  if (types.length)
+    return {
+      ...routePayload,
+      allow: types,
+      defaultContentType: types[0],
+      failAction: routePayload?.failAction ?? 'error',
+    };
   return routePayload ?? { allow: ['application/json'], failAction: ignoreUnreadableBody };
 }
 

@@ -18,26 +18,42 @@ afterAll(() => db.drop());
 async function serverWith(handler: () => Promise<unknown>, requestTimeoutMs: number) {
   const logged: string[] = [];
   const config = { ...loadConfig({ LOYALTY_SECRET_KEY: TEST_SECRET_KEY }), requestTimeoutMs, fixtures: 'none' };
-  const server = await createServer({ sql: db.sql, config, log: (m) => logged.push(m), routes: [{ method: 'GET', path: '/health', handler }] });
+  const server = await createServer({
+    sql: db.sql,
+    config,
+    log: (m) => logged.push(m),
+    routes: [{ method: 'GET', path: '/health', handler }],
+  });
   await server.initialize();
   return { server, logged };
 }
 
 describe('timeouts', () => {
   it("answer hapi's request timeout with a documented 503 and Retry-After, not an internal error", async () => {
-    const { server, logged } = await serverWith(() => new Promise((r) => setTimeout(() => r({ status: 'ok' }), 500)), 100);
+    const { server, logged } = await serverWith(
+      () => new Promise((r) => setTimeout(() => r({ status: 'ok' }), 500)),
+      100,
+    );
     const res = await server.inject({ method: 'GET', url: '/health' });
     expect(res.statusCode).toBe(503);
     expect(res.headers['retry-after']).toBe('1');
-    expect(JSON.parse(res.payload)).toEqual({ message: expect.stringMatching(/too long/), error: 'request_timeout', request_id: res.headers['x-request-id'] });
+    expect(JSON.parse(res.payload)).toEqual({
+      message: expect.stringMatching(/too long/),
+      error: 'request_timeout',
+      request_id: res.headers['x-request-id'],
+    });
     expect(logged.join('\n')).not.toMatch(/internal error/);
   });
 
   it("answer PostgreSQL's statement timeout the same way", async () => {
-    const { server } = await serverWith(() => db.sql.begin(async (tx) => {
-      await tx`SET LOCAL statement_timeout = 50`;
-      await tx`SELECT pg_sleep(1)`;
-    }), 5000);
+    const { server } = await serverWith(
+      () =>
+        db.sql.begin(async (tx) => {
+          await tx`SET LOCAL statement_timeout = 50`;
+          await tx`SELECT pg_sleep(1)`;
+        }),
+      5000,
+    );
     const res = await server.inject({ method: 'GET', url: '/health' });
     expect(res.statusCode).toBe(503);
     expect(JSON.parse(res.payload)).toMatchObject({ error: 'request_timeout' });
@@ -59,13 +75,25 @@ describe('a database that is down', () => {
     const { server, logged, sql } = await serverOnDeadDatabase();
     try {
       const requests = [
-        ...Array.from({ length: 4 }, () => server.inject({ method: 'GET', url: '/tags?brand_id=brand-acme', headers: { authorization: 'Bearer abc' } })),
-        ...Array.from({ length: 4 }, () => server.inject({ method: 'POST', url: '/oauth/token', payload: { grant_type: 'client_credentials', client_id: 'a', client_secret: 'b' } })),
+        ...Array.from({ length: 4 }, () =>
+          server.inject({ method: 'GET', url: '/tags?brand_id=brand-acme', headers: { authorization: 'Bearer abc' } }),
+        ),
+        ...Array.from({ length: 4 }, () =>
+          server.inject({
+            method: 'POST',
+            url: '/oauth/token',
+            payload: { grant_type: 'client_credentials', client_id: 'a', client_secret: 'b' },
+          }),
+        ),
       ];
       for (const res of await Promise.all(requests)) {
         expect(res.statusCode).toBe(503);
         expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
-        expect(JSON.parse(res.payload)).toEqual({ message: expect.stringMatching(/database/i), error: 'database_unavailable', request_id: res.headers['x-request-id'] });
+        expect(JSON.parse(res.payload)).toEqual({
+          message: expect.stringMatching(/database/i),
+          error: 'database_unavailable',
+          request_id: res.headers['x-request-id'],
+        });
       }
       expect(logged.filter((line) => /database/i.test(line))).toHaveLength(1);
       expect(logged.join('\n')).not.toMatch(/internal error/);
@@ -80,7 +108,11 @@ describe('a database that is down', () => {
     try {
       for (let i = 0; i < 25; i++) {
         const began = Date.now();
-        const res = await server.inject({ method: 'GET', url: '/tags', headers: { authorization: `Bearer token-${i}` } });
+        const res = await server.inject({
+          method: 'GET',
+          url: '/tags',
+          headers: { authorization: `Bearer token-${i}` },
+        });
         expect(res.statusCode).toBe(503);
         expect(Date.now() - began).toBeLessThan(1000);
       }
@@ -93,7 +125,11 @@ describe('a database that is down', () => {
   it('answers a request that needs no database (an unknown path with a token) as usual, never 500', async () => {
     const { server, sql } = await serverOnDeadDatabase();
     try {
-      const res = await server.inject({ method: 'GET', url: '/no-such-path', headers: { authorization: 'Bearer abc' } });
+      const res = await server.inject({
+        method: 'GET',
+        url: '/no-such-path',
+        headers: { authorization: 'Bearer abc' },
+      });
       expect(res.statusCode).toBe(404);
       expect(JSON.parse(res.payload)).toMatchObject({ error: 'not_found' });
     } finally {
@@ -111,7 +147,11 @@ describe('a database that is down', () => {
       const ready = await server.inject({ method: 'GET', url: '/health/ready' });
       expect(ready.statusCode).toBe(503);
       expect(ready.headers['retry-after']).toBeDefined();
-      expect(JSON.parse(ready.payload)).toMatchObject({ error: 'not_ready', status: 'unavailable', checks: { database: 'down' } });
+      expect(JSON.parse(ready.payload)).toMatchObject({
+        error: 'not_ready',
+        status: 'unavailable',
+        checks: { database: 'down' },
+      });
     } finally {
       await server.stop();
       await sql.end({ timeout: 1 });

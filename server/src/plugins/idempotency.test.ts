@@ -19,8 +19,19 @@ afterAll(() => ts?.close());
 
 const newTag = () => ({ brand_id: 'brand-acme', external_reference: `ref-${randomUUID()}`, tag: 'Idempotent' });
 const post = async (key: string | undefined, payload: object, extra: Partial<ServerInjectOptions> = {}) =>
-  ts.inject({ method: 'POST', url: '/tags', payload, ...extra, headers: { ...(await ts.auth('acme-admin')), ...(key !== undefined && { 'idempotency-key': key }), ...extra.headers } });
-const tagCount = async (ref: string) => (await ts.db.sql`SELECT count(*)::int AS n FROM tags WHERE external_reference = ${ref}`)[0]!.n as number;
+  ts.inject({
+    method: 'POST',
+    url: '/tags',
+    payload,
+    ...extra,
+    headers: {
+      ...(await ts.auth('acme-admin')),
+      ...(key !== undefined && { 'idempotency-key': key }),
+      ...extra.headers,
+    },
+  });
+const tagCount = async (ref: string) =>
+  (await ts.db.sql`SELECT count(*)::int AS n FROM tags WHERE external_reference = ${ref}`)[0]!.n as number;
 
 describe('Idempotency-Key on a route that answers through respondInTransaction', () => {
   it('replays the first 2xx response byte for byte with Idempotent-Replayed: true, without running the action again', async () => {
@@ -35,7 +46,8 @@ describe('Idempotency-Key on a route that answers through respondInTransaction',
     expect(again.rawPayload.equals(first.rawPayload)).toBe(true);
     expect(await tagCount(body.external_reference)).toBe(1);
     // Stored in the action's transaction: the row is done when the response leaves.
-    const [row] = await ts.db.sql`SELECT state, response_status FROM idempotency_keys WHERE response_body = ${first.payload}`;
+    const [row] = await ts.db
+      .sql`SELECT state, response_status FROM idempotency_keys WHERE response_body = ${first.payload}`;
     expect(row).toEqual({ state: 'done', response_status: 201 });
   });
 
@@ -61,9 +73,23 @@ describe('Idempotency-Key on a route that answers through respondInTransaction',
   it('counts the same JSON with its keys in another order (or other spacing) as the same request: replayed, not a reuse', async () => {
     const body = newTag();
     const json = { 'content-type': 'application/json' };
-    const first = await post('k-canonical', {}, { payload: `{"brand_id":"brand-acme","external_reference":"${body.external_reference}","tag":"Idempotent"}`, headers: json });
+    const first = await post(
+      'k-canonical',
+      {},
+      {
+        payload: `{"brand_id":"brand-acme","external_reference":"${body.external_reference}","tag":"Idempotent"}`,
+        headers: json,
+      },
+    );
     expect(first.statusCode).toBe(201);
-    const reordered = await post('k-canonical', {}, { payload: `{ "tag": "Idempotent", "external_reference": "${body.external_reference}", "brand_id": "brand-acme" }`, headers: json });
+    const reordered = await post(
+      'k-canonical',
+      {},
+      {
+        payload: `{ "tag": "Idempotent", "external_reference": "${body.external_reference}", "brand_id": "brand-acme" }`,
+        headers: json,
+      },
+    );
     expect(reordered.statusCode).toBe(201);
     expect(reordered.headers['idempotent-replayed']).toBe('true');
     expect(reordered.payload).toBe(first.payload);
@@ -77,11 +103,21 @@ describe('Idempotency-Key on a route that answers through respondInTransaction',
     // It ran (the reference is taken now), rather than replaying the other token's response.
     expect(otherToken.statusCode).toBe(422);
     expect(JSON.parse(otherToken.payload).error).toBe('validation_failed');
-    const otherPath = await ts.inject({ method: 'POST', url: '/tags/members/bulk', headers: { ...(await ts.auth('acme-admin')), 'idempotency-key': 'k-scope' }, payload: { brand_id: 'brand-acme', tag_id: body.external_reference, users: [randomUUID()] } });
+    const otherPath = await ts.inject({
+      method: 'POST',
+      url: '/tags/members/bulk',
+      headers: { ...(await ts.auth('acme-admin')), 'idempotency-key': 'k-scope' },
+      payload: { brand_id: 'brand-acme', tag_id: body.external_reference, users: [randomUUID()] },
+    });
     expect(otherPath.statusCode).toBe(200);
     expect(otherPath.headers['idempotent-replayed']).toBeUndefined();
     const [tag] = await ts.db.sql`SELECT id FROM tags WHERE external_reference = ${body.external_reference}`;
-    const otherMethod = await ts.inject({ method: 'PUT', url: '/tags', headers: { ...(await ts.auth('acme-admin')), 'idempotency-key': 'k-scope' }, payload: { tag_id: tag!.id, tag: 'Renamed' } });
+    const otherMethod = await ts.inject({
+      method: 'PUT',
+      url: '/tags',
+      headers: { ...(await ts.auth('acme-admin')), 'idempotency-key': 'k-scope' },
+      payload: { tag_id: tag!.id, tag: 'Renamed' },
+    });
     expect(otherMethod.statusCode).toBe(200);
   });
 
@@ -107,7 +143,12 @@ describe('Idempotency-Key on a route that answers through respondInTransaction',
   it('takes over a key whose first request was abandoned by a crash (locked_until passed)', async () => {
     const body = newTag();
     const token = (await ts.auth('acme-admin')).authorization.slice('Bearer '.length);
-    const scope = scopeHash({ tokenHash: sha256(token).toString('base64'), method: 'POST', path: '/tags', key: 'k-crash' });
+    const scope = scopeHash({
+      tokenHash: sha256(token).toString('base64'),
+      method: 'POST',
+      path: '/tags',
+      key: 'k-crash',
+    });
     await claimIdempotencyKey(ts.db.sql, { scope, request: requestHash(body, ''), lockSeconds: 60 });
     const running = await post('k-crash', body);
     expect(running.statusCode).toBe(409);
@@ -123,7 +164,12 @@ describe('Idempotency-Key on a route that answers through respondInTransaction',
     const headers = { ...(await ts.auth('acme-admin')), 'idempotency-key': 'k-ignored' };
     expect((await ts.inject({ method: 'GET', url: '/tags', headers })).headers['idempotent-replayed']).toBeUndefined();
     expect((await ts.inject({ method: 'GET', url: '/tags', headers })).headers['idempotent-replayed']).toBeUndefined();
-    const tokenRequest = { method: 'POST', url: '/oauth/token', headers: { 'idempotency-key': 'k-token' }, payload: { grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' } };
+    const tokenRequest = {
+      method: 'POST',
+      url: '/oauth/token',
+      headers: { 'idempotency-key': 'k-token' },
+      payload: { grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' },
+    };
     const a = JSON.parse((await ts.inject(tokenRequest)).payload).access_token;
     const b = JSON.parse((await ts.inject(tokenRequest)).payload).access_token;
     expect(a).not.toBe(b);
@@ -154,7 +200,10 @@ describe('Idempotency-Key on routes that answer without respondInTransaction', (
             runs++;
             await gate;
             if (failNext) throw new Error('boom');
-            return h.response({ success: true, run: runs, at: new Date() }).code(201).header('location', `/somewhere/${runs}`);
+            return h
+              .response({ success: true, run: runs, at: new Date() })
+              .code(201)
+              .header('location', `/somewhere/${runs}`);
           },
         },
         {
@@ -176,7 +225,11 @@ describe('Idempotency-Key on routes that answer without respondInTransaction', (
   });
 
   const auth = async () => {
-    const res = await server.inject({ method: 'POST', url: '/oauth/token', payload: { grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' } });
+    const res = await server.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      payload: { grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' },
+    });
     return { authorization: `Bearer ${JSON.parse(res.payload).access_token}` };
   };
   const body = { brand_id: 'brand-acme', external_reference: 'x', tag: 'X' };
@@ -198,14 +251,17 @@ describe('Idempotency-Key on routes that answer without respondInTransaction', (
     let open!: () => void;
     gate = new Promise((resolve) => (open = resolve));
     const first = server.inject({ method: 'POST', url: '/tags', headers, payload: body });
-    while (runs === 0 || !(await db.sql`SELECT 1 FROM idempotency_keys WHERE state = 'in_progress'`).length) await new Promise((r) => setTimeout(r, 5));
+    while (runs === 0 || !(await db.sql`SELECT 1 FROM idempotency_keys WHERE state = 'in_progress'`).length)
+      await new Promise((r) => setTimeout(r, 5));
     const second = await server.inject({ method: 'POST', url: '/tags', headers, payload: body });
     expect(second.statusCode).toBe(409);
     expect(second.headers['retry-after']).toBe('1');
     expect(JSON.parse(second.payload).error).toBe('idempotency_in_progress');
     open();
     expect((await first).statusCode).toBe(201);
-    expect((await server.inject({ method: 'POST', url: '/tags', headers, payload: body })).headers['idempotent-replayed']).toBe('true');
+    expect(
+      (await server.inject({ method: 'POST', url: '/tags', headers, payload: body })).headers['idempotent-replayed'],
+    ).toBe('true');
   });
 
   it('releases the key after a 5xx, also when the transaction failed after its action', async () => {
@@ -231,7 +287,8 @@ describe('purge of expired keys', () => {
     const scope = scopeHash({ tokenHash: 'purge', method: 'POST', path: '/x', key: 'k' });
     await claimIdempotencyKey(ts.db.sql, { scope, request: requestHash({}, ''), lockSeconds: 60 });
     await ts.db.sql`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE scope_hash = ${scope}`;
-    const count = async () => (await ts.db.sql`SELECT count(*)::int AS n FROM idempotency_keys WHERE scope_hash = ${scope}`)[0]!.n;
+    const count = async () =>
+      (await ts.db.sql`SELECT count(*)::int AS n FROM idempotency_keys WHERE scope_hash = ${scope}`)[0]!.n;
     await new Promise((r) => setTimeout(r, 100));
     expect(await count()).toBe(1); // not started: no purge
     expect(await remainingAfterStart(server, count)).toBe(0);
@@ -244,7 +301,9 @@ describe('a claim under a request that runs longer than the lock', () => {
     const { default: Hapi } = await import('@hapi/hapi');
     const { idempotencyPlugin } = await import('./idempotency.js');
     const server = Hapi.server({ routes: { timeout: { server: timeoutMs } } });
-    server.auth.scheme('stand-in', () => ({ authenticate: (_request, h) => h.authenticated({ credentials: { tokenHash: 'slow-token' } }) }));
+    server.auth.scheme('stand-in', () => ({
+      authenticate: (_request, h) => h.authenticated({ credentials: { tokenHash: 'slow-token' } }),
+    }));
     server.auth.strategy('stand-in', 'stand-in');
     server.auth.default('stand-in');
     await server.register({ plugin: idempotencyPlugin, options: { sql: db.sql, lockSeconds: 0.3 } });
@@ -266,7 +325,12 @@ describe('a claim under a request that runs longer than the lock', () => {
     const db = await createTestDatabase();
     try {
       const { server, runs } = await slowServer(db, 1500);
-      const request = { method: 'POST', url: '/slow', headers: { 'idempotency-key': 'slow-1' }, payload: { a: 1 } } as const;
+      const request = {
+        method: 'POST',
+        url: '/slow',
+        headers: { 'idempotency-key': 'slow-1' },
+        payload: { a: 1 },
+      } as const;
       const first = server.inject(request);
       await new Promise((r) => setTimeout(r, 1000)); // more than three lock lifetimes
       const second = await server.inject(request);
@@ -287,12 +351,20 @@ describe('a claim under a request that runs longer than the lock', () => {
     await server.start();
     try {
       const { request: httpRequest } = await import('node:http');
-      const sent = httpRequest(`${server.info.uri}/slow`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'slow-gone' } });
+      const sent = httpRequest(`${server.info.uri}/slow`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'slow-gone' },
+      });
       sent.on('error', () => {});
       sent.end('{"a":1}');
       while (runs.count === 0) await new Promise((r) => setTimeout(r, 10));
       sent.destroy(); // the client goes away while the handler runs
-      const request = { method: 'POST', url: '/slow', headers: { 'idempotency-key': 'slow-gone' }, payload: { a: 1 } } as const;
+      const request = {
+        method: 'POST',
+        url: '/slow',
+        headers: { 'idempotency-key': 'slow-gone' },
+        payload: { a: 1 },
+      } as const;
       await new Promise((r) => setTimeout(r, 600)); // past the lock of 0.3 s
       expect((await server.inject(request)).statusCode).toBe(409);
       await new Promise((r) => setTimeout(r, 800));
@@ -310,7 +382,12 @@ describe('a claim under a request that runs longer than the lock', () => {
     const db = await createTestDatabase();
     try {
       const { server, runs } = await slowServer(db, 1000, 100);
-      const request = { method: 'POST', url: '/slow', headers: { 'idempotency-key': 'slow-timeout' }, payload: { a: 1 } } as const;
+      const request = {
+        method: 'POST',
+        url: '/slow',
+        headers: { 'idempotency-key': 'slow-timeout' },
+        payload: { a: 1 },
+      } as const;
       expect((await server.inject(request)).statusCode).toBe(503); // the handler runs on
       const retry = await server.inject(request);
       expect(retry.statusCode).toBe(409);

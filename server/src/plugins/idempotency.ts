@@ -1,8 +1,15 @@
 import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import type { Sql, Tx } from '../db/pool.js';
 import {
-  claimIdempotencyKey, extendIdempotencyClaim, parseIdempotencyKey, purgeExpiredIdempotencyKeys, releaseIdempotencyKey, requestHash, scopeHash,
-  storeIdempotentResponse, type StoredResponse,
+  claimIdempotencyKey,
+  extendIdempotencyClaim,
+  parseIdempotencyKey,
+  purgeExpiredIdempotencyKeys,
+  releaseIdempotencyKey,
+  requestHash,
+  scopeHash,
+  storeIdempotentResponse,
+  type StoredResponse,
 } from '../services/idempotency.js';
 import type { Principal } from '../services/tokens.js';
 import { JSON_TYPE } from '../routes/route-options.js';
@@ -26,7 +33,13 @@ export type IdempotencyState = {
   /** Stops the heartbeat: the response is stored or the key released. */
   settle: () => void;
   /** The route's handler: whether it started, and how it ended (set by the wrapper every route gets). */
-  handler: { started: boolean; done: boolean; awaited: boolean; ended: Promise<HandlerEnd>; end: (outcome: HandlerEnd) => void };
+  handler: {
+    started: boolean;
+    done: boolean;
+    awaited: boolean;
+    ended: Promise<HandlerEnd>;
+    end: (outcome: HandlerEnd) => void;
+  };
   storeInTransaction: (tx: Tx, status: number, body: unknown) => Promise<void>;
 };
 
@@ -115,7 +128,11 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
         return problem(h, 400, 'idempotency_key_invalid', (error as Error).message);
       }
       const scope = scopeHash({ tokenHash: principal.tokenHash, method: request.method, path: request.path, key });
-      const outcome = await claimIdempotencyKey(sql, { scope, request: requestHash(request.payload, request.url.search), lockSeconds });
+      const outcome = await claimIdempotencyKey(sql, {
+        scope,
+        request: requestHash(request.payload, request.url.search),
+        lockSeconds,
+      });
       switch (outcome.kind) {
         case 'claimed': {
           const heartbeat = keepClaimAlive(sql, scope, outcome.claimedAt, lockSeconds, heartbeatMs);
@@ -131,7 +148,11 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
             settle: heartbeat.stop,
             handler: { started: false, done: false, awaited: false, ended, end },
             storeInTransaction: async (tx, status, body) => {
-              await storeIdempotentResponse(tx, scope, { status, headers: { 'content-type': JSON_TYPE }, body: JSON.stringify(body) });
+              await storeIdempotentResponse(tx, scope, {
+                status,
+                headers: { 'content-type': JSON_TYPE },
+                body: JSON.stringify(body),
+              });
               state.stored = true;
             },
           };
@@ -139,7 +160,8 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
           // A client that goes away ends the request without onPreResponse.
           request.events.once('disconnect', () => {
             if (request.plugins.idempotency !== state) return;
-            if (state.handler.started) finishAfterHandler(state); // stays on the request: respondInTransaction may still store there
+            if (state.handler.started)
+              finishAfterHandler(state); // stays on the request: respondInTransaction may still store there
             else void settleLate(state, { error: 'disconnected' }).catch(() => {});
           });
           return h.continue;
@@ -147,39 +169,56 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
         case 'replay':
           return replay(h, outcome.response);
         case 'reuse':
-          return problem(h, 422, 'idempotency_key_reuse', 'This Idempotency-Key was already used with a different request.');
+          return problem(
+            h,
+            422,
+            'idempotency_key_reuse',
+            'This Idempotency-Key was already used with a different request.',
+          );
         case 'in_progress':
-          return problem(h, 409, 'idempotency_in_progress', 'A request with this Idempotency-Key is still being processed.').header('retry-after', '1');
+          return problem(
+            h,
+            409,
+            'idempotency_in_progress',
+            'A request with this Idempotency-Key is still being processed.',
+          ).header('retry-after', '1');
       }
     });
 
     // Before the errors plugin, which takes error responses over (later extensions would not run).
-    server.ext('onPreResponse', async (request: Request, h: ResponseToolkit) => {
-      const state = request.plugins.idempotency;
-      if (!state || state.handler.awaited) return h.continue;
-      const response = request.response as ResponseObject & { isBoom?: boolean };
-      const ok = !response.isBoom && response.statusCode >= 200 && response.statusCode < 300;
-      if (state.handler.started && !state.handler.done && !ok) {
-        // Answered while the handler runs on (a timeout): the key waits for it, and stays on the
-        // request so that respondInTransaction still stores in the action's transaction.
-        finishAfterHandler(state);
+    server.ext(
+      'onPreResponse',
+      async (request: Request, h: ResponseToolkit) => {
+        const state = request.plugins.idempotency;
+        if (!state || state.handler.awaited) return h.continue;
+        const response = request.response as ResponseObject & { isBoom?: boolean };
+        const ok = !response.isBoom && response.statusCode >= 200 && response.statusCode < 300;
+        if (state.handler.started && !state.handler.done && !ok) {
+          // Answered while the handler runs on (a timeout): the key waits for it, and stays on the
+          // request so that respondInTransaction still stores in the action's transaction.
+          finishAfterHandler(state);
+          return h.continue;
+        }
+        request.plugins.idempotency = undefined; // once
+        state.settle();
+        if (ok && state.stored) return h.continue;
+        const stored = ok ? storable(response) : undefined;
+        if (stored) await storeIdempotentResponse(sql, state.scope, stored);
+        // A failed answer frees the key; so does a body we cannot keep (a stream), so a retry runs again.
+        else await releaseIdempotencyKey(sql, state.scope);
         return h.continue;
-      }
-      request.plugins.idempotency = undefined; // once
-      state.settle();
-      if (ok && state.stored) return h.continue;
-      const stored = ok ? storable(response) : undefined;
-      if (stored) await storeIdempotentResponse(sql, state.scope, stored);
-      // A failed answer frees the key; so does a body we cannot keep (a stream), so a retry runs again.
-      else await releaseIdempotencyKey(sql, state.scope);
-      return h.continue;
-    }, { before: ['loyalty-errors'] });
+      },
+      { before: ['loyalty-errors'] },
+    );
 
     let timer: NodeJS.Timeout | undefined;
     server.ext('onPostStart', () => {
-      timer = setInterval(() => {
-        purgeExpiredIdempotencyKeys(sql).catch(() => {});
-      }, options.purgeIntervalMs ?? 10 * 60_000);
+      timer = setInterval(
+        () => {
+          purgeExpiredIdempotencyKeys(sql).catch(() => {});
+        },
+        options.purgeIntervalMs ?? 10 * 60_000,
+      );
       timer.unref();
     });
     server.ext('onPreStop', () => clearInterval(timer));
@@ -228,8 +267,11 @@ function lateResponse(result: unknown): StoredResponse | undefined {
     const response = result as ResponseObject;
     return response.statusCode >= 200 && response.statusCode < 300 ? storable(response) : undefined;
   }
-  if (result === null || result === undefined || typeof result === 'symbol' || (result as { isBoom?: boolean }).isBoom) return undefined;
-  return typeof result === 'string' ? { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: result } : { status: 200, headers: { 'content-type': JSON_TYPE }, body: JSON.stringify(result) };
+  if (result === null || result === undefined || typeof result === 'symbol' || (result as { isBoom?: boolean }).isBoom)
+    return undefined;
+  return typeof result === 'string'
+    ? { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: result }
+    : { status: 200, headers: { 'content-type': JSON_TYPE }, body: JSON.stringify(result) };
 }
 
 /**

@@ -48,7 +48,11 @@ const scrapeGuarded = () => scrape(guarded, { authorization: `Bearer ${METRICS_T
 
 /** A token straight from the service: one through POST /oauth/token would be counted by the rate limit. */
 const freshToken = async (t: TestServer) => {
-  const { access_token } = await issueToken(t.db.sql, { grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' });
+  const { access_token } = await issueToken(t.db.sql, {
+    grant_type: 'client_credentials',
+    client_id: 'acme-admin',
+    client_secret: 'acme-admin-secret',
+  });
   return { authorization: `Bearer ${access_token}` };
 };
 
@@ -56,22 +60,40 @@ describe('GET /metrics', () => {
   it('records request durations by route template (never the URL) and status, unknown paths as unmatched', async () => {
     const headers = await open.auth('acme-admin');
     const email = `metrics-${randomUUID()}@example.org`;
-    const created = await open.inject({ method: 'POST', url: '/members', headers, payload: { brand_id: 'brand-acme', email } });
+    const created = await open.inject({
+      method: 'POST',
+      url: '/members',
+      headers,
+      payload: { brand_id: 'brand-acme', email },
+    });
     expect(created.statusCode).toBe(201);
     const memberId = JSON.parse(created.payload).member_id as string;
-    expect((await open.inject({ method: 'GET', url: `/members/${memberId}?brand_id=brand-acme`, headers })).statusCode).toBe(200);
-    expect((await open.inject({ method: 'GET', url: `/members/${memberId}?brand_id=brand-acme`, headers })).statusCode).toBe(200);
+    expect(
+      (await open.inject({ method: 'GET', url: `/members/${memberId}?brand_id=brand-acme`, headers })).statusCode,
+    ).toBe(200);
+    expect(
+      (await open.inject({ method: 'GET', url: `/members/${memberId}?brand_id=brand-acme`, headers })).statusCode,
+    ).toBe(200);
     const missing = randomUUID();
-    expect((await open.inject({ method: 'GET', url: `/members/${missing}?brand_id=brand-acme`, headers })).statusCode).toBe(404);
+    expect(
+      (await open.inject({ method: 'GET', url: `/members/${missing}?brand_id=brand-acme`, headers })).statusCode,
+    ).toBe(404);
     expect((await open.inject({ method: 'GET', url: `/no-such-path/${missing}`, headers })).statusCode).toBe(404);
 
     const { text, samples } = await scrape(open);
-    const count = (labels: Record<string, string>) => valueOf(samples, 'loyalty_http_request_duration_seconds_count', labels);
+    const count = (labels: Record<string, string>) =>
+      valueOf(samples, 'loyalty_http_request_duration_seconds_count', labels);
     expect(count({ method: 'GET', route: '/members/{uuid}', status: '200' })).toBe(2);
     expect(count({ method: 'GET', route: '/members/{uuid}', status: '404' })).toBe(1);
     expect(count({ method: 'POST', route: '/members', status: '201' })).toBe(1);
     expect(count({ method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
-    expect(valueOf(samples, 'loyalty_http_request_duration_seconds_bucket', { route: '/members/{uuid}', status: '200', le: '+Inf' })).toBe(2);
+    expect(
+      valueOf(samples, 'loyalty_http_request_duration_seconds_bucket', {
+        route: '/members/{uuid}',
+        status: '200',
+        le: '+Inf',
+      }),
+    ).toBe(2);
     // No raw URL, id or query string in any label.
     expect(text).not.toContain(memberId);
     expect(text).not.toContain(missing);
@@ -83,13 +105,20 @@ describe('GET /metrics', () => {
   });
 
   it('counts 429 answers of the rate limit by policy and route', async () => {
-    const before = valueOf((await scrapeGuarded()).samples, 'loyalty_rate_limit_rejections_total', { scope: 'token', route: '/tags' }) ?? 0;
+    const before =
+      valueOf((await scrapeGuarded()).samples, 'loyalty_rate_limit_rejections_total', {
+        scope: 'token',
+        route: '/tags',
+      }) ?? 0;
     const headers = await freshToken(guarded);
     const statuses = [];
-    for (let i = 0; i < 4; i++) statuses.push((await guarded.inject({ method: 'GET', url: '/tags', headers })).statusCode);
+    for (let i = 0; i < 4; i++)
+      statuses.push((await guarded.inject({ method: 'GET', url: '/tags', headers })).statusCode);
     expect(statuses).toEqual([200, 200, 429, 429]);
     const { samples } = await scrapeGuarded();
-    expect(valueOf(samples, 'loyalty_rate_limit_rejections_total', { scope: 'token', route: '/tags' })).toBe(before + 2);
+    expect(valueOf(samples, 'loyalty_rate_limit_rejections_total', { scope: 'token', route: '/tags' })).toBe(
+      before + 2,
+    );
     // /metrics itself is not rate limited: many scrapes in a row all answer.
     for (let i = 0; i < 5; i++) await scrapeGuarded();
   });
@@ -112,13 +141,27 @@ describe('GET /metrics', () => {
 
   it('with LOYALTY_METRICS_TOKEN, answers 401 without that bearer token (also to an OAuth token) and 200 with it', async () => {
     const unauthenticated = { message: 'Unauthenticated.', error: 'unauthenticated' };
-    for (const authorization of [undefined, 'Bearer wrong-token-0123456789abcdef', `Bearer ${METRICS_TOKEN}x`, `Basic ${METRICS_TOKEN}`, (await freshToken(guarded)).authorization]) {
-      const res = await guarded.inject({ method: 'GET', url: '/metrics', headers: authorization ? { authorization } : {} });
+    for (const authorization of [
+      undefined,
+      'Bearer wrong-token-0123456789abcdef',
+      `Bearer ${METRICS_TOKEN}x`,
+      `Basic ${METRICS_TOKEN}`,
+      (await freshToken(guarded)).authorization,
+    ]) {
+      const res = await guarded.inject({
+        method: 'GET',
+        url: '/metrics',
+        headers: authorization ? { authorization } : {},
+      });
       expect(res.statusCode, String(authorization)).toBe(401);
       expect(JSON.parse(res.payload)).toEqual(unauthenticated);
       expect(res.payload).not.toContain('loyalty_');
     }
-    const ok = await guarded.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    const ok = await guarded.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
     expect(ok.statusCode).toBe(200);
     expect(ok.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(ok.payload).toContain('# TYPE loyalty_http_request_duration_seconds histogram');
@@ -138,7 +181,8 @@ describe('GET /metrics', () => {
     const age = valueOf(samples, 'loyalty_worker_oldest_job_age_seconds', { task })!;
     expect(age).toBeGreaterThanOrEqual(90);
     expect(age).toBeLessThan(600);
-    await open.db.sql`DELETE FROM graphile_worker._private_jobs WHERE task_id = (SELECT id FROM graphile_worker._private_tasks WHERE identifier = ${task})`;
+    await open.db
+      .sql`DELETE FROM graphile_worker._private_jobs WHERE task_id = (SELECT id FROM graphile_worker._private_tasks WHERE identifier = ${task})`;
     // Within a second of the last refresh a scrape answers the values read then (a flood of scrapes costs one).
     expect(valueOf((await scrape(open)).samples, 'loyalty_worker_queue_depth', { task })).toBe(3);
     await afterRefreshInterval();
@@ -147,11 +191,14 @@ describe('GET /metrics', () => {
 
   it('reports voucher jobs by status, pending deliveries and connections from the database', async () => {
     const { samples } = await scrape(open);
-    for (const status of ['queued', 'running', 'done', 'failed']) expect(valueOf(samples, 'loyalty_voucher_jobs', { status }), status).toBeTypeOf('number');
+    for (const status of ['queued', 'running', 'done', 'failed'])
+      expect(valueOf(samples, 'loyalty_voucher_jobs', { status }), status).toBeTypeOf('number');
     expect(valueOf(samples, 'loyalty_webhook_deliveries_pending')).toBe(0);
     expect(valueOf(samples, 'loyalty_passes_estimate', { kind: 'coupon' })).toBeTypeOf('number');
     // The scrape itself runs on a connection of this database.
-    expect(samples.filter((s) => s.name === 'loyalty_db_connections').reduce((n, s) => n + s.value, 0)).toBeGreaterThanOrEqual(1);
+    expect(
+      samples.filter((s) => s.name === 'loyalty_db_connections').reduce((n, s) => n + s.value, 0),
+    ).toBeGreaterThanOrEqual(1);
   });
 
   it('counts event-feed long polls while they are open', async () => {
@@ -159,7 +206,8 @@ describe('GET /metrics', () => {
     const gauge = async () => valueOf((await scrape(open)).samples, 'loyalty_event_feed_long_polls_open');
     expect(await gauge()).toBe(0);
     // After the newest event, so that the request waits.
-    const cursor = JSON.parse((await open.inject({ method: 'GET', url: '/events', headers })).payload).next_cursor as string;
+    const cursor = JSON.parse((await open.inject({ method: 'GET', url: '/events', headers })).payload)
+      .next_cursor as string;
     const poll = open.inject({ method: 'GET', url: `/events?wait=2&after=${encodeURIComponent(cursor)}`, headers });
     let seen: number | undefined;
     for (let i = 0; i < 40 && seen !== 1; i++) {
@@ -177,10 +225,20 @@ describe('GET /metrics', () => {
   it('shows no secrets: access tokens, the metrics token, client secrets, e-mails', async () => {
     const token = (await freshToken(guarded)).authorization.slice('Bearer '.length);
     const email = `secret-${randomUUID()}@example.org`;
-    await guarded.inject({ method: 'POST', url: '/members', headers: { authorization: `Bearer ${token}` }, payload: { brand_id: 'brand-acme', email } });
-    await guarded.inject({ method: 'POST', url: '/oauth/token', payload: { grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' } });
+    await guarded.inject({
+      method: 'POST',
+      url: '/members',
+      headers: { authorization: `Bearer ${token}` },
+      payload: { brand_id: 'brand-acme', email },
+    });
+    await guarded.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      payload: { grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' },
+    });
     const { text } = await scrapeGuarded();
     expect(text).toContain('route="/members"');
-    for (const secret of [token, METRICS_TOKEN, 'acme-admin-secret', email, '@example.org']) expect(text).not.toContain(secret);
+    for (const secret of [token, METRICS_TOKEN, 'acme-admin-secret', email, '@example.org'])
+      expect(text).not.toContain(secret);
   });
 });

@@ -24,7 +24,6 @@ declare module '@hapi/hapi' {
   }
 }
 
-
 /**
  * Prometheus metrics of this process (issue 14, item 5): request durations by route template and
  * status, rate-limit rejections, idempotency replays and conflicts, open event-feed long polls and
@@ -91,7 +90,9 @@ export const metricsPlugin: Plugin<Record<string, never>> = {
 
     server.events.on('response', (request) => {
       endLongPoll(request);
-      const response = request.response as (ResponseObject & { isBoom?: boolean; output?: { statusCode: number } }) | null;
+      const response = request.response as
+        | (ResponseObject & { isBoom?: boolean; output?: { statusCode: number } })
+        | null;
       const status = response ? (response.isBoom ? response.output!.statusCode : response.statusCode) : 0;
       const route = routeTemplateOf(request);
       const seconds = ((request.info.completed || Date.now()) - request.info.received) / 1000;
@@ -126,7 +127,8 @@ export const metricsRoutes: RouteDef[] = [
     path: '/metrics',
     handler: async (request, h) => {
       const { config, sql } = appOf(request);
-      if (config.metricsToken && !bearerMatches(request.headers.authorization, config.metricsToken)) throw Boom.unauthorized(null, 'Bearer');
+      if (config.metricsToken && !bearerMatches(request.headers.authorization, config.metricsToken))
+        throw Boom.unauthorized(null, 'Bearer');
       const metrics = request.server.plugins['loyalty-metrics'];
       await metrics.database.refresh(sql);
       return h.response(await metrics.registry.metrics()).type(metrics.registry.contentType);

@@ -13,7 +13,12 @@ let address = 0;
 const nextAddress = () => `10.0.0.${++address}`;
 /** Tokens straight from the service: issuing through POST /oauth/token would spend IP budget. */
 const freshToken = async (scope?: string[]) => {
-  const { access_token } = await issueToken(ts.db.sql, { grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret', scope: scope?.join(' ') });
+  const { access_token } = await issueToken(ts.db.sql, {
+    grant_type: 'client_credentials',
+    client_id: 'acme-admin',
+    client_secret: 'acme-admin-secret',
+    scope: scope?.join(' '),
+  });
   return { authorization: `Bearer ${access_token}` };
 };
 const limits = (res: ServerInjectResponse) => ({
@@ -50,7 +55,12 @@ describe('per-token limit', () => {
   it('does not process a request over the limit, and checks the limit before validation', async () => {
     const headers = await freshToken();
     for (let i = 0; i < 5; i++) await ts.inject({ method: 'GET', url: '/tags', headers });
-    const create = await ts.inject({ method: 'POST', url: '/tags', headers, payload: { brand_id: 'brand-acme', external_reference: 'over-limit', tag: 'X' } });
+    const create = await ts.inject({
+      method: 'POST',
+      url: '/tags',
+      headers,
+      payload: { brand_id: 'brand-acme', external_reference: 'over-limit', tag: 'X' },
+    });
     expect(create.statusCode).toBe(429);
     const [row] = await ts.db.sql`SELECT count(*)::int AS n FROM tags WHERE external_reference = 'over-limit'`;
     expect(row!.n).toBe(0);
@@ -74,9 +84,24 @@ describe('per-token limit', () => {
     const headers = await freshToken();
     const lacking = await freshToken(['tags.get']);
     const responses = [
-      await ts.inject({ method: 'POST', url: '/tags', headers: { ...headers, 'content-type': 'application/json' }, payload: '{' }),
-      await ts.inject({ method: 'POST', url: '/tags', headers: lacking, payload: { brand_id: 'brand-acme', external_reference: 'r', tag: 'R' } }),
-      await ts.inject({ method: 'PUT', url: '/tags', headers, payload: { tag_id: '00000000-0000-4000-8000-000000000000', tag: 'X' } }),
+      await ts.inject({
+        method: 'POST',
+        url: '/tags',
+        headers: { ...headers, 'content-type': 'application/json' },
+        payload: '{',
+      }),
+      await ts.inject({
+        method: 'POST',
+        url: '/tags',
+        headers: lacking,
+        payload: { brand_id: 'brand-acme', external_reference: 'r', tag: 'R' },
+      }),
+      await ts.inject({
+        method: 'PUT',
+        url: '/tags',
+        headers,
+        payload: { tag_id: '00000000-0000-4000-8000-000000000000', tag: 'X' },
+      }),
       await ts.inject({ method: 'POST', url: '/tags', headers, payload: {} }),
     ];
     expect(responses.map((r) => r.statusCode)).toEqual([400, 403, 404, 422]);
@@ -92,7 +117,10 @@ describe('per-token limit', () => {
     try {
       const headers = await freshToken();
       const remaining = [];
-      for (const server of [ts.server, other, ts.server, other]) remaining.push((await server.inject({ method: 'GET', url: '/tags', headers })).headers['x-ratelimit-remaining']);
+      for (const server of [ts.server, other, ts.server, other])
+        remaining.push(
+          (await server.inject({ method: 'GET', url: '/tags', headers })).headers['x-ratelimit-remaining'],
+        );
       expect(remaining).toEqual(['4', '3', '2', '1']);
     } finally {
       await other.stop();
@@ -103,11 +131,21 @@ describe('per-token limit', () => {
 describe('per-IP limit for requests without a (valid) token', () => {
   it('counts anonymous requests, POST /oauth/token, invalid tokens and unknown routes against the address', async () => {
     const remoteAddress = nextAddress();
-    const token = await ts.server.inject({ method: 'POST', url: '/oauth/token', remoteAddress, payload: { grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' } });
+    const token = await ts.server.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      remoteAddress,
+      payload: { grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' },
+    });
     expect(token.statusCode).toBe(200);
     expect(limits(token)).toEqual({ limit: '3', remaining: '2' });
     expect(token.headers['ratelimit-policy']).toBe(`"ip";q=3;w=${WINDOW}`);
-    const badToken = await ts.inject({ method: 'GET', url: '/tags', remoteAddress, headers: { authorization: 'Bearer not-a-token' } });
+    const badToken = await ts.inject({
+      method: 'GET',
+      url: '/tags',
+      remoteAddress,
+      headers: { authorization: 'Bearer not-a-token' },
+    });
     expect(badToken.statusCode).toBe(401);
     expect(limits(badToken)).toEqual({ limit: '3', remaining: '1' });
     const unknown = await ts.inject({ method: 'GET', url: '/no-such-route', remoteAddress });
@@ -116,7 +154,11 @@ describe('per-IP limit for requests without a (valid) token', () => {
 
     for (const request of [
       { method: 'GET', url: '/openapi.yaml' },
-      { method: 'POST', url: '/oauth/token', payload: { grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' } },
+      {
+        method: 'POST',
+        url: '/oauth/token',
+        payload: { grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' },
+      },
       { method: 'GET', url: '/tags', headers: { authorization: 'Bearer not-a-token' } },
       { method: 'GET', url: '/tags' },
     ]) {
@@ -146,9 +188,16 @@ describe('per-IP limit for requests without a (valid) token', () => {
 describe('purge of old counters', () => {
   it('runs every purgeIntervalMs while the server is started', async () => {
     const { rateLimitPlugin } = await import('./rate-limit.js');
-    const server = await pluginServer(rateLimitPlugin, { sql: ts.db.sql, tokenLimit: 5, ipLimit: 5, windowSeconds: 60, purgeIntervalMs: 20 });
+    const server = await pluginServer(rateLimitPlugin, {
+      sql: ts.db.sql,
+      tokenLimit: 5,
+      ipLimit: 5,
+      windowSeconds: 60,
+      purgeIntervalMs: 20,
+    });
     await ts.db.sql`INSERT INTO rate_limits (bucket, window_start, count) VALUES ('ip:purge-me', 1000, 1)`;
-    const count = async () => (await ts.db.sql`SELECT count(*)::int AS n FROM rate_limits WHERE bucket = 'ip:purge-me'`)[0]!.n;
+    const count = async () =>
+      (await ts.db.sql`SELECT count(*)::int AS n FROM rate_limits WHERE bucket = 'ip:purge-me'`)[0]!.n;
     expect(await remainingAfterStart(server, count)).toBe(0);
   });
 });

@@ -2,7 +2,12 @@ import type { Plugin, Request, ResponseObject, ResponseToolkit } from '@hapi/hap
 import type { Boom } from '@hapi/boom';
 import { isDatabaseUnavailable } from '../db/outage.js';
 import type { Sql } from '../db/pool.js';
-import { createRequestCounter, purgeRateLimits, type RateLimitPolicy, type RateLimitState } from '../services/rate-limits.js';
+import {
+  createRequestCounter,
+  purgeRateLimits,
+  type RateLimitPolicy,
+  type RateLimitState,
+} from '../services/rate-limits.js';
 import type { Principal } from '../services/tokens.js';
 
 export type RateLimitOptions = {
@@ -52,7 +57,9 @@ export const rateLimitPlugin: Plugin<RateLimitOptions> = {
       return state;
     };
     const policyOf = (request: Request): RateLimitPolicy =>
-      request.auth.isAuthenticated && (request.auth.credentials as unknown as Partial<Principal>)?.tokenHash ? 'token' : 'ip';
+      request.auth.isAuthenticated && (request.auth.credentials as unknown as Partial<Principal>)?.tokenHash
+        ? 'token'
+        : 'ip';
     const tooMany = (h: ResponseToolkit, state: RateLimitState) =>
       h.response(TOO_MANY).code(429).header('retry-after', String(state.resetSeconds)).takeover();
 
@@ -67,39 +74,50 @@ export const rateLimitPlugin: Plugin<RateLimitOptions> = {
     });
 
     // Before get-body: a GET over the limit is refused before its body is read.
-    server.ext('onPostAuth', async (request, h) => {
-      const own = stateOf(request);
-      if (own.exempt || own.state) return h.continue;
-      const state = await count(request, policyOf(request));
-      return state.exceeded ? tooMany(h, state) : h.continue;
-    }, { before: ['loyalty-get-body'] });
+    server.ext(
+      'onPostAuth',
+      async (request, h) => {
+        const own = stateOf(request);
+        if (own.exempt || own.state) return h.continue;
+        const state = await count(request, policyOf(request));
+        return state.exceeded ? tooMany(h, state) : h.continue;
+      },
+      { before: ['loyalty-get-body'] },
+    );
 
     // Before the errors plugin: it takes error responses over, and later onPreResponse
     // extensions do not run after a takeover.
-    server.ext('onPreResponse', async (request, h) => {
-      const own = stateOf(request);
-      if (own.exempt) return h.continue;
-      let state = own.state;
-      if (!state) {
-        try {
-          state = await count(request, policyOf(request));
-        } catch (error) {
-          // The database is down and this answer needed none (an unknown path, say): it goes out
-          // as it is, without counting (a throw here would turn it into hapi's own 500).
-          if (isDatabaseUnavailable(error)) return h.continue;
-          throw error;
+    server.ext(
+      'onPreResponse',
+      async (request, h) => {
+        const own = stateOf(request);
+        if (own.exempt) return h.continue;
+        let state = own.state;
+        if (!state) {
+          try {
+            state = await count(request, policyOf(request));
+          } catch (error) {
+            // The database is down and this answer needed none (an unknown path, say): it goes out
+            // as it is, without counting (a throw here would turn it into hapi's own 500).
+            if (isDatabaseUnavailable(error)) return h.continue;
+            throw error;
+          }
+          if (state.exceeded) return setHeaders(request, tooMany(h, state), state);
         }
-        if (state.exceeded) return setHeaders(request, tooMany(h, state), state);
-      }
-      setHeaders(request, request.response as ResponseObject | Boom, state);
-      return h.continue;
-    }, { before: ['loyalty-errors'] });
+        setHeaders(request, request.response as ResponseObject | Boom, state);
+        return h.continue;
+      },
+      { before: ['loyalty-errors'] },
+    );
 
     let timer: NodeJS.Timeout | undefined;
     server.ext('onPostStart', () => {
-      timer = setInterval(() => {
-        purgeRateLimits(options.sql, options.windowSeconds).catch(() => {});
-      }, options.purgeIntervalMs ?? 10 * 60_000);
+      timer = setInterval(
+        () => {
+          purgeRateLimits(options.sql, options.windowSeconds).catch(() => {});
+        },
+        options.purgeIntervalMs ?? 10 * 60_000,
+      );
       timer.unref();
     });
     server.ext('onPreStop', () => clearInterval(timer));

@@ -22,7 +22,11 @@ describe('X-Request-Id', () => {
 
   it('makes a new one when none is sent, or when the one sent is too long or unsafe (a header or log injection)', async () => {
     for (const sent of [undefined, 'x'.repeat(129), 'a b', 'a\u0007b', '<script>', '', 'someone@example.org']) {
-      const res = await t.inject({ method: 'GET', url: '/health', headers: sent === undefined ? {} : { 'x-request-id': sent } });
+      const res = await t.inject({
+        method: 'GET',
+        url: '/health',
+        headers: sent === undefined ? {} : { 'x-request-id': sent },
+      });
       expect(res.headers['x-request-id'], JSON.stringify(sent)).toMatch(UUID);
     }
     const a = await t.inject({ method: 'GET', url: '/health' });
@@ -34,10 +38,16 @@ describe('X-Request-Id', () => {
     const unauthenticated = await t.inject({ method: 'GET', url: '/tags', headers: { 'x-request-id': 'r-401' } });
     expect([unauthenticated.statusCode, unauthenticated.headers['x-request-id']]).toEqual([401, 'r-401']);
     const headers = await t.auth('acme-admin');
-    const invalid = await t.inject({ method: 'POST', url: '/tags', headers: { ...headers, 'x-request-id': 'r-422' }, payload: { tag: 'x' } });
+    const invalid = await t.inject({
+      method: 'POST',
+      url: '/tags',
+      headers: { ...headers, 'x-request-id': 'r-422' },
+      payload: { tag: 'x' },
+    });
     expect([invalid.statusCode, invalid.headers['x-request-id']]).toEqual([422, 'r-422']);
     let limited;
-    for (let i = 0; i < 5 && limited?.statusCode !== 429; i++) limited = await t.inject({ method: 'GET', url: '/tags', headers: { ...headers, 'x-request-id': `r-429-${i}` } });
+    for (let i = 0; i < 5 && limited?.statusCode !== 429; i++)
+      limited = await t.inject({ method: 'GET', url: '/tags', headers: { ...headers, 'x-request-id': `r-429-${i}` } });
     expect(limited!.statusCode).toBe(429);
     expect(limited!.headers['x-request-id']).toMatch(/^r-429-\d$/);
   });

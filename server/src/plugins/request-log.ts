@@ -25,7 +25,9 @@ export function accessLineOf(request: Request): AccessLine {
   return {
     method: request.method.toUpperCase(),
     route: routeTemplateOf(request),
-    status: request.raw.res.headersSent ? request.raw.res.statusCode : ((request.response as { statusCode?: number } | null)?.statusCode ?? 0),
+    status: request.raw.res.headersSent
+      ? request.raw.res.statusCode
+      : ((request.response as { statusCode?: number } | null)?.statusCode ?? 0),
     duration_ms: Math.max(0, end - info.received),
     request_id: requestIdOf(request),
     ...(principal && { client_id: principal.clientId }),

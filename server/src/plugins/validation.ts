@@ -5,7 +5,9 @@ import { invalid, type DomainError } from '../services/errors.js';
 import type { OpenApiDocument, Operation } from '../lib/openapi.js';
 import { textFaults } from '../lib/input-rules.js';
 
-const addFormats = ((formatsModule as unknown as { default?: unknown }).default ?? formatsModule) as (ajv: Ajv2020) => void;
+const addFormats = ((formatsModule as unknown as { default?: unknown }).default ?? formatsModule) as (
+  ajv: Ajv2020,
+) => void;
 
 /**
  * Request validation straight from openapi.yaml: the document's JSON Schemas (OpenAPI 3.1 is
@@ -14,7 +16,13 @@ const addFormats = ((formatsModule as unknown as { default?: unknown }).default 
  */
 export function createValidators(document: OpenApiDocument) {
   const make = (coerce: boolean) => {
-    const ajv = new Ajv2020({ strict: false, allErrors: true, coerceTypes: coerce ? 'array' : false, useDefaults: true, validateFormats: true });
+    const ajv = new Ajv2020({
+      strict: false,
+      allErrors: true,
+      coerceTypes: coerce ? 'array' : false,
+      useDefaults: true,
+      validateFormats: true,
+    });
     addFormats(ajv);
     ajv.addSchema({ ...document, $id: 'openapi' });
     return ajv;
@@ -52,9 +60,11 @@ export function fieldErrors(errors: ErrorObject[] | null | undefined, prefix = '
     // oneOf/anyOf report every branch; their own summary line is noise next to the branch errors.
     if (e.keyword === 'if') continue;
     let path = e.instancePath.slice(1).replace(/\//g, '.');
-    if (e.keyword === 'required') path = [path, (e.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.');
-    if (e.keyword === 'additionalProperties') path = [path, (e.params as { additionalProperty: string }).additionalProperty].filter(Boolean).join('.');
-    const field = [prefix, path].filter(Boolean).join('.') || (prefix || 'body');
+    if (e.keyword === 'required')
+      path = [path, (e.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.');
+    if (e.keyword === 'additionalProperties')
+      path = [path, (e.params as { additionalProperty: string }).additionalProperty].filter(Boolean).join('.');
+    const field = [prefix, path].filter(Boolean).join('.') || prefix || 'body';
     const message = describe(field, e);
     (fields[field] ??= []).includes(message) || fields[field]!.push(message);
   }
@@ -64,22 +74,39 @@ export function fieldErrors(errors: ErrorObject[] | null | undefined, prefix = '
 function describe(field: string, e: ErrorObject): string {
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {
-    case 'required': return `The ${field} field is required.`;
-    case 'type': return `The ${field} field must be of type ${String(p.type).replace(',', ' or ')}.`;
-    case 'format': return `The ${field} field must be a valid ${String(p.format)}.`;
-    case 'maxLength': return `The ${field} field must not be greater than ${String(p.limit)} characters.`;
-    case 'minLength': return `The ${field} field must be at least ${String(p.limit)} characters.`;
-    case 'maxItems': return `The ${field} field must not have more than ${String(p.limit)} items.`;
-    case 'minItems': return `The ${field} field must have at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}.`;
-    case 'minimum': return `The ${field} field must be at least ${String(p.limit)}.`;
-    case 'maximum': return `The ${field} field must not be greater than ${String(p.limit)}.`;
-    case 'enum': return `The selected ${field} is invalid; allowed: ${(p.allowedValues as unknown[]).join(', ')}.`;
-    case 'const': return `The ${field} field must be ${JSON.stringify(p.allowedValue)}.`;
-    case 'pattern': return `The ${field} field format is invalid.`;
-    case 'additionalProperties': return `The ${field} field is not allowed.`;
-    case 'oneOf': case 'anyOf': return `The ${field} field does not match any allowed form.`;
-    case 'not': return `The ${field} field is not allowed here.`;
-    default: return `The ${field} field is invalid (${e.message ?? e.keyword}).`;
+    case 'required':
+      return `The ${field} field is required.`;
+    case 'type':
+      return `The ${field} field must be of type ${String(p.type).replace(',', ' or ')}.`;
+    case 'format':
+      return `The ${field} field must be a valid ${String(p.format)}.`;
+    case 'maxLength':
+      return `The ${field} field must not be greater than ${String(p.limit)} characters.`;
+    case 'minLength':
+      return `The ${field} field must be at least ${String(p.limit)} characters.`;
+    case 'maxItems':
+      return `The ${field} field must not have more than ${String(p.limit)} items.`;
+    case 'minItems':
+      return `The ${field} field must have at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}.`;
+    case 'minimum':
+      return `The ${field} field must be at least ${String(p.limit)}.`;
+    case 'maximum':
+      return `The ${field} field must not be greater than ${String(p.limit)}.`;
+    case 'enum':
+      return `The selected ${field} is invalid; allowed: ${(p.allowedValues as unknown[]).join(', ')}.`;
+    case 'const':
+      return `The ${field} field must be ${JSON.stringify(p.allowedValue)}.`;
+    case 'pattern':
+      return `The ${field} field format is invalid.`;
+    case 'additionalProperties':
+      return `The ${field} field is not allowed.`;
+    case 'oneOf':
+    case 'anyOf':
+      return `The ${field} field does not match any allowed form.`;
+    case 'not':
+      return `The ${field} field is not allowed here.`;
+    default:
+      return `The ${field} field is invalid (${e.message ?? e.keyword}).`;
   }
 }
 
@@ -87,7 +114,10 @@ function describe(field: string, e: ErrorObject): string {
  * A hapi `validate` function for one part of the request: its schema, and the document's input rule
  * that every string is text (lib/input-rules.ts), declared or not.
  */
-export function hapiValidator(validate: ValidateFunction, onError: (fields: Record<string, string[]>) => DomainError = invalid) {
+export function hapiValidator(
+  validate: ValidateFunction,
+  onError: (fields: Record<string, string[]>) => DomainError = invalid,
+) {
   return async (value: unknown) => {
     const data = value ?? {};
     const faults = textFaults(data);

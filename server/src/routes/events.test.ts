@@ -17,10 +17,27 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-type Feed = { data: { id: string; type: string; created_at: string; organization_id: string; data: Record<string, unknown> }[]; next_cursor: string };
+type Feed = {
+  data: { id: string; type: string; created_at: string; organization_id: string; data: Record<string, unknown> }[];
+  next_cursor: string;
+};
 
 const emit = (db: Db = t.db.sql, type: EventType = 'member.created', organizationId = 'org-acme') =>
-  recordEvents(db, [{ organizationId, type, data: type === 'member.created' ? { member_id: crypto.randomUUID(), brand_id: 'brand-acme' } : { coupon_id: 'coupon-welcome', pass_id: crypto.randomUUID(), member_id: crypto.randomUUID(), expires_at: null } }]).then((ids) => ids[0]!);
+  recordEvents(db, [
+    {
+      organizationId,
+      type,
+      data:
+        type === 'member.created'
+          ? { member_id: crypto.randomUUID(), brand_id: 'brand-acme' }
+          : {
+              coupon_id: 'coupon-welcome',
+              pass_id: crypto.randomUUID(),
+              member_id: crypto.randomUUID(),
+              expires_at: null,
+            },
+    },
+  ]).then((ids) => ids[0]!);
 
 async function feed(query = '', client = 'acme-admin'): Promise<Feed> {
   const res = await t.inject({ method: 'GET', url: `/events${query}`, headers: await t.auth(client) });
@@ -33,7 +50,11 @@ describe('GET /events', () => {
     const first = [await emit(), await emit(), await emit()];
     const start = await feed('?limit=2');
     expect(start.data.map((e) => e.id)).toEqual(first.slice(1));
-    expect(start.data[0]).toMatchObject({ type: 'member.created', organization_id: 'org-acme', data: { brand_id: 'brand-acme' } });
+    expect(start.data[0]).toMatchObject({
+      type: 'member.created',
+      organization_id: 'org-acme',
+      data: { brand_id: 'brand-acme' },
+    });
     const more = [await emit(), await emit(t.db.sql, 'coupon.issued')];
     const next = await feed(`?after=${start.next_cursor}`);
     expect(next.data.map((e) => e.id)).toEqual(more);
@@ -82,7 +103,11 @@ describe('GET /events', () => {
   it('a long poll with the longest wait answers 200 (empty) before the request timeout, never 503', async () => {
     const short = await createTestServer({ requestTimeoutMs: 1500, socketTimeoutMs: 5000 });
     try {
-      const res = await short.inject({ method: 'GET', url: '/events?wait=30', headers: await short.auth('acme-admin') });
+      const res = await short.inject({
+        method: 'GET',
+        url: '/events?wait=30',
+        headers: await short.auth('acme-admin'),
+      });
       expect(res.statusCode, res.payload).toBe(200);
       expect((res.result as Feed).data).toEqual([]);
     } finally {
@@ -99,7 +124,11 @@ describe('GET /events', () => {
     expect(several.statusCode).toBe(422);
     expect(several.result).toMatchObject({ errors: { organization_id: [expect.any(String)] } });
     expect((await feed('?organization_id=org-globex&limit=100', 'multi')).data.map((e) => e.id)).toContain(globexEvent);
-    const foreign = await t.inject({ method: 'GET', url: '/events?organization_id=org-globex', headers: await t.auth('acme-admin') });
+    const foreign = await t.inject({
+      method: 'GET',
+      url: '/events?organization_id=org-globex',
+      headers: await t.auth('acme-admin'),
+    });
     expect(foreign.statusCode).toBe(404);
     const bad = await t.inject({ method: 'GET', url: '/events?after=nonsense', headers: await t.auth('acme-admin') });
     expect(bad.statusCode).toBe(422);

@@ -26,12 +26,22 @@ export const eventRoutes: RouteDef[] = [
       // A long poll ends early when the client goes away.
       const gone = new AbortController();
       request.raw.req.once('close', () => gone.abort());
-      const page = await listEvents(appOf(request).sql, organizationId, {
-        after: q.after,
-        types: q.types ? [...new Set(q.types.split(','))].filter((type): type is EventType => known.has(type)) : undefined,
-        limit: q.limit,
-        waitSeconds: q.wait === undefined ? undefined : Math.min(q.wait, longestWaitSeconds(appOf(request).config.requestTimeoutMs)),
-      }, { signal: gone.signal });
+      const page = await listEvents(
+        appOf(request).sql,
+        organizationId,
+        {
+          after: q.after,
+          types: q.types
+            ? [...new Set(q.types.split(','))].filter((type): type is EventType => known.has(type))
+            : undefined,
+          limit: q.limit,
+          waitSeconds:
+            q.wait === undefined
+              ? undefined
+              : Math.min(q.wait, longestWaitSeconds(appOf(request).config.requestTimeoutMs)),
+        },
+        { signal: gone.signal },
+      );
       return { message: SUCCESSFUL, ...page } satisfies Schemas['EventListResponse'];
     },
   },

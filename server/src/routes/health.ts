@@ -12,14 +12,24 @@ type Check = 'ok' | 'down' | 'behind';
  * lacks this version's last migration (a process newer than the schema: start it once alone, or
  * run the migrations), `ok` otherwise.
  */
-async function databaseState(request: Parameters<RouteDef['handler']>[0]): Promise<{ database: Check; migrations?: Check }> {
+async function databaseState(
+  request: Parameters<RouteDef['handler']>[0],
+): Promise<{ database: Check; migrations?: Check }> {
   const { sql, lastMigration } = appOf(request);
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), READINESS_TIMEOUT_MS)));
-  const query = (lastMigration
-    ? sql<{ applied: boolean }[]>`SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE name = ${lastMigration}) AS applied`
-    : sql`SELECT 1`
-  ).then((rows) => rows, () => 'failed' as const);
+  const timeout = new Promise<'timeout'>(
+    (resolve) => (timer = setTimeout(() => resolve('timeout'), READINESS_TIMEOUT_MS)),
+  );
+  const query = (
+    lastMigration
+      ? sql<
+          { applied: boolean }[]
+        >`SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE name = ${lastMigration}) AS applied`
+      : sql`SELECT 1`
+  ).then(
+    (rows) => rows,
+    () => 'failed' as const,
+  );
   try {
     const answer = await Promise.race([query, timeout]);
     if (answer === 'timeout' || answer === 'failed') return { database: 'down' };
@@ -45,7 +55,10 @@ export const healthRoutes: RouteDef[] = [
     path: '/health/ready',
     handler: async (request, h) => {
       const health = appOf(request).workerHealth?.();
-      const checks: Record<string, Check> = { ...(await databaseState(request)), ...(health && { worker: health.ok ? 'ok' : 'down' }) };
+      const checks: Record<string, Check> = {
+        ...(await databaseState(request)),
+        ...(health && { worker: health.ok ? 'ok' : 'down' }),
+      };
       const failing = Object.keys(checks).filter((part) => checks[part] !== 'ok');
       if (!failing.length) return { status: 'ok', checks };
       return h

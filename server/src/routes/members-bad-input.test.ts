@@ -13,20 +13,44 @@ let memberId: string;
 beforeAll(async () => {
   t = await createTestServer();
   [admin, till] = await Promise.all([t.auth('acme-admin'), t.auth('acme-pos-1')]);
-  const res = await t.inject({ method: 'POST', url: '/members', headers: admin, payload: { brand_id: 'brand-acme', email: 'fuzz@example.org' } });
+  const res = await t.inject({
+    method: 'POST',
+    url: '/members',
+    headers: admin,
+    payload: { brand_id: 'brand-acme', email: 'fuzz@example.org' },
+  });
   memberId = JSON.parse(res.payload).member_id;
 });
 afterAll(() => t.close());
 
 const long = 'x'.repeat(10_000);
 const bodies: unknown[] = [
-  {}, [], 'text', 42, null, { brand_id: null }, { brand_id: 5 }, { brand_id: ['brand-acme'] }, { brand_id: long },
-  { brand_id: 'brand-acme', email: long }, { brand_id: 'brand-acme', users: 'x' }, { brand_id: 'brand-acme', users: [null] },
-  { brand_id: 'brand-acme', users: [{ email: 'a@example.org', subscribed_at: 5 }] }, { brand_id: 'brand-acme', members: [{}] },
-  { brand_id: 'brand-acme', emails: [5] }, { brand_id: 'brand-acme', email: [null] }, { brand_id: 'brand-acme', page: -1, per_page: 'x' },
-  { brand_id: 'brand-acme', coupon_id: 5 }, { brand_id: 'brand-acme', storecard_id: 'card-points', expiration_date: '2026-13-45' },
-  { pass_code: null }, { pass_code: 'x', type: 'earn', points: 1.5, transaction_reference: 'r' }, { location_id: 1, users: {} },
-  { product_ids: [0] }, { products: [{ product_id: 'one' }] }, { off_peak_sale: 'true' }, { shipping_address: [] },
+  {},
+  [],
+  'text',
+  42,
+  null,
+  { brand_id: null },
+  { brand_id: 5 },
+  { brand_id: ['brand-acme'] },
+  { brand_id: long },
+  { brand_id: 'brand-acme', email: long },
+  { brand_id: 'brand-acme', users: 'x' },
+  { brand_id: 'brand-acme', users: [null] },
+  { brand_id: 'brand-acme', users: [{ email: 'a@example.org', subscribed_at: 5 }] },
+  { brand_id: 'brand-acme', members: [{}] },
+  { brand_id: 'brand-acme', emails: [5] },
+  { brand_id: 'brand-acme', email: [null] },
+  { brand_id: 'brand-acme', page: -1, per_page: 'x' },
+  { brand_id: 'brand-acme', coupon_id: 5 },
+  { brand_id: 'brand-acme', storecard_id: 'card-points', expiration_date: '2026-13-45' },
+  { pass_code: null },
+  { pass_code: 'x', type: 'earn', points: 1.5, transaction_reference: 'r' },
+  { location_id: 1, users: {} },
+  { product_ids: [0] },
+  { products: [{ product_id: 'one' }] },
+  { off_peak_sale: 'true' },
+  { shipping_address: [] },
 ];
 const routes: { method: string; url: string; headers?: 'till' }[] = [
   { method: 'POST', url: '/members/list' },
@@ -51,7 +75,12 @@ const routes: { method: string; url: string; headers?: 'till' }[] = [
 
 describe('bad input', () => {
   it('kept the member the requests above aimed at (a DELETE with brand_id as an array is refused)', async () => {
-    const res = await t.inject({ method: 'DELETE', url: `/members/${memberId}`, headers: { ...admin, 'content-type': 'application/json' }, payload: JSON.stringify({ brand_id: ['brand-acme', 'x'] }) });
+    const res = await t.inject({
+      method: 'DELETE',
+      url: `/members/${memberId}`,
+      headers: { ...admin, 'content-type': 'application/json' },
+      payload: JSON.stringify({ brand_id: ['brand-acme', 'x'] }),
+    });
     expect(res.statusCode).toBe(422);
   });
 
@@ -60,17 +89,29 @@ describe('bad input', () => {
       const url = route.url.replace('{uuid}', () => memberId);
       for (const body of bodies) {
         const res = await t.inject({
-          method: route.method, url, headers: { ...(route.headers === 'till' ? till : admin), 'content-type': 'application/json' },
+          method: route.method,
+          url,
+          headers: { ...(route.headers === 'till' ? till : admin), 'content-type': 'application/json' },
           payload: JSON.stringify(body),
         });
         // Some of these bodies are valid for some routes (extra fields are ignored); none may break one.
         expect(res.statusCode, `${JSON.stringify(body).slice(0, 80)} → ${res.payload.slice(0, 200)}`).toBeLessThan(500);
         expect(() => JSON.parse(res.payload)).not.toThrow();
       }
-      const broken = await t.inject({ method: route.method, url, headers: { ...(route.headers === 'till' ? till : admin), 'content-type': 'application/json' }, payload: '{"brand_id":' });
+      const broken = await t.inject({
+        method: route.method,
+        url,
+        headers: { ...(route.headers === 'till' ? till : admin), 'content-type': 'application/json' },
+        payload: '{"brand_id":',
+      });
       expect(broken.statusCode).toBe(400);
       // JSON bodies only.
-      const form = await t.inject({ method: route.method, url, headers: { ...(route.headers === 'till' ? till : admin), 'content-type': 'text/plain' }, payload: 'brand_id=x' });
+      const form = await t.inject({
+        method: route.method,
+        url,
+        headers: { ...(route.headers === 'till' ? till : admin), 'content-type': 'text/plain' },
+        payload: 'brand_id=x',
+      });
       if (route.method === 'DELETE') {
         // Its body is optional (brand_id goes in the query): a text body is ignored.
         expect(form.statusCode).toBe(422);
@@ -85,7 +126,14 @@ describe('bad input', () => {
   for (const url of ['/members', '/members/{uuid}', '/members/{uuid}/coupons', '/members/{uuid}/storecards']) {
     it(`GET ${url} answers 4xx JSON for bad query strings`, async () => {
       const path = url.replace('{uuid}', () => memberId);
-      for (const query of ['', '?brand_id=', `?brand_id=${long}`, '?brand_id=brand-acme&email=x&user_identifier=y', '?brand_id=brand-acme&page=abc&per_page=0', '?brand_id[]=a']) {
+      for (const query of [
+        '',
+        '?brand_id=',
+        `?brand_id=${long}`,
+        '?brand_id=brand-acme&email=x&user_identifier=y',
+        '?brand_id=brand-acme&page=abc&per_page=0',
+        '?brand_id[]=a',
+      ]) {
         const res = await t.inject({ method: 'GET', url: path + query, headers: admin });
         expect(res.statusCode, query).toBeGreaterThanOrEqual(400);
         expect(res.statusCode, query).toBeLessThan(500);

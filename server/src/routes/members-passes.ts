@@ -10,7 +10,13 @@ import type { RouteDef } from './types.js';
 const pageArgs = (request: Request, kind: 'coupon' | 'storecard') => {
   const uuid = request.params.uuid as string;
   const path = `${appOf(request).baseUrl()}/members/${encodeURIComponent(uuid)}/${kind}s`;
-  return [appOf(request).sql, scopeOf(request), uuid, queryOf<QueryOf<'/members/{uuid}/coupons', 'get'>>(request), path] as const;
+  return [
+    appOf(request).sql,
+    scopeOf(request),
+    uuid,
+    queryOf<QueryOf<'/members/{uuid}/coupons', 'get'>>(request),
+    path,
+  ] as const;
 };
 
 const passLists: RouteDef[] = [
@@ -27,7 +33,14 @@ const passLists: RouteDef[] = [
     path: '/members/{uuid}/storecards',
     handler: async (request) => {
       const [sql, scope, uuid, query, path] = pageArgs(request, 'storecard');
-      return (await listMemberPasses(sql, scope, uuid, 'storecard', query, path)) satisfies Schemas['StorecardPassPage'];
+      return (await listMemberPasses(
+        sql,
+        scope,
+        uuid,
+        'storecard',
+        query,
+        path,
+      )) satisfies Schemas['StorecardPassPage'];
     },
   },
 ];
@@ -39,10 +52,21 @@ export const memberPassRoutes: RouteDef[] = [
     path: '/members/{uuid}/passes',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
-        const issued = await issuePassToMember(tx, scopeOf(request), request.params.uuid as string, payloadOf<Schemas['IssuePassRequest']>(request), appOf(request).baseUrl());
+        const issued = await issuePassToMember(
+          tx,
+          scopeOf(request),
+          request.params.uuid as string,
+          payloadOf<Schemas['IssuePassRequest']>(request),
+          appOf(request).baseUrl(),
+        );
         return {
           status: issued.created ? 201 : 200,
-          body: { success: true, pass_code: issued.passCode, wallet_url: issued.walletUrl, created: issued.created } satisfies Schemas['IssuePassResponse'],
+          body: {
+            success: true,
+            pass_code: issued.passCode,
+            wallet_url: issued.walletUrl,
+            created: issued.created,
+          } satisfies Schemas['IssuePassResponse'],
         };
       }),
   },
@@ -51,7 +75,14 @@ export const memberPassRoutes: RouteDef[] = [
     path: '/members/location',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: { success: true, users: await setFavouriteLocation(tx, scopeOf(request), payloadOf<Schemas['FavoriteLocationRequest']>(request)) } satisfies Schemas['FavoriteLocationResponse'],
+        body: {
+          success: true,
+          users: await setFavouriteLocation(
+            tx,
+            scopeOf(request),
+            payloadOf<Schemas['FavoriteLocationRequest']>(request),
+          ),
+        } satisfies Schemas['FavoriteLocationResponse'],
       })),
   },
 ];

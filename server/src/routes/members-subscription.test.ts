@@ -7,16 +7,22 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const call = injector(() => t, () => admin);
+const call = injector(
+  () => t,
+  () => admin,
+);
 const member = async (email: string, unsubscribed = false) =>
   (await call('POST', '/members', { brand_id: 'brand-acme', email, unsubscribed })).body.member_id as string;
-const state = async (id: string) => (await call('GET', `/members/${id}?brand_id=brand-acme`)).body.unsubscribed as boolean;
+const state = async (id: string) =>
+  (await call('GET', `/members/${id}?brand_id=brand-acme`)).body.unsubscribed as boolean;
 
 describe('PATCH /members/subscribe and /members/unsubscribe', () => {
   it('subscribes an unsubscribed member, then answers 400 already_subscribed', async () => {
     const id = await member('sub@example.org', true);
-    expect(await call('PATCH', '/members/subscribe', { brand_id: 'brand-acme', email: 'SUB@example.org' }))
-      .toEqual({ status: 200, body: { message: 'Request successful', data: 'User subscribed' } });
+    expect(await call('PATCH', '/members/subscribe', { brand_id: 'brand-acme', email: 'SUB@example.org' })).toEqual({
+      status: 200,
+      body: { message: 'Request successful', data: 'User subscribed' },
+    });
     expect(await state(id)).toBe(false);
     const again = await call('PATCH', '/members/subscribe', { brand_id: 'brand-acme', email: 'sub@example.org' });
     expect(again).toMatchObject({ status: 400, body: { error: 'already_subscribed' } });
@@ -27,7 +33,9 @@ describe('PATCH /members/subscribe and /members/unsubscribe', () => {
     const res = await call('PATCH', '/members/unsubscribe', { brand_id: 'brand-acme', email: 'unsub@example.org' });
     expect(res).toEqual({ status: 200, body: { message: 'Request successful', data: 'User unsubscribed' } });
     expect(await state(id)).toBe(true);
-    expect((await call('PATCH', '/members/unsubscribe', { brand_id: 'brand-acme', email: 'unsub@example.org' })).status).toBe(200);
+    expect(
+      (await call('PATCH', '/members/unsubscribe', { brand_id: 'brand-acme', email: 'unsub@example.org' })).status,
+    ).toBe(200);
   });
 
   it('answers 404 for an unknown brand, member, or another organization; 422 for bad input; 403 without members.store', async () => {
@@ -35,10 +43,14 @@ describe('PATCH /members/subscribe and /members/unsubscribe', () => {
     for (const path of ['/members/subscribe', '/members/unsubscribe']) {
       expect((await call('PATCH', path, { brand_id: 'brand-nope', email: 'guard@example.org' })).status).toBe(404);
       expect((await call('PATCH', path, { brand_id: 'brand-acme', email: 'nobody@example.org' })).status).toBe(404);
-      expect((await call('PATCH', path, { brand_id: 'brand-acme', email: 'guard@example.org' }, globex)).status).toBe(404);
+      expect((await call('PATCH', path, { brand_id: 'brand-acme', email: 'guard@example.org' }, globex)).status).toBe(
+        404,
+      );
       expect((await call('PATCH', path, { brand_id: 'brand-acme' })).body.errors).toHaveProperty('email');
       expect((await call('PATCH', path, { brand_id: 'brand-acme', email: ['guard@example.org'] })).status).toBe(422);
-      expect((await call('PATCH', path, { brand_id: 'brand-acme', email: 'guard@example.org' }, readonly)).status).toBe(403);
+      expect((await call('PATCH', path, { brand_id: 'brand-acme', email: 'guard@example.org' }, readonly)).status).toBe(
+        403,
+      );
     }
   });
 });
@@ -48,12 +60,30 @@ describe('POST /members/subscribe and /members/unsubscribe (bulk)', () => {
     const a = await member('bulk-a@example.org', true);
     const b = await member('bulk-b@example.org', false);
     const c = await member('bulk-c@example.org', true);
-    const res = await call('POST', '/members/subscribe', { brand_id: 'brand-acme', email: ['BULK-A@example.org', 'bulk-b@example.org', 'bulk-c@example.org', 'nobody@example.org', 'bulk-a@example.org'] });
-    expect(res).toEqual({ status: 200, body: { message: 'Request successful', data: { amount: 2, message: 'Subscribed 2 members' } } });
+    const res = await call('POST', '/members/subscribe', {
+      brand_id: 'brand-acme',
+      email: [
+        'BULK-A@example.org',
+        'bulk-b@example.org',
+        'bulk-c@example.org',
+        'nobody@example.org',
+        'bulk-a@example.org',
+      ],
+    });
+    expect(res).toEqual({
+      status: 200,
+      body: { message: 'Request successful', data: { amount: 2, message: 'Subscribed 2 members' } },
+    });
     expect([await state(a), await state(b), await state(c)]).toEqual([false, false, false]);
-    const un = await call('POST', '/members/unsubscribe', { brand_id: 'brand-acme', email: ['bulk-a@example.org', 'bulk-b@example.org'] });
+    const un = await call('POST', '/members/unsubscribe', {
+      brand_id: 'brand-acme',
+      email: ['bulk-a@example.org', 'bulk-b@example.org'],
+    });
     expect(un.body.data).toEqual({ amount: 2, message: 'Unsubscribed 2 members' });
-    const again = await call('POST', '/members/unsubscribe', { brand_id: 'brand-acme', email: ['bulk-a@example.org', 'bulk-b@example.org', 'bulk-c@example.org'] });
+    const again = await call('POST', '/members/unsubscribe', {
+      brand_id: 'brand-acme',
+      email: ['bulk-a@example.org', 'bulk-b@example.org', 'bulk-c@example.org'],
+    });
     expect(again.body.data).toEqual({ amount: 1, message: 'Unsubscribed 1 members' });
   });
 
@@ -72,22 +102,39 @@ describe('POST /members/subscribe and /members/unsubscribe (bulk)', () => {
   });
 
   it('bulk subscribe answers 404 when no e-mail matches; bulk unsubscribe answers 200 with amount 0', async () => {
-    expect((await call('POST', '/members/subscribe', { brand_id: 'brand-acme', email: ['nobody@example.org'] })).status).toBe(404);
-    expect((await call('POST', '/members/unsubscribe', { brand_id: 'brand-acme', email: ['nobody@example.org'] })).body.data).toEqual({ amount: 0, message: 'Unsubscribed 0 members' });
+    expect(
+      (await call('POST', '/members/subscribe', { brand_id: 'brand-acme', email: ['nobody@example.org'] })).status,
+    ).toBe(404);
+    expect(
+      (await call('POST', '/members/unsubscribe', { brand_id: 'brand-acme', email: ['nobody@example.org'] })).body.data,
+    ).toEqual({ amount: 0, message: 'Unsubscribed 0 members' });
   });
 
   it('validates 1..2000 e-mails, scopes the brand, and uses members.store / tags.get', async () => {
     for (const path of ['/members/subscribe', '/members/unsubscribe']) {
       expect((await call('POST', path, { brand_id: 'brand-acme', email: [] })).body.errors).toHaveProperty('email');
-      expect((await call('POST', path, { brand_id: 'brand-acme', email: Array(2001).fill('a@example.org') })).status).toBe(422);
+      expect(
+        (await call('POST', path, { brand_id: 'brand-acme', email: Array(2001).fill('a@example.org') })).status,
+      ).toBe(422);
       expect((await call('POST', path, { brand_id: 'brand-acme', email: 'a@example.org' })).status).toBe(422);
       expect((await call('POST', path, { brand_id: 'brand-nope', email: ['a@example.org'] })).status).toBe(404);
-      expect((await call('POST', path, { brand_id: 'brand-acme', email: ['bulk-a@example.org'] }, globex)).status).toBe(404);
+      expect((await call('POST', path, { brand_id: 'brand-acme', email: ['bulk-a@example.org'] }, globex)).status).toBe(
+        404,
+      );
     }
     // The spec gives bulk unsubscribe the ability tags.get; bulk subscribe needs members.store.
-    expect((await call('POST', '/members/subscribe', { brand_id: 'brand-acme', email: ['bulk-a@example.org'] }, readonly)).status).toBe(403);
-    expect((await call('POST', '/members/unsubscribe', { brand_id: 'brand-acme', email: ['bulk-a@example.org'] }, readonly)).status).toBe(200);
+    expect(
+      (await call('POST', '/members/subscribe', { brand_id: 'brand-acme', email: ['bulk-a@example.org'] }, readonly))
+        .status,
+    ).toBe(403);
+    expect(
+      (await call('POST', '/members/unsubscribe', { brand_id: 'brand-acme', email: ['bulk-a@example.org'] }, readonly))
+        .status,
+    ).toBe(200);
     const storeOnly = await t.auth('acme-admin', ['members.store']);
-    expect((await call('POST', '/members/unsubscribe', { brand_id: 'brand-acme', email: ['bulk-a@example.org'] }, storeOnly)).status).toBe(403);
+    expect(
+      (await call('POST', '/members/unsubscribe', { brand_id: 'brand-acme', email: ['bulk-a@example.org'] }, storeOnly))
+        .status,
+    ).toBe(403);
   });
 });

@@ -10,7 +10,9 @@ const single = (subscribe: boolean): RouteDef => ({
   path: subscribe ? '/members/subscribe' : '/members/unsubscribe',
   handler: (request, h) =>
     respondInTransaction(request, h, async (tx) => ({
-      body: ok(await setSubscription(tx, scopeOf(request), payloadOf<Schemas['SubscriptionRequest']>(request), subscribe)) satisfies Schemas['MessageText'],
+      body: ok(
+        await setSubscription(tx, scopeOf(request), payloadOf<Schemas['SubscriptionRequest']>(request), subscribe),
+      ) satisfies Schemas['MessageText'],
     })),
 });
 
@@ -19,7 +21,14 @@ const bulk = (subscribe: boolean): RouteDef => ({
   path: subscribe ? '/members/subscribe' : '/members/unsubscribe',
   handler: (request, h) =>
     respondInTransaction(request, h, async (tx) => ({
-      body: ok(await setSubscriptionBulk(tx, scopeOf(request), payloadOf<Schemas['BulkSubscriptionRequest']>(request), subscribe)) satisfies Schemas['BulkSubscriptionResponse'],
+      body: ok(
+        await setSubscriptionBulk(
+          tx,
+          scopeOf(request),
+          payloadOf<Schemas['BulkSubscriptionRequest']>(request),
+          subscribe,
+        ),
+      ) satisfies Schemas['BulkSubscriptionResponse'],
     })),
 });
 

@@ -7,15 +7,27 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const call = injector(() => t, () => admin);
-const create = (payload: Json, headers = admin) => call('POST', '/members', { brand_id: 'brand-acme', ...payload }, headers);
-const memberId = async (email: string, extra: Json = {}) => (await create({ email, ...extra })).body.member_id as string;
+const call = injector(
+  () => t,
+  () => admin,
+);
+const create = (payload: Json, headers = admin) =>
+  call('POST', '/members', { brand_id: 'brand-acme', ...payload }, headers);
+const memberId = async (email: string, extra: Json = {}) =>
+  (await create({ email, ...extra })).body.member_id as string;
 const events = (type: string, memberId: string) =>
-  t.db.sql<{ data: Json }[]>`SELECT data FROM events WHERE type = ${type} AND data->>'member_id' = ${memberId} ORDER BY seq`;
+  t.db.sql<
+    { data: Json }[]
+  >`SELECT data FROM events WHERE type = ${type} AND data->>'member_id' = ${memberId} ORDER BY seq`;
 
 describe('POST /members', () => {
   it('creates a member (201) and records member.created with identifiers only', async () => {
-    const res = await create({ email: 'Ada@Example.org', first_name: 'Ada', last_name: 'Lovelace', birth_day: '1815-12-10' });
+    const res = await create({
+      email: 'Ada@Example.org',
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      birth_day: '1815-12-10',
+    });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ success: true, created: true });
     expect(res.body.member_id).toBe(res.body.identifier);
@@ -26,15 +38,27 @@ describe('POST /members', () => {
   it('gives the member and its event UUIDv7 ids (time-ordered, documented under Identifiers)', async () => {
     const res = await create({ email: 'ordered@example.org' });
     expect(res.body.member_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    const [event] = await t.db.sql<{ id: string }[]>`SELECT id FROM events WHERE data->>'member_id' = ${res.body.member_id}`;
+    const [event] = await t.db.sql<
+      { id: string }[]
+    >`SELECT id FROM events WHERE data->>'member_id' = ${res.body.member_id}`;
     expect(event!.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
   });
 
   it('is idempotent on the e-mail, case-insensitively, and overwrites nothing (200, created false)', async () => {
     const first = await create({ email: 'grace@example.org', first_name: 'Grace', city: 'New York' });
-    const again = await create({ email: 'GRACE@example.ORG', first_name: 'Someone else', city: 'Paris', unsubscribed: true });
+    const again = await create({
+      email: 'GRACE@example.ORG',
+      first_name: 'Someone else',
+      city: 'Paris',
+      unsubscribed: true,
+    });
     expect(again.status).toBe(200);
-    expect(again.body).toEqual({ success: true, created: false, member_id: first.body.member_id, identifier: first.body.member_id });
+    expect(again.body).toEqual({
+      success: true,
+      created: false,
+      member_id: first.body.member_id,
+      identifier: first.body.member_id,
+    });
     const got = await call('GET', `/members/${first.body.member_id}?brand_id=brand-acme`);
     expect(got.body.profile).toMatchObject({ email: 'grace@example.org', first_name: 'Grace', city: 'New York' });
     expect(got.body.unsubscribed).toBe(false);
@@ -42,7 +66,9 @@ describe('POST /members', () => {
   });
 
   it('creates one member when the same e-mail is posted five times at once (one 201, four 200)', async () => {
-    const results = await Promise.all(Array.from({ length: 5 }, (_, i) => create({ email: i % 2 ? 'RACE@example.org' : 'race@example.org' })));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => create({ email: i % 2 ? 'RACE@example.org' : 'race@example.org' })),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 201]);
     expect(new Set(results.map((r) => r.body.member_id)).size).toBe(1);
     expect(await events('member.created', results[0]!.body.member_id)).toHaveLength(1);
@@ -50,8 +76,13 @@ describe('POST /members', () => {
 
   it('links a known member to a brand it was not linked to, and records member.created for the link', async () => {
     const id = await memberId('linked-later@example.org');
-    await t.db.sql`INSERT INTO brands (id, organization_id, name) VALUES ('brand-acme-2', 'org-acme', 'Acme Outlet') ON CONFLICT DO NOTHING`;
-    const res = await call('POST', '/members', { brand_id: 'brand-acme-2', email: 'LINKED-later@example.org', unsubscribed: true });
+    await t.db
+      .sql`INSERT INTO brands (id, organization_id, name) VALUES ('brand-acme-2', 'org-acme', 'Acme Outlet') ON CONFLICT DO NOTHING`;
+    const res = await call('POST', '/members', {
+      brand_id: 'brand-acme-2',
+      email: 'LINKED-later@example.org',
+      unsubscribed: true,
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ created: false, member_id: id });
     const got = await call('GET', `/members/${id}?brand_id=brand-acme-2`);
@@ -81,7 +112,16 @@ describe('POST /members', () => {
       expect(Object.keys(res.body.errors)).toContain(field);
     }
     expect((await call('POST', '/members', { brand_id: 'brand-acme' })).body.errors).toHaveProperty('email');
-    expect((await t.inject({ method: 'POST', url: '/members', headers: { ...admin, 'content-type': 'application/json' }, payload: '{"brand_id":' })).statusCode).toBe(400);
+    expect(
+      (
+        await t.inject({
+          method: 'POST',
+          url: '/members',
+          headers: { ...admin, 'content-type': 'application/json' },
+          payload: '{"brand_id":',
+        })
+      ).statusCode,
+    ).toBe(400);
   });
 
   it('accepts a 191-character name', async () => {
@@ -92,7 +132,16 @@ describe('POST /members', () => {
     expect((await create({ email: 'x@example.org' }, globex)).status).toBe(404);
     expect((await call('POST', '/members', { brand_id: 'brand-nope', email: 'x@example.org' })).status).toBe(404);
     expect((await create({ email: 'x@example.org' }, readonly)).status).toBe(403);
-    expect((await call('POST', '/members', { brand_id: 'brand-acme', email: 'x@example.org' }, { authorization: 'Bearer nope' })).status).toBe(401);
+    expect(
+      (
+        await call(
+          'POST',
+          '/members',
+          { brand_id: 'brand-acme', email: 'x@example.org' },
+          { authorization: 'Bearer nope' },
+        )
+      ).status,
+    ).toBe(401);
   });
 });
 
@@ -104,8 +153,20 @@ describe('GET /members/{uuid}', () => {
     const res = await call('GET', `/members/${id}?brand_id=brand-acme`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
-      success: true, member_id: id, identifier: id, brand_id: 'brand-acme', unsubscribed: false,
-      profile: { email: 'profile@example.org', first_name: 'Pro', last_name: null, full_name: 'Pro', phone_number: null, birth_day: null, city: 'Leeds' },
+      success: true,
+      member_id: id,
+      identifier: id,
+      brand_id: 'brand-acme',
+      unsubscribed: false,
+      profile: {
+        email: 'profile@example.org',
+        first_name: 'Pro',
+        last_name: null,
+        full_name: 'Pro',
+        phone_number: null,
+        birth_day: null,
+        city: 'Leeds',
+      },
     });
     expect(res.body.subscribed_at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
     expect(res.body.coupons).toHaveLength(1);
@@ -135,18 +196,41 @@ describe('GET /members/{uuid}', () => {
 
 describe('PUT /members/{uuid}', () => {
   it('changes only the sent fields, clears with null and ignores an e-mail', async () => {
-    const id = await memberId('update@example.org', { first_name: 'Up', last_name: 'Date', city: 'Bath', phone_number: '123' });
-    const res = await call('PUT', `/members/${id}`, { brand_id: 'brand-acme', city: 'York', phone_number: null, email: 'other@example.org', birth_day: '1990-01-31' });
+    const id = await memberId('update@example.org', {
+      first_name: 'Up',
+      last_name: 'Date',
+      city: 'Bath',
+      phone_number: '123',
+    });
+    const res = await call('PUT', `/members/${id}`, {
+      brand_id: 'brand-acme',
+      city: 'York',
+      phone_number: null,
+      email: 'other@example.org',
+      birth_day: '1990-01-31',
+    });
     expect(res.status).toBe(200);
-    expect(res.body.profile).toMatchObject({ email: 'update@example.org', first_name: 'Up', last_name: 'Date', full_name: 'Up Date', city: 'York', phone_number: null, birth_day: '1990-01-31' });
+    expect(res.body.profile).toMatchObject({
+      email: 'update@example.org',
+      first_name: 'Up',
+      last_name: 'Date',
+      full_name: 'Up Date',
+      city: 'York',
+      phone_number: null,
+      birth_day: '1990-01-31',
+    });
     const empty = await call('PUT', `/members/${id}`, { brand_id: 'brand-acme' });
     expect(empty.body.profile.city).toBe('York');
   });
 
   it('answers 422 for invalid fields and 404 across organizations or brands', async () => {
     const id = await memberId('update-bad@example.org');
-    expect((await call('PUT', `/members/${id}`, { brand_id: 'brand-acme', first_name: 'x'.repeat(192) })).body.errors).toHaveProperty('first_name');
-    expect((await call('PUT', `/members/${id}`, { brand_id: 'brand-acme', birth_day: '2025-13-01' })).body.errors).toHaveProperty('birth_day');
+    expect(
+      (await call('PUT', `/members/${id}`, { brand_id: 'brand-acme', first_name: 'x'.repeat(192) })).body.errors,
+    ).toHaveProperty('first_name');
+    expect(
+      (await call('PUT', `/members/${id}`, { brand_id: 'brand-acme', birth_day: '2025-13-01' })).body.errors,
+    ).toHaveProperty('birth_day');
     expect((await call('PUT', `/members/${id}`, { brand_id: 'brand-acme', city: 5 })).status).toBe(422);
     expect((await call('PUT', `/members/${id}`, { city: 'x' })).body.errors).toHaveProperty('brand_id');
     expect((await call('PUT', `/members/${id}`, { brand_id: 'brand-globex', city: 'x' }, globex)).status).toBe(404);
@@ -175,7 +259,8 @@ describe('DELETE /members/{uuid}', () => {
   });
 
   it('keeps the member and its other brand while removing one brand; takes brand_id from a JSON body too', async () => {
-    await t.db.sql`INSERT INTO brands (id, organization_id, name) VALUES ('brand-acme-3', 'org-acme', 'Acme Three') ON CONFLICT DO NOTHING`;
+    await t.db
+      .sql`INSERT INTO brands (id, organization_id, name) VALUES ('brand-acme-3', 'org-acme', 'Acme Three') ON CONFLICT DO NOTHING`;
     const id = await memberId('two-brands@example.org');
     await call('POST', '/members', { brand_id: 'brand-acme-3', email: 'two-brands@example.org' });
     const res = await call('DELETE', `/members/${id}`, { brand_id: 'brand-acme' });
@@ -199,17 +284,29 @@ describe('GET /members (search)', () => {
     const coupon = await call('POST', `/members/${id}/passes`, { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' });
     const card = await call('POST', `/members/${id}/passes`, { brand_id: 'brand-acme', storecard_id: 'card-points' });
     const expected = {
-      success: true, email: 'search@example.org', member_id: id, identifier: id, member_full_name: 'Sea Rch',
-      pass_codes: [coupon.body.pass_code], storecards: [card.body.pass_code],
+      success: true,
+      email: 'search@example.org',
+      member_id: id,
+      identifier: id,
+      member_full_name: 'Sea Rch',
+      pass_codes: [coupon.body.pass_code],
+      storecards: [card.body.pass_code],
     };
     expect((await call('GET', '/members?brand_id=brand-acme&email=SEARCH@example.org')).body).toEqual(expected);
     expect((await call('GET', `/members?brand_id=brand-acme&user_identifier=${id}`)).body).toEqual(expected);
-    expect((await call('GET', `/members?brand_id=brand-acme&user_identifier=${id}&email=search@example.org`)).body).toEqual(expected);
+    expect(
+      (await call('GET', `/members?brand_id=brand-acme&user_identifier=${id}&email=search@example.org`)).body,
+    ).toEqual(expected);
   });
 
   it('takes the parameters from a JSON body on the GET', async () => {
     const id = await memberId('search-body@example.org');
-    const res = await t.inject({ method: 'GET', url: '/members', headers: { ...admin, 'content-type': 'application/json' }, payload: JSON.stringify({ brand_id: 'brand-acme', email: 'search-body@example.org' }) });
+    const res = await t.inject({
+      method: 'GET',
+      url: '/members',
+      headers: { ...admin, 'content-type': 'application/json' },
+      payload: JSON.stringify({ brand_id: 'brand-acme', email: 'search-body@example.org' }),
+    });
     expect(res.statusCode).toBe(200);
     expect(JSON.parse(res.payload).member_id).toBe(id);
   });
@@ -220,32 +317,54 @@ describe('GET /members (search)', () => {
     const neither = await call('GET', '/members?brand_id=brand-acme');
     expect(neither.status).toBe(422);
     expect(neither.body.errors).toHaveProperty('email');
-    expect((await call('GET', `/members?brand_id=brand-acme&user_identifier=${a}&email=search-b@example.org`)).status).toBe(404);
+    expect(
+      (await call('GET', `/members?brand_id=brand-acme&user_identifier=${a}&email=search-b@example.org`)).status,
+    ).toBe(404);
     expect((await call('GET', '/members?brand_id=brand-acme&email=nobody@example.org')).status).toBe(404);
-    expect((await call('GET', '/members?brand_id=brand-acme&email=search-a@example.org', undefined, globex)).status).toBe(404);
+    expect(
+      (await call('GET', '/members?brand_id=brand-acme&email=search-a@example.org', undefined, globex)).status,
+    ).toBe(404);
     expect((await call('GET', '/members?brand_id=brand-acme&email=bad')).status).toBe(422);
     expect((await call('GET', '/members?brand_id=brand-acme&user_identifier=bad')).status).toBe(422);
     expect((await call('GET', '/members?email=search-a@example.org')).body.errors).toHaveProperty('brand_id');
     const noAbility = await t.auth('acme-admin', ['members.store']);
-    expect((await call('GET', '/members?brand_id=brand-acme&email=search-a@example.org', undefined, noAbility)).status).toBe(403);
+    expect(
+      (await call('GET', '/members?brand_id=brand-acme&email=search-a@example.org', undefined, noAbility)).status,
+    ).toBe(403);
   });
 });
 
 describe('POST /members/uuid', () => {
   it('maps known e-mails of the brand (keys as sent) and leaves the rest out', async () => {
     const id = await memberId('uuid-a@example.org');
-    const res = await call('POST', '/members/uuid', { brand_id: 'brand-acme', emails: ['UUID-A@example.org', 'nobody@example.org', 'not an email', '__proto__'] });
-    expect(res).toMatchObject({ status: 200, body: { message: 'Request successful', data: { 'UUID-A@example.org': id } } });
+    const res = await call('POST', '/members/uuid', {
+      brand_id: 'brand-acme',
+      emails: ['UUID-A@example.org', 'nobody@example.org', 'not an email', '__proto__'],
+    });
+    expect(res).toMatchObject({
+      status: 200,
+      body: { message: 'Request successful', data: { 'UUID-A@example.org': id } },
+    });
     expect(Object.keys(res.body.data)).toEqual(['UUID-A@example.org']);
-    expect((await call('POST', '/members/uuid', { brand_id: 'brand-acme', emails: ['nobody@example.org'] })).body.data).toEqual({});
+    expect(
+      (await call('POST', '/members/uuid', { brand_id: 'brand-acme', emails: ['nobody@example.org'] })).body.data,
+    ).toEqual({});
   });
 
   it('validates, scopes and checks the ability', async () => {
-    expect((await call('POST', '/members/uuid', { brand_id: 'brand-acme', emails: [] })).body.errors).toHaveProperty('emails');
-    expect((await call('POST', '/members/uuid', { brand_id: 'brand-acme', emails: Array(2001).fill('a@b.c') })).status).toBe(422);
-    expect((await call('POST', '/members/uuid', { brand_id: 'brand-acme', emails: ['a@b.c'] }, globex)).status).toBe(404);
+    expect((await call('POST', '/members/uuid', { brand_id: 'brand-acme', emails: [] })).body.errors).toHaveProperty(
+      'emails',
+    );
+    expect(
+      (await call('POST', '/members/uuid', { brand_id: 'brand-acme', emails: Array(2001).fill('a@b.c') })).status,
+    ).toBe(422);
+    expect((await call('POST', '/members/uuid', { brand_id: 'brand-acme', emails: ['a@b.c'] }, globex)).status).toBe(
+      404,
+    );
     const noAbility = await t.auth('acme-admin', ['members.store']);
-    expect((await call('POST', '/members/uuid', { brand_id: 'brand-acme', emails: ['a@b.c'] }, noAbility)).status).toBe(403);
+    expect((await call('POST', '/members/uuid', { brand_id: 'brand-acme', emails: ['a@b.c'] }, noAbility)).status).toBe(
+      403,
+    );
   });
 });
 
@@ -253,7 +372,8 @@ describe('PUT /bulk/members', () => {
   it('updates many members in one call with partial rules and reports unknown identifiers', async () => {
     const a = await memberId('bulk-a@example.org', { city: 'Ayr', phone_number: '1' });
     const b = await memberId('bulk-b@example.org', { city: 'Bute' });
-    const globexMember = (await create({ brand_id: 'brand-globex', email: 'bulk-g@example.org' }, globex)).body.member_id as string;
+    const globexMember = (await create({ brand_id: 'brand-globex', email: 'bulk-g@example.org' }, globex)).body
+      .member_id as string;
     const unknown = '00000000-0000-4000-8000-000000000001';
     const res = await call('PUT', '/bulk/members', {
       brand_id: 'brand-acme',
@@ -264,10 +384,23 @@ describe('PUT /bulk/members', () => {
         { identifier: globexMember, city: 'x' },
       ],
     });
-    expect(res).toMatchObject({ status: 200, body: { message: 'Request successful', data: { updated: 2, not_found: [unknown, globexMember] } } });
-    expect((await call('GET', `/members/${a}?brand_id=brand-acme`)).body.profile).toMatchObject({ city: 'Ayr', phone_number: null, country: 'GB' });
-    expect((await call('GET', `/members/${b}?brand_id=brand-acme`)).body.profile).toMatchObject({ city: 'Bute', first_name: 'Bee', birth_day: '2000-02-29' });
-    expect((await call('GET', `/members/${globexMember}?brand_id=brand-globex`, undefined, globex)).body.profile.city).toBeNull();
+    expect(res).toMatchObject({
+      status: 200,
+      body: { message: 'Request successful', data: { updated: 2, not_found: [unknown, globexMember] } },
+    });
+    expect((await call('GET', `/members/${a}?brand_id=brand-acme`)).body.profile).toMatchObject({
+      city: 'Ayr',
+      phone_number: null,
+      country: 'GB',
+    });
+    expect((await call('GET', `/members/${b}?brand_id=brand-acme`)).body.profile).toMatchObject({
+      city: 'Bute',
+      first_name: 'Bee',
+      birth_day: '2000-02-29',
+    });
+    expect(
+      (await call('GET', `/members/${globexMember}?brand_id=brand-globex`, undefined, globex)).body.profile.city,
+    ).toBeNull();
   });
 
   it('lets bulk updates over the same members in opposite orders all succeed', async () => {
@@ -286,16 +419,34 @@ describe('PUT /bulk/members', () => {
 
   it('validates every item before changing anything (422 naming members.N.field)', async () => {
     const a = await memberId('bulk-c@example.org', { city: 'Cork' });
-    const res = await call('PUT', '/bulk/members', { brand_id: 'brand-acme', members: [{ identifier: a, city: 'Changed' }, { identifier: a, birth_day: '2001-02-29' }] });
+    const res = await call('PUT', '/bulk/members', {
+      brand_id: 'brand-acme',
+      members: [
+        { identifier: a, city: 'Changed' },
+        { identifier: a, birth_day: '2001-02-29' },
+      ],
+    });
     expect(res.status).toBe(422);
     expect(res.body.errors).toHaveProperty(['members.1.birth_day']);
     expect((await call('GET', `/members/${a}?brand_id=brand-acme`)).body.profile.city).toBe('Cork');
-    const long = await call('PUT', '/bulk/members', { brand_id: 'brand-acme', members: [{ identifier: a, last_name: 'x'.repeat(192) }] });
+    const long = await call('PUT', '/bulk/members', {
+      brand_id: 'brand-acme',
+      members: [{ identifier: a, last_name: 'x'.repeat(192) }],
+    });
     expect(long.body.errors).toHaveProperty(['members.0.last_name']);
-    expect((await call('PUT', '/bulk/members', { brand_id: 'brand-acme', members: [{ identifier: 'nope' }] })).body.errors).toHaveProperty(['members.0.identifier']);
+    expect(
+      (await call('PUT', '/bulk/members', { brand_id: 'brand-acme', members: [{ identifier: 'nope' }] })).body.errors,
+    ).toHaveProperty(['members.0.identifier']);
     expect((await call('PUT', '/bulk/members', { brand_id: 'brand-acme', members: [] })).status).toBe(422);
-    expect((await call('PUT', '/bulk/members', { brand_id: 'brand-acme', members: Array(2001).fill({ identifier: a }) })).status).toBe(422);
-    expect((await call('PUT', '/bulk/members', { brand_id: 'brand-acme', members: [{ identifier: a }] }, globex)).status).toBe(404);
-    expect((await call('PUT', '/bulk/members', { brand_id: 'brand-acme', members: [{ identifier: a }] }, readonly)).status).toBe(403);
+    expect(
+      (await call('PUT', '/bulk/members', { brand_id: 'brand-acme', members: Array(2001).fill({ identifier: a }) }))
+        .status,
+    ).toBe(422);
+    expect(
+      (await call('PUT', '/bulk/members', { brand_id: 'brand-acme', members: [{ identifier: a }] }, globex)).status,
+    ).toBe(404);
+    expect(
+      (await call('PUT', '/bulk/members', { brand_id: 'brand-acme', members: [{ identifier: a }] }, readonly)).status,
+    ).toBe(403);
   });
 });

@@ -26,7 +26,10 @@ async function streamWithinShare(request: Request, h: ResponseToolkit, open: () 
   const release = appOf(request).streamSlots.acquire(principalOf(request).tokenHash);
   if (!release) {
     const message = 'Too many streamed lists at once for this token: wait for one to finish, or ask for pages.';
-    return h.response({ message } satisfies Schemas['RateLimitError']).code(429).header('retry-after', '1');
+    return h
+      .response({ message } satisfies Schemas['RateLimitError'])
+      .code(429)
+      .header('retry-after', '1');
   }
   let stream: Readable;
   try {
@@ -75,29 +78,57 @@ export const memberRoutes: RouteDef[] = [
     method: 'GET',
     path: '/members',
     handler: async (request) =>
-      (await searchMember(appOf(request).sql, scopeOf(request), queryOf<QueryOf<'/members', 'get'>>(request))) satisfies Schemas['MemberSearchResponse'],
+      (await searchMember(
+        appOf(request).sql,
+        scopeOf(request),
+        queryOf<QueryOf<'/members', 'get'>>(request),
+      )) satisfies Schemas['MemberSearchResponse'],
   },
   {
     method: 'POST',
     path: '/members',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
-        const { created, memberId } = await createMember(tx, scopeOf(request), payloadOf<Schemas['CreateMemberRequest']>(request));
-        return { status: created ? 201 : 200, body: { success: true, created, member_id: memberId, identifier: memberId } satisfies Schemas['CreateMemberResponse'] };
+        const { created, memberId } = await createMember(
+          tx,
+          scopeOf(request),
+          payloadOf<Schemas['CreateMemberRequest']>(request),
+        );
+        return {
+          status: created ? 201 : 200,
+          body: {
+            success: true,
+            created,
+            member_id: memberId,
+            identifier: memberId,
+          } satisfies Schemas['CreateMemberResponse'],
+        };
       }),
   },
   {
     method: 'GET',
     path: '/members/{uuid}',
     handler: async (request) =>
-      (await getMember(appOf(request).sql, scopeOf(request), request.params.uuid as string, queryOf<QueryOf<'/members/{uuid}', 'get'>>(request).brand_id, baseUrlOf(request))) satisfies Schemas['MemberResponse'],
+      (await getMember(
+        appOf(request).sql,
+        scopeOf(request),
+        request.params.uuid as string,
+        queryOf<QueryOf<'/members/{uuid}', 'get'>>(request).brand_id,
+        baseUrlOf(request),
+      )) satisfies Schemas['MemberResponse'],
   },
   {
     method: 'PUT',
     path: '/members/{uuid}',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: (await updateMember(tx, scopeOf(request), request.params.uuid as string, payloadOf<Schemas['UpdateMemberRequest']>(request), baseUrlOf(request))) satisfies Schemas['MemberResponse'],
+        body: (await updateMember(
+          tx,
+          scopeOf(request),
+          request.params.uuid as string,
+          payloadOf<Schemas['UpdateMemberRequest']>(request),
+          baseUrlOf(request),
+        )) satisfies Schemas['MemberResponse'],
       })),
   },
   {
@@ -106,7 +137,12 @@ export const memberRoutes: RouteDef[] = [
     options: queryFromBody,
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
-        await deleteMemberFromBrand(tx, scopeOf(request), request.params.uuid as string, queryOf<QueryOf<'/members/{uuid}', 'delete'>>(request).brand_id);
+        await deleteMemberFromBrand(
+          tx,
+          scopeOf(request),
+          request.params.uuid as string,
+          queryOf<QueryOf<'/members/{uuid}', 'delete'>>(request).brand_id,
+        );
         return { body: { success: true, message: 'Member deleted' } satisfies Schemas['SuccessMessage'] };
       }),
   },
@@ -115,21 +151,31 @@ export const memberRoutes: RouteDef[] = [
     path: '/bulk/members',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: ok(await bulkUpdateMembers(tx, scopeOf(request), payloadOf<Schemas['BulkUpdateMembersRequest']>(request))) satisfies Schemas['BulkUpdateMembersResponse'],
+        body: ok(
+          await bulkUpdateMembers(tx, scopeOf(request), payloadOf<Schemas['BulkUpdateMembersRequest']>(request)),
+        ) satisfies Schemas['BulkUpdateMembersResponse'],
       })),
   },
   {
     method: 'POST',
     path: '/members/uuid',
     handler: async (request) =>
-      ok(await findMemberUuids(appOf(request).sql, scopeOf(request), payloadOf<Schemas['FindMemberUuidsRequest']>(request))) satisfies Schemas['FindMemberUuidsResponse'],
+      ok(
+        await findMemberUuids(
+          appOf(request).sql,
+          scopeOf(request),
+          payloadOf<Schemas['FindMemberUuidsRequest']>(request),
+        ),
+      ) satisfies Schemas['FindMemberUuidsResponse'],
   },
   {
     method: 'POST',
     path: '/members/signups',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: ok(await importSignups(tx, scopeOf(request), payloadOf<Schemas['ImportSignupsRequest']>(request))) satisfies Schemas['ImportSignupsResponse'],
+        body: ok(
+          await importSignups(tx, scopeOf(request), payloadOf<Schemas['ImportSignupsRequest']>(request)),
+        ) satisfies Schemas['ImportSignupsResponse'],
       })),
   },
 ];

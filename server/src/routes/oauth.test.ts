@@ -12,7 +12,11 @@ const token = (payload: Record<string, string> | string, headers: Record<string,
 
 describe('POST /oauth/token', () => {
   it('issues an opaque bearer token with all the client abilities by default (JSON body)', async () => {
-    const res = await token({ grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' });
+    const res = await token({
+      grant_type: 'client_credentials',
+      client_id: 'acme-admin',
+      client_secret: 'acme-admin-secret',
+    });
     expect(res.statusCode).toBe(200);
     const body = res.result as { token_type: string; access_token: string; expires_in: number; scope: string };
     expect(body.token_type).toBe('Bearer');
@@ -23,15 +27,22 @@ describe('POST /oauth/token', () => {
   });
 
   it('accepts a form-encoded body and narrows the scope on request', async () => {
-    const res = await token('grant_type=client_credentials&client_id=acme-admin&client_secret=acme-admin-secret&scope=tags.get%20members.get', {
-      'content-type': 'application/x-www-form-urlencoded',
-    });
+    const res = await token(
+      'grant_type=client_credentials&client_id=acme-admin&client_secret=acme-admin-secret&scope=tags.get%20members.get',
+      {
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+    );
     expect(res.statusCode).toBe(200);
     expect((res.result as { scope: string }).scope).toBe('tags.get members.get');
   });
 
   it('stores only a hash of the token', async () => {
-    const res = await token({ grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' });
+    const res = await token({
+      grant_type: 'client_credentials',
+      client_id: 'acme-admin',
+      client_secret: 'acme-admin-secret',
+    });
     const { access_token } = res.result as { access_token: string };
     const rows = await t.db.sql`SELECT token_hash FROM access_tokens`;
     expect(rows.length).toBeGreaterThan(0);
@@ -50,7 +61,12 @@ describe('POST /oauth/token', () => {
   });
 
   it('answers 400 invalid_scope for an ability the client lacks', async () => {
-    const res = await token({ grant_type: 'client_credentials', client_id: 'acme-readonly', client_secret: 'acme-readonly-secret', scope: 'tags.store' });
+    const res = await token({
+      grant_type: 'client_credentials',
+      client_id: 'acme-readonly',
+      client_secret: 'acme-readonly-secret',
+      scope: 'tags.store',
+    });
     expect(res.statusCode).toBe(400);
     expect(res.result).toMatchObject({ error: 'invalid_scope' });
   });
@@ -62,7 +78,11 @@ describe('POST /oauth/token', () => {
   });
 
   it('answers 400 invalid_request (the OAuth error shape) for a body its Content-Type cannot read', async () => {
-    for (const [contentType, payload] of [['application/json', 'grant_type=client_credentials&client_id=acme-admin'], ['application/json', '{"grant_type":'], ['application/x-www-form-urlencoded', '%']]) {
+    for (const [contentType, payload] of [
+      ['application/json', 'grant_type=client_credentials&client_id=acme-admin'],
+      ['application/json', '{"grant_type":'],
+      ['application/x-www-form-urlencoded', '%'],
+    ]) {
       const res = await token(payload!, { 'content-type': contentType! });
       expect(res.statusCode, res.payload).toBe(400);
       expect(JSON.parse(res.payload)).toMatchObject({ error: 'invalid_request' });
@@ -70,7 +90,11 @@ describe('POST /oauth/token', () => {
   });
 
   it('gives device clients a token for the device organization', async () => {
-    const res = await token({ grant_type: 'client_credentials', client_id: 'acme-pos-1', client_secret: 'acme-pos-1-secret' });
+    const res = await token({
+      grant_type: 'client_credentials',
+      client_id: 'acme-pos-1',
+      client_secret: 'acme-pos-1-secret',
+    });
     expect(res.statusCode).toBe(200);
     const [row] = await t.db.sql`SELECT organization_ids, device_id FROM access_tokens WHERE client_id = 'acme-pos-1'`;
     expect(row).toMatchObject({ organization_ids: ['org-acme'], device_id: 'device-pos-1' });
@@ -95,7 +119,11 @@ describe('health and the document', () => {
 describe('authentication', () => {
   it('answers 401 JSON without a token, with a malformed header, and with an unknown token', async () => {
     for (const authorization of [undefined, 'Basic abc', 'Bearer not-a-real-token']) {
-      const res = await t.server.inject({ method: 'GET', url: '/tags', headers: authorization ? { authorization } : {} });
+      const res = await t.server.inject({
+        method: 'GET',
+        url: '/tags',
+        headers: authorization ? { authorization } : {},
+      });
       expect(res.statusCode).toBe(401);
       expect(JSON.parse(res.payload)).toEqual({ message: 'Unauthenticated.', error: 'unauthenticated' });
     }

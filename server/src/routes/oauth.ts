@@ -24,7 +24,10 @@ export const oauthRoutes: RouteDef[] = [
     handler: async (request, h) => {
       const body = await issueToken(appOf(request).sql, (request.payload ?? {}) as Record<string, string>);
       // RFC 6749 §5.1: token responses are never cached.
-      return h.response(body satisfies Schemas['TokenResponse']).header('cache-control', 'no-store').header('pragma', 'no-cache');
+      return h
+        .response(body satisfies Schemas['TokenResponse'])
+        .header('cache-control', 'no-store')
+        .header('pragma', 'no-cache');
     },
   },
 ];

@@ -10,7 +10,11 @@ let globexTill: { authorization: string };
 beforeAll(async () => {
   t = await createTestServer();
   [admin, readonly, globex, till, globexTill] = await Promise.all([
-    t.auth('acme-admin'), t.auth('acme-readonly'), t.auth('globex-admin'), t.auth('acme-pos-1'), t.auth('globex-pos-1'),
+    t.auth('acme-admin'),
+    t.auth('acme-readonly'),
+    t.auth('globex-admin'),
+    t.auth('acme-pos-1'),
+    t.auth('globex-pos-1'),
   ]);
 });
 afterAll(() => t.close());
@@ -22,8 +26,12 @@ const call = async (method: string, url: string, payload?: unknown, headers = ad
 };
 let n = 0;
 async function pass(kind: 'coupon' | 'storecard'): Promise<{ code: string; memberId: string; passId: string }> {
-  const memberId = (await call('POST', '/members', { brand_id: 'brand-acme', email: `p${++n}@example.org` })).body.member_id as string;
-  const issued = await call('POST', `/members/${memberId}/passes`, { brand_id: 'brand-acme', ...(kind === 'coupon' ? { coupon_id: 'coupon-welcome' } : { storecard_id: 'card-points' }) });
+  const memberId = (await call('POST', '/members', { brand_id: 'brand-acme', email: `p${++n}@example.org` })).body
+    .member_id as string;
+  const issued = await call('POST', `/members/${memberId}/passes`, {
+    brand_id: 'brand-acme',
+    ...(kind === 'coupon' ? { coupon_id: 'coupon-welcome' } : { storecard_id: 'card-points' }),
+  });
   const [row] = await t.db.sql<{ id: string }[]>`SELECT id FROM passes WHERE pass_code = ${issued.body.pass_code}`;
   return { code: issued.body.pass_code, memberId, passId: row!.id };
 }
@@ -35,24 +43,43 @@ describe('POST /passes/scan', () => {
     const { code, memberId, passId } = await pass('coupon');
     const res = await scan({ pass_code: code });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: true, pass_code: code, coupon_id: 'coupon-welcome', member_id: memberId, status: 'redeemed', redeemed_at: expect.stringMatching(/Z$/) });
-    const [event] = await t.db.sql<{ data: Json }[]>`SELECT data FROM events WHERE type = 'coupon.redeemed' AND data->>'pass_id' = ${passId}`;
-    expect(event!.data).toEqual({ coupon_id: 'coupon-welcome', pass_id: passId, member_id: memberId, redeemed_at: res.body.redeemed_at });
+    expect(res.body).toEqual({
+      success: true,
+      pass_code: code,
+      coupon_id: 'coupon-welcome',
+      member_id: memberId,
+      status: 'redeemed',
+      redeemed_at: expect.stringMatching(/Z$/),
+    });
+    const [event] = await t.db.sql<
+      { data: Json }[]
+    >`SELECT data FROM events WHERE type = 'coupon.redeemed' AND data->>'pass_id' = ${passId}`;
+    expect(event!.data).toEqual({
+      coupon_id: 'coupon-welcome',
+      pass_id: passId,
+      member_id: memberId,
+      redeemed_at: res.body.redeemed_at,
+    });
     const again = await scan({ pass_code: code });
     expect(again).toMatchObject({ status: 409, body: { error: 'pass_already_redeemed' } });
-    expect(await t.db.sql`SELECT 1 FROM events WHERE type = 'coupon.redeemed' AND data->>'pass_id' = ${passId}`).toHaveLength(1);
+    expect(
+      await t.db.sql`SELECT 1 FROM events WHERE type = 'coupon.redeemed' AND data->>'pass_id' = ${passId}`,
+    ).toHaveLength(1);
   });
 
   it('lets exactly one of ten simultaneous scans redeem', async () => {
     const { code } = await pass('coupon');
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => scan({ pass_code: code }, i % 2 ? till : admin)));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => scan({ pass_code: code }, i % 2 ? till : admin)),
+    );
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     expect(results.filter((r) => r.status === 409)).toHaveLength(9);
   });
 
   it('answers 422 pass_expired and not_a_coupon_pass', async () => {
     const expired = await pass('coupon');
-    await t.db.sql`UPDATE passes SET expiration_date = (now() AT TIME ZONE 'UTC')::date - 1 WHERE pass_code = ${expired.code}`;
+    await t.db
+      .sql`UPDATE passes SET expiration_date = (now() AT TIME ZONE 'UTC')::date - 1 WHERE pass_code = ${expired.code}`;
     expect(await scan({ pass_code: expired.code })).toMatchObject({ status: 422, body: { error: 'pass_expired' } });
     const card = await pass('storecard');
     expect(await scan({ pass_code: card.code })).toMatchObject({ status: 422, body: { error: 'not_a_coupon_pass' } });
@@ -60,7 +87,8 @@ describe('POST /passes/scan', () => {
 
   it('redeems a pass that expires today (valid through the end of its date)', async () => {
     const today = await pass('coupon');
-    await t.db.sql`UPDATE passes SET expiration_date = (now() AT TIME ZONE 'UTC')::date WHERE pass_code = ${today.code}`;
+    await t.db
+      .sql`UPDATE passes SET expiration_date = (now() AT TIME ZONE 'UTC')::date WHERE pass_code = ${today.code}`;
     expect((await scan({ pass_code: today.code })).status).toBe(200);
   });
 
@@ -89,35 +117,88 @@ describe('POST /passes/scan/storecard', () => {
     const earn = await points({ pass_code: code, type: 'earn', points: 50, transaction_reference: 'receipt-1' });
     expect(earn).toMatchObject({
       status: 201,
-      body: { success: true, created: true, transaction: { reference: 'receipt-1', type: 'earn', points: 50, balance: 50 }, pass: { pass_code: code, points: 50, balance: 50 } },
+      body: {
+        success: true,
+        created: true,
+        transaction: { reference: 'receipt-1', type: 'earn', points: 50, balance: 50 },
+        pass: { pass_code: code, points: 50, balance: 50 },
+      },
     });
-    const spend = await points({ pass_code: code, type: 'spend', points: 20, transaction_reference: 'receipt-2' }, admin);
+    const spend = await points(
+      { pass_code: code, type: 'spend', points: 20, transaction_reference: 'receipt-2' },
+      admin,
+    );
     expect(spend.body.pass).toEqual({ pass_code: code, points: 50, balance: 30 });
     const repeat = await points({ pass_code: code, type: 'earn', points: 999, transaction_reference: 'receipt-1' });
-    expect(repeat).toMatchObject({ status: 200, body: { created: false, transaction: earn.body.transaction, pass: { points: 50, balance: 30 } } });
-    const reverse = await points({ pass_code: code, type: 'reverse', transaction_reference: 'void-2', reverses: 'receipt-2' });
+    expect(repeat).toMatchObject({
+      status: 200,
+      body: { created: false, transaction: earn.body.transaction, pass: { points: 50, balance: 30 } },
+    });
+    const reverse = await points({
+      pass_code: code,
+      type: 'reverse',
+      transaction_reference: 'void-2',
+      reverses: 'receipt-2',
+    });
     expect(reverse).toMatchObject({ status: 201, body: { transaction: { type: 'reverse', points: 20, balance: 50 } } });
-    const changes = await t.db.sql<{ data: Json }[]>`SELECT data FROM events WHERE type = 'points.changed' AND data->>'pass_id' = ${passId} ORDER BY seq`;
+    const changes = await t.db.sql<
+      { data: Json }[]
+    >`SELECT data FROM events WHERE type = 'points.changed' AND data->>'pass_id' = ${passId} ORDER BY seq`;
     expect(changes.map((e) => e.data)).toEqual([
-      { member_id: memberId, storecard_id: 'card-points', pass_id: passId, type: 'earn', points: 50, balance: 50, reference: 'receipt-1' },
-      { member_id: memberId, storecard_id: 'card-points', pass_id: passId, type: 'spend', points: 20, balance: 30, reference: 'receipt-2' },
-      { member_id: memberId, storecard_id: 'card-points', pass_id: passId, type: 'reverse', points: 20, balance: 50, reference: 'void-2' },
+      {
+        member_id: memberId,
+        storecard_id: 'card-points',
+        pass_id: passId,
+        type: 'earn',
+        points: 50,
+        balance: 50,
+        reference: 'receipt-1',
+      },
+      {
+        member_id: memberId,
+        storecard_id: 'card-points',
+        pass_id: passId,
+        type: 'spend',
+        points: 20,
+        balance: 30,
+        reference: 'receipt-2',
+      },
+      {
+        member_id: memberId,
+        storecard_id: 'card-points',
+        pass_id: passId,
+        type: 'reverse',
+        points: 20,
+        balance: 50,
+        reference: 'void-2',
+      },
     ]);
   });
 
   it('answers 422 insufficient_balance, already_reversed, not_a_storecard_pass and pass_expired', async () => {
     const { code } = await pass('storecard');
     await points({ pass_code: code, type: 'earn', points: 5, transaction_reference: 'e' });
-    expect(await points({ pass_code: code, type: 'spend', points: 6, transaction_reference: 's' })).toMatchObject({ status: 422, body: { error: 'insufficient_balance' } });
+    expect(await points({ pass_code: code, type: 'spend', points: 6, transaction_reference: 's' })).toMatchObject({
+      status: 422,
+      body: { error: 'insufficient_balance' },
+    });
     await points({ pass_code: code, type: 'reverse', transaction_reference: 'r', reverses: 'e' });
-    expect(await points({ pass_code: code, type: 'reverse', transaction_reference: 'r2', reverses: 'e' })).toMatchObject({ status: 422, body: { error: 'already_reversed' } });
+    expect(
+      await points({ pass_code: code, type: 'reverse', transaction_reference: 'r2', reverses: 'e' }),
+    ).toMatchObject({ status: 422, body: { error: 'already_reversed' } });
     const unknown = await points({ pass_code: code, type: 'reverse', transaction_reference: 'r3', reverses: 'nope' });
     expect(unknown.body.errors).toHaveProperty('reverses');
     const coupon = await pass('coupon');
-    expect(await points({ pass_code: coupon.code, type: 'earn', points: 1, transaction_reference: 'x' })).toMatchObject({ status: 422, body: { error: 'not_a_storecard_pass' } });
+    expect(await points({ pass_code: coupon.code, type: 'earn', points: 1, transaction_reference: 'x' })).toMatchObject(
+      { status: 422, body: { error: 'not_a_storecard_pass' } },
+    );
     const old = await pass('storecard');
-    await t.db.sql`UPDATE passes SET expiration_date = (now() AT TIME ZONE 'UTC')::date - 1 WHERE pass_code = ${old.code}`;
-    expect(await points({ pass_code: old.code, type: 'earn', points: 1, transaction_reference: 'x' })).toMatchObject({ status: 422, body: { error: 'pass_expired' } });
+    await t.db
+      .sql`UPDATE passes SET expiration_date = (now() AT TIME ZONE 'UTC')::date - 1 WHERE pass_code = ${old.code}`;
+    expect(await points({ pass_code: old.code, type: 'earn', points: 1, transaction_reference: 'x' })).toMatchObject({
+      status: 422,
+      body: { error: 'pass_expired' },
+    });
   });
 
   it('validates the body: type, points 1..1000000, reference 1..191, reverses only with reverse', async () => {
@@ -155,13 +236,28 @@ describe('POST /passes/scan/storecard', () => {
   it('keeps the transaction_reference idempotency beside an Idempotency-Key', async () => {
     const { code } = await pass('storecard');
     const body = { pass_code: code, type: 'earn', points: 4, transaction_reference: 'ik' };
-    const first = await t.inject({ method: 'POST', url: '/passes/scan/storecard', headers: { ...till, 'idempotency-key': 'k-1' }, payload: body });
-    const replay = await t.inject({ method: 'POST', url: '/passes/scan/storecard', headers: { ...till, 'idempotency-key': 'k-1' }, payload: body });
+    const first = await t.inject({
+      method: 'POST',
+      url: '/passes/scan/storecard',
+      headers: { ...till, 'idempotency-key': 'k-1' },
+      payload: body,
+    });
+    const replay = await t.inject({
+      method: 'POST',
+      url: '/passes/scan/storecard',
+      headers: { ...till, 'idempotency-key': 'k-1' },
+      payload: body,
+    });
     expect(first.statusCode).toBe(201);
     expect(replay.statusCode).toBe(201);
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.payload).toBe(first.payload);
-    const other = await t.inject({ method: 'POST', url: '/passes/scan/storecard', headers: { ...till, 'idempotency-key': 'k-2' }, payload: body });
+    const other = await t.inject({
+      method: 'POST',
+      url: '/passes/scan/storecard',
+      headers: { ...till, 'idempotency-key': 'k-2' },
+      payload: body,
+    });
     expect(other.statusCode).toBe(200);
     expect(JSON.parse(other.payload).pass.balance).toBe(4);
   });

@@ -12,7 +12,11 @@ export const passRoutes: RouteDef[] = [
     path: '/passes/scan',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: (await redeemCouponPass(tx, scopeOf(request), payloadOf<Schemas['RedeemPassRequest']>(request))) satisfies Schemas['RedeemPassResponse'],
+        body: (await redeemCouponPass(
+          tx,
+          scopeOf(request),
+          payloadOf<Schemas['RedeemPassRequest']>(request),
+        )) satisfies Schemas['RedeemPassResponse'],
       })),
   },
   {
@@ -20,7 +24,11 @@ export const passRoutes: RouteDef[] = [
     path: '/passes/scan/storecard',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
-        const { status, body } = await scanStorecard(tx, scopeOf(request), payloadOf<Schemas['StorecardTransactionRequest']>(request));
+        const { status, body } = await scanStorecard(
+          tx,
+          scopeOf(request),
+          payloadOf<Schemas['StorecardTransactionRequest']>(request),
+        );
         return { status, body: body satisfies Schemas['StorecardTransactionResponse'] };
       }),
   },

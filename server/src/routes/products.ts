@@ -10,9 +10,14 @@ export const productRoutes: RouteDef[] = [
   {
     method: 'POST',
     path: '/products/batch',
-    handler: async (request) => ({
-      success: true,
-      ...(await findProducts(appOf(request).sql, principalOf(request).organizationIds, payloadOf<Schemas['ProductBatchRequest']>(request).product_ids)),
-    }) satisfies Schemas['ProductBatchResponse'],
+    handler: async (request) =>
+      ({
+        success: true,
+        ...(await findProducts(
+          appOf(request).sql,
+          principalOf(request).organizationIds,
+          payloadOf<Schemas['ProductBatchRequest']>(request).product_ids,
+        )),
+      }) satisfies Schemas['ProductBatchResponse'],
   },
 ];

@@ -24,7 +24,10 @@ async function ready(workerHealth?: () => WorkerHealth) {
 
 describe('GET /health/ready', () => {
   it('is 200 with database and migrations ok, and the worker ok when this process runs one', async () => {
-    expect(await ready()).toMatchObject({ status: 200, body: { status: 'ok', checks: { database: 'ok', migrations: 'ok' } } });
+    expect(await ready()).toMatchObject({
+      status: 200,
+      body: { status: 'ok', checks: { database: 'ok', migrations: 'ok' } },
+    });
     const withWorker = await ready(() => ({ ok: true, lastBeatAt: Date.now() }));
     expect(withWorker.body).toEqual({ status: 'ok', checks: { database: 'ok', migrations: 'ok', worker: 'ok' } });
   });
@@ -47,7 +50,10 @@ describe('GET /health/ready', () => {
     try {
       const res = await ready();
       expect(res.status).toBe(503);
-      expect(res.body).toMatchObject({ message: 'Not ready: the database lacks migrations of this version.', checks: { database: 'ok', migrations: 'behind' } });
+      expect(res.body).toMatchObject({
+        message: 'Not ready: the database lacks migrations of this version.',
+        checks: { database: 'ok', migrations: 'behind' },
+      });
     } finally {
       await db.sql`INSERT INTO schema_migrations (name) VALUES (${last})`;
     }
@@ -57,7 +63,8 @@ describe('GET /health/ready', () => {
     const config = { ...loadConfig({ LOYALTY_SECRET_KEY: TEST_SECRET_KEY }), fixtures: 'none' };
     const runner = await startWorker({ connectionString: db.url, sql: db.sql, config, pollInterval: 100 });
     try {
-      for (const deadline = Date.now() + 5000; !runner.health().ok && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+      for (const deadline = Date.now() + 5000; !runner.health().ok && Date.now() < deadline; )
+        await new Promise((r) => setTimeout(r, 20));
       expect((await ready(runner.health)).body.checks.worker).toBe('ok');
     } finally {
       await runner.stop();

@@ -31,7 +31,14 @@ async function seedPeople(sql: Sql) {
 async function createTag(client: string, body: Record<string, unknown>) {
   const res = await ts.inject({ method: 'POST', url: '/tags', headers: await ts.auth(client), payload: body });
   expect(res.statusCode, res.payload).toBe(201);
-  return json(res.payload).data as { uuid: string; external_reference: string; brand_id: string; tag: string; created_at: string; updated_at: string };
+  return json(res.payload).data as {
+    uuid: string;
+    external_reference: string;
+    brand_id: string;
+    tag: string;
+    created_at: string;
+    updated_at: string;
+  };
 }
 
 let vip: { uuid: string };
@@ -42,7 +49,11 @@ beforeAll(async () => {
   await seedPeople(ts.db.sql);
   vip = await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'vip', tag: 'VIP customers' });
   // The same reference in another organization is a different tag.
-  globexVip = await createTag('globex-admin', { brand_id: 'brand-globex', external_reference: 'vip', tag: 'Globex VIP' });
+  globexVip = await createTag('globex-admin', {
+    brand_id: 'brand-globex',
+    external_reference: 'vip',
+    tag: 'Globex VIP',
+  });
 });
 afterAll(() => ts?.close());
 
@@ -56,9 +67,13 @@ describe('GET /tags', () => {
     const refs = body.data.map((t: { external_reference: string }) => t.external_reference);
     expect(refs.indexOf('vip')).toBeLessThan(refs.indexOf('late'));
     expect(body.data.every((t: { brand_id: string }) => t.brand_id === 'brand-acme')).toBe(true);
-    expect(body.data.find((t: { uuid: string }) => t.uuid === late.uuid).created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(body.data.find((t: { uuid: string }) => t.uuid === late.uuid).created_at).toMatch(
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
+    );
 
-    const globex = json((await ts.inject({ method: 'GET', url: '/tags', headers: await ts.auth('globex-admin') })).payload);
+    const globex = json(
+      (await ts.inject({ method: 'GET', url: '/tags', headers: await ts.auth('globex-admin') })).payload,
+    );
     expect(globex.data.map((t: { uuid: string }) => t.uuid)).toEqual([globexVip.uuid]);
   });
 
@@ -74,12 +89,24 @@ describe('GET /tags', () => {
 
   it('lists each tag exactly as POST and PUT answer it, with any characters in tag and reference', async () => {
     const headers = await ts.auth('acme-admin');
-    const res = await ts.inject({ method: 'POST', url: '/tags', headers, payload: { brand_id: 'brand-acme', external_reference: 'odd "ref" \\ </script>', tag: 'Line\nbreak\ttab "quotes" \\ ü € 😀 \u0001' } });
+    const res = await ts.inject({
+      method: 'POST',
+      url: '/tags',
+      headers,
+      payload: {
+        brand_id: 'brand-acme',
+        external_reference: 'odd "ref" \\ </script>',
+        tag: 'Line\nbreak\ttab "quotes" \\ ü € 😀 \u0001',
+      },
+    });
     const created = json(res.payload).data;
     const listed = () => ts.inject({ method: 'GET', url: '/tags', headers }).then((r) => r.payload);
     expect((await listed()).includes(JSON.stringify(created))).toBe(true);
     await new Promise((r) => setTimeout(r, 5));
-    const updated = json((await ts.inject({ method: 'PUT', url: '/tags', headers, payload: { tag_id: created.uuid, tag: 'Renamed ✓' } })).payload).data;
+    const updated = json(
+      (await ts.inject({ method: 'PUT', url: '/tags', headers, payload: { tag_id: created.uuid, tag: 'Renamed ✓' } }))
+        .payload,
+    ).data;
     expect(updated.updated_at).not.toBe(created.updated_at);
     const after = await listed();
     expect(after.includes(JSON.stringify(updated))).toBe(true);
@@ -95,9 +122,20 @@ describe('POST /tags', () => {
   });
 
   it('answers the Tag object exactly as GET /tags lists it (one builder: the api_json trigger)', async () => {
-    const tag = await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'same-1', tag: 'Quote " and \u00e9' });
-    const put = await ts.inject({ method: 'PUT', url: '/tags', headers: await ts.auth('acme-admin'), payload: { tag_id: tag.uuid, tag: 'Put \\ back' } });
-    const list = json((await ts.inject({ method: 'GET', url: '/tags', headers: await ts.auth('acme-admin') })).payload).data;
+    const tag = await createTag('acme-admin', {
+      brand_id: 'brand-acme',
+      external_reference: 'same-1',
+      tag: 'Quote " and \u00e9',
+    });
+    const put = await ts.inject({
+      method: 'PUT',
+      url: '/tags',
+      headers: await ts.auth('acme-admin'),
+      payload: { tag_id: tag.uuid, tag: 'Put \\ back' },
+    });
+    const list = json(
+      (await ts.inject({ method: 'GET', url: '/tags', headers: await ts.auth('acme-admin') })).payload,
+    ).data;
     const listed = list.find((t: { uuid: string }) => t.uuid === tag.uuid);
     expect(json(put.payload).data).toStrictEqual(listed);
     expect(Object.keys(tag)).toEqual(['tag', 'external_reference', 'uuid', 'created_at', 'updated_at', 'brand_id']);
@@ -105,14 +143,27 @@ describe('POST /tags', () => {
   });
 
   it('answers 422 on external_reference when the organization already uses it', async () => {
-    const res = await ts.inject({ method: 'POST', url: '/tags', headers: await ts.auth('acme-admin'), payload: { brand_id: 'brand-acme', external_reference: 'vip', tag: 'Again' } });
+    const res = await ts.inject({
+      method: 'POST',
+      url: '/tags',
+      headers: await ts.auth('acme-admin'),
+      payload: { brand_id: 'brand-acme', external_reference: 'vip', tag: 'Again' },
+    });
     expect(res.statusCode).toBe(422);
-    expect(json(res.payload)).toMatchObject({ error: 'validation_failed', errors: { external_reference: [expect.any(String)] } });
+    expect(json(res.payload)).toMatchObject({
+      error: 'validation_failed',
+      errors: { external_reference: [expect.any(String)] },
+    });
   });
 
   it('answers 404 for an unknown or foreign brand', async () => {
     for (const brand_id of ['brand-nope', 'brand-globex']) {
-      const res = await ts.inject({ method: 'POST', url: '/tags', headers: await ts.auth('acme-admin'), payload: { brand_id, external_reference: `x-${brand_id}`, tag: 'X' } });
+      const res = await ts.inject({
+        method: 'POST',
+        url: '/tags',
+        headers: await ts.auth('acme-admin'),
+        payload: { brand_id, external_reference: `x-${brand_id}`, tag: 'X' },
+      });
       expect(res.statusCode).toBe(404);
       expect(json(res.payload)).toEqual({ message: 'Brand not found.', error: 'not_found' });
     }
@@ -123,30 +174,66 @@ describe('PUT /tags', () => {
   it('changes only the fields sent and moves updated_at', async () => {
     const tag = await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'put-1', tag: 'Before' });
     await new Promise((r) => setTimeout(r, 5));
-    const res = await ts.inject({ method: 'PUT', url: '/tags', headers: await ts.auth('acme-admin'), payload: { tag_id: tag.uuid, tag: 'After' } });
+    const res = await ts.inject({
+      method: 'PUT',
+      url: '/tags',
+      headers: await ts.auth('acme-admin'),
+      payload: { tag_id: tag.uuid, tag: 'After' },
+    });
     expect(res.statusCode).toBe(200);
     const data = json(res.payload).data;
-    expect(data).toMatchObject({ uuid: tag.uuid, tag: 'After', external_reference: 'put-1', brand_id: 'brand-acme', created_at: tag.created_at });
+    expect(data).toMatchObject({
+      uuid: tag.uuid,
+      tag: 'After',
+      external_reference: 'put-1',
+      brand_id: 'brand-acme',
+      created_at: tag.created_at,
+    });
     expect(Date.parse(data.updated_at)).toBeGreaterThan(Date.parse(tag.updated_at));
 
-    const ref = await ts.inject({ method: 'PUT', url: '/tags', headers: await ts.auth('acme-admin'), payload: { tag_id: tag.uuid, brand_id: 'brand-acme', external_reference: 'put-1b' } });
+    const ref = await ts.inject({
+      method: 'PUT',
+      url: '/tags',
+      headers: await ts.auth('acme-admin'),
+      payload: { tag_id: tag.uuid, brand_id: 'brand-acme', external_reference: 'put-1b' },
+    });
     expect(json(ref.payload).data).toMatchObject({ tag: 'After', external_reference: 'put-1b' });
   });
 
   it('answers 422 when the new external_reference is taken', async () => {
     const tag = await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'put-2', tag: 'Two' });
-    const res = await ts.inject({ method: 'PUT', url: '/tags', headers: await ts.auth('acme-admin'), payload: { tag_id: tag.uuid, external_reference: 'vip' } });
+    const res = await ts.inject({
+      method: 'PUT',
+      url: '/tags',
+      headers: await ts.auth('acme-admin'),
+      payload: { tag_id: tag.uuid, external_reference: 'vip' },
+    });
     expect(res.statusCode).toBe(422);
     expect(json(res.payload).errors).toHaveProperty('external_reference');
   });
 
   it('takes the uuid only (an external_reference is a 422) and a brand_id other than the tag’s is a 404', async () => {
-    const byRef = await ts.inject({ method: 'PUT', url: '/tags', headers: await ts.auth('acme-admin'), payload: { tag_id: 'vip', tag: 'X' } });
+    const byRef = await ts.inject({
+      method: 'PUT',
+      url: '/tags',
+      headers: await ts.auth('acme-admin'),
+      payload: { tag_id: 'vip', tag: 'X' },
+    });
     expect(byRef.statusCode).toBe(422);
     expect(json(byRef.payload).errors).toHaveProperty('tag_id');
-    const otherBrand = await ts.inject({ method: 'PUT', url: '/tags', headers: await ts.auth('acme-admin'), payload: { tag_id: vip.uuid, brand_id: 'brand-globex', tag: 'X' } });
+    const otherBrand = await ts.inject({
+      method: 'PUT',
+      url: '/tags',
+      headers: await ts.auth('acme-admin'),
+      payload: { tag_id: vip.uuid, brand_id: 'brand-globex', tag: 'X' },
+    });
     expect(otherBrand.statusCode).toBe(404);
-    const unknown = await ts.inject({ method: 'PUT', url: '/tags', headers: await ts.auth('acme-admin'), payload: { tag_id: randomUUID(), tag: 'X' } });
+    const unknown = await ts.inject({
+      method: 'PUT',
+      url: '/tags',
+      headers: await ts.auth('acme-admin'),
+      payload: { tag_id: randomUUID(), tag: 'X' },
+    });
     expect(unknown.statusCode).toBe(404);
     expect(json(unknown.payload)).toEqual({ message: 'Tag not found.', error: 'not_found' });
   });
@@ -156,12 +243,28 @@ describe('DELETE /tags', () => {
   it('removes the tag with its member and pass links (body form), then 404s', async () => {
     const tag = await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'del-1', tag: 'Doomed' });
     const headers = await ts.auth('acme-admin');
-    await ts.inject({ method: 'POST', url: '/tags/members', headers, payload: { tag_id: tag.uuid, member_id: ids.ada } });
-    await ts.inject({ method: 'POST', url: '/tags/passes', headers, payload: { tag_id: tag.uuid, pass_code: 'ACME-ADA-1' } });
-    const res = await ts.inject({ method: 'DELETE', url: '/tags', headers, payload: { tag_id: tag.uuid, brand_id: 'brand-acme' } });
+    await ts.inject({
+      method: 'POST',
+      url: '/tags/members',
+      headers,
+      payload: { tag_id: tag.uuid, member_id: ids.ada },
+    });
+    await ts.inject({
+      method: 'POST',
+      url: '/tags/passes',
+      headers,
+      payload: { tag_id: tag.uuid, pass_code: 'ACME-ADA-1' },
+    });
+    const res = await ts.inject({
+      method: 'DELETE',
+      url: '/tags',
+      headers,
+      payload: { tag_id: tag.uuid, brand_id: 'brand-acme' },
+    });
     expect(res.statusCode).toBe(200);
     expect(json(res.payload)).toEqual({ success: true, message: 'Tag removed' });
-    const [links] = await ts.db.sql`SELECT (SELECT count(*) FROM tag_members WHERE tag_id = ${tag.uuid}) + (SELECT count(*) FROM tag_passes WHERE tag_id = ${tag.uuid}) AS n`;
+    const [links] = await ts.db
+      .sql`SELECT (SELECT count(*) FROM tag_members WHERE tag_id = ${tag.uuid}) + (SELECT count(*) FROM tag_passes WHERE tag_id = ${tag.uuid}) AS n`;
     expect(Number(links!.n)).toBe(0);
     const [member] = await ts.db.sql`SELECT 1 FROM members WHERE id = ${ids.ada}`;
     expect(member).toBeDefined();
@@ -170,8 +273,16 @@ describe('DELETE /tags', () => {
   });
 
   it('accepts the parameters as a query string too', async () => {
-    const tag = await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'del-2', tag: 'Doomed too' });
-    const res = await ts.inject({ method: 'DELETE', url: `/tags?tag_id=${tag.uuid}&brand_id=brand-acme`, headers: await ts.auth('acme-admin') });
+    const tag = await createTag('acme-admin', {
+      brand_id: 'brand-acme',
+      external_reference: 'del-2',
+      tag: 'Doomed too',
+    });
+    const res = await ts.inject({
+      method: 'DELETE',
+      url: `/tags?tag_id=${tag.uuid}&brand_id=brand-acme`,
+      headers: await ts.auth('acme-admin'),
+    });
     expect(res.statusCode).toBe(200);
     expect(json(res.payload).message).toBe('Tag removed');
   });
@@ -185,23 +296,58 @@ describe('DELETE /tags', () => {
 
 describe('tag passes', () => {
   it('adds by uuid or external_reference, lists, removes; adding twice keeps one link', async () => {
-    const tag = await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'passes-1', tag: 'Passes' });
+    const tag = await createTag('acme-admin', {
+      brand_id: 'brand-acme',
+      external_reference: 'passes-1',
+      tag: 'Passes',
+    });
     const headers = await ts.auth('acme-admin');
-    for (const [tag_id, pass_code] of [[tag.uuid, 'ACME-ADA-1'], ['passes-1', 'ACME-BOB-1'], ['passes-1', 'ACME-ADA-1']]) {
-      const res = await ts.inject({ method: 'POST', url: '/tags/passes', headers, payload: { tag_id, pass_code, brand_id: 'brand-acme' } });
+    for (const [tag_id, pass_code] of [
+      [tag.uuid, 'ACME-ADA-1'],
+      ['passes-1', 'ACME-BOB-1'],
+      ['passes-1', 'ACME-ADA-1'],
+    ]) {
+      const res = await ts.inject({
+        method: 'POST',
+        url: '/tags/passes',
+        headers,
+        payload: { tag_id, pass_code, brand_id: 'brand-acme' },
+      });
       expect(res.statusCode).toBe(200);
       expect(json(res.payload)).toEqual({ success: true, message: 'Pass added to tag' });
     }
     const list = await ts.inject({ method: 'GET', url: '/tags/passes?tag_id=passes-1&brand_id=brand-acme', headers });
-    expect(json(list.payload)).toEqual({ success: true, data: [{ pass_code: 'ACME-ADA-1' }, { pass_code: 'ACME-BOB-1' }] });
+    expect(json(list.payload)).toEqual({
+      success: true,
+      data: [{ pass_code: 'ACME-ADA-1' }, { pass_code: 'ACME-BOB-1' }],
+    });
 
-    const removed = await ts.inject({ method: 'DELETE', url: '/tags/passes', headers, payload: { tag_id: 'passes-1', pass_code: 'ACME-ADA-1' } });
+    const removed = await ts.inject({
+      method: 'DELETE',
+      url: '/tags/passes',
+      headers,
+      payload: { tag_id: 'passes-1', pass_code: 'ACME-ADA-1' },
+    });
     expect(json(removed.payload)).toEqual({ success: true, message: 'Pass removed from tag' });
-    const viaQuery = await ts.inject({ method: 'DELETE', url: `/tags/passes?tag_id=${tag.uuid}&pass_code=ACME-BOB-1`, headers });
+    const viaQuery = await ts.inject({
+      method: 'DELETE',
+      url: `/tags/passes?tag_id=${tag.uuid}&pass_code=ACME-BOB-1`,
+      headers,
+    });
     expect(viaQuery.statusCode).toBe(200);
-    const notOnTag = await ts.inject({ method: 'DELETE', url: '/tags/passes', headers, payload: { tag_id: 'passes-1', pass_code: 'ACME-BOB-1' } });
+    const notOnTag = await ts.inject({
+      method: 'DELETE',
+      url: '/tags/passes',
+      headers,
+      payload: { tag_id: 'passes-1', pass_code: 'ACME-BOB-1' },
+    });
     expect(notOnTag.statusCode).toBe(200);
-    const empty = await ts.inject({ method: 'GET', url: '/tags/passes', headers, payload: JSON.stringify({ tag_id: 'passes-1', brand_id: 'brand-acme' }) });
+    const empty = await ts.inject({
+      method: 'GET',
+      url: '/tags/passes',
+      headers,
+      payload: JSON.stringify({ tag_id: 'passes-1', brand_id: 'brand-acme' }),
+    });
     expect(json(empty.payload)).toEqual({ success: true, data: [] });
   });
 
@@ -226,18 +372,43 @@ describe('tag members', () => {
     await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'members-1', tag: 'Members' });
     const headers = await ts.auth('acme-admin');
     for (const member_id of [ids.bob, ids.ada, ids.bob]) {
-      const res = await ts.inject({ method: 'POST', url: '/tags/members', headers, payload: { tag_id: 'members-1', member_id, brand_id: 'brand-acme' } });
+      const res = await ts.inject({
+        method: 'POST',
+        url: '/tags/members',
+        headers,
+        payload: { tag_id: 'members-1', member_id, brand_id: 'brand-acme' },
+      });
       expect(res.statusCode).toBe(200);
       expect(json(res.payload)).toEqual({ success: true, message: 'Member added to tag' });
     }
     const list = await ts.inject({ method: 'GET', url: '/tags/members?tag_id=members-1&brand_id=brand-acme', headers });
-    expect(json(list.payload)).toEqual({ success: true, data: [{ identifier: ids.bob, email: 'bob@example.org' }, { identifier: ids.ada, email: 'ada@example.org' }] });
+    expect(json(list.payload)).toEqual({
+      success: true,
+      data: [
+        { identifier: ids.bob, email: 'bob@example.org' },
+        { identifier: ids.ada, email: 'ada@example.org' },
+      ],
+    });
 
-    const removed = await ts.inject({ method: 'DELETE', url: '/tags/members', headers, payload: { tag_id: 'members-1', member_id: ids.bob } });
+    const removed = await ts.inject({
+      method: 'DELETE',
+      url: '/tags/members',
+      headers,
+      payload: { tag_id: 'members-1', member_id: ids.bob },
+    });
     expect(json(removed.payload)).toEqual({ success: true, message: 'Member removed from tag' });
-    const viaQuery = await ts.inject({ method: 'DELETE', url: `/tags/members?tag_id=members-1&member_id=${ids.ada}&brand_id=brand-acme`, headers });
+    const viaQuery = await ts.inject({
+      method: 'DELETE',
+      url: `/tags/members?tag_id=members-1&member_id=${ids.ada}&brand_id=brand-acme`,
+      headers,
+    });
     expect(viaQuery.statusCode).toBe(200);
-    const viaBody = await ts.inject({ method: 'GET', url: '/tags/members', headers, payload: JSON.stringify({ tag_id: 'members-1', brand_id: 'brand-acme' }) });
+    const viaBody = await ts.inject({
+      method: 'GET',
+      url: '/tags/members',
+      headers,
+      payload: JSON.stringify({ tag_id: 'members-1', brand_id: 'brand-acme' }),
+    });
     expect(json(viaBody.payload).data).toEqual([]);
   });
 
@@ -248,12 +419,22 @@ describe('tag members', () => {
     await sql`INSERT INTO brand_members (brand_id, member_id) VALUES ('brand-acme', ${leaver})`;
     await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'members-2', tag: 'Leavers' });
     const headers = await ts.auth('acme-admin');
-    await ts.inject({ method: 'POST', url: '/tags/members', headers, payload: { tag_id: 'members-2', member_id: leaver } });
+    await ts.inject({
+      method: 'POST',
+      url: '/tags/members',
+      headers,
+      payload: { tag_id: 'members-2', member_id: leaver },
+    });
     await sql`DELETE FROM brand_members WHERE member_id = ${leaver}`;
     const list = await ts.inject({ method: 'GET', url: '/tags/members?tag_id=members-2&brand_id=brand-acme', headers });
     expect(json(list.payload).data).toEqual([]);
     // ...and they can still be taken off the tag.
-    const removed = await ts.inject({ method: 'DELETE', url: '/tags/members', headers, payload: { tag_id: 'members-2', member_id: leaver } });
+    const removed = await ts.inject({
+      method: 'DELETE',
+      url: '/tags/members',
+      headers,
+      payload: { tag_id: 'members-2', member_id: leaver },
+    });
     expect(removed.statusCode).toBe(200);
     const [row] = await sql`SELECT count(*)::int AS n FROM tag_members WHERE member_id = ${leaver}`;
     expect(row!.n).toBe(0);
@@ -262,11 +443,21 @@ describe('tag members', () => {
   it('answers 404 for an unknown member, a foreign member and a person who is not a member of the brand', async () => {
     const headers = await ts.auth('acme-admin');
     for (const member_id of [randomUUID(), ids.gus, ids.cy]) {
-      const res = await ts.inject({ method: 'POST', url: '/tags/members', headers, payload: { tag_id: 'vip', member_id } });
+      const res = await ts.inject({
+        method: 'POST',
+        url: '/tags/members',
+        headers,
+        payload: { tag_id: 'vip', member_id },
+      });
       expect(res.statusCode).toBe(404);
       expect(json(res.payload)).toEqual({ message: 'Member not found.', error: 'not_found' });
     }
-    const foreignRemove = await ts.inject({ method: 'DELETE', url: '/tags/members', headers, payload: { tag_id: 'vip', member_id: ids.gus } });
+    const foreignRemove = await ts.inject({
+      method: 'DELETE',
+      url: '/tags/members',
+      headers,
+      payload: { tag_id: 'vip', member_id: ids.gus },
+    });
     expect(foreignRemove.statusCode).toBe(404);
   });
 });
@@ -276,27 +467,54 @@ describe('POST /tags/members/bulk', () => {
     await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'bulk-1', tag: 'Bulk' });
     const headers = await ts.auth('acme-admin');
     const users = [ids.ada, ids.bob, ids.ada, ids.cy, ids.gus, randomUUID()];
-    const first = await ts.inject({ method: 'POST', url: '/tags/members/bulk', headers, payload: { brand_id: 'brand-acme', tag_id: 'bulk-1', users } });
+    const first = await ts.inject({
+      method: 'POST',
+      url: '/tags/members/bulk',
+      headers,
+      payload: { brand_id: 'brand-acme', tag_id: 'bulk-1', users },
+    });
     expect(first.statusCode).toBe(200);
     expect(json(first.payload)).toEqual({ success: true, message: 'Added 2 members to tag' });
-    const again = await ts.inject({ method: 'POST', url: '/tags/members/bulk', headers, payload: { brand_id: 'brand-acme', tag_id: 'bulk-1', users } });
+    const again = await ts.inject({
+      method: 'POST',
+      url: '/tags/members/bulk',
+      headers,
+      payload: { brand_id: 'brand-acme', tag_id: 'bulk-1', users },
+    });
     expect(json(again.payload)).toEqual({ success: true, message: 'Added 0 members to tag' });
-    const list = json((await ts.inject({ method: 'GET', url: '/tags/members?tag_id=bulk-1&brand_id=brand-acme', headers })).payload);
+    const list = json(
+      (await ts.inject({ method: 'GET', url: '/tags/members?tag_id=bulk-1&brand_id=brand-acme', headers })).payload,
+    );
     expect(list.data.map((m: { identifier: string }) => m.identifier).sort()).toEqual([ids.ada, ids.bob].sort());
   });
 
   it('takes 2000 users in one call', async () => {
     const tag = await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'bulk-2000', tag: 'Big' });
     const users = Array.from({ length: 1999 }, () => randomUUID()).concat(ids.ada);
-    const res = await ts.inject({ method: 'POST', url: '/tags/members/bulk', headers: await ts.auth('acme-admin'), payload: { brand_id: 'brand-acme', tag_id: tag.uuid, users } });
+    const res = await ts.inject({
+      method: 'POST',
+      url: '/tags/members/bulk',
+      headers: await ts.auth('acme-admin'),
+      payload: { brand_id: 'brand-acme', tag_id: tag.uuid, users },
+    });
     expect(json(res.payload)).toEqual({ success: true, message: 'Added 1 members to tag' });
   });
 
   it('answers 422 for users empty, over 2000, or holding a non-UUID (named users.N)', async () => {
     const headers = await ts.auth('acme-admin');
-    const cases: [unknown, string][] = [[[], 'users'], [Array.from({ length: 2001 }, () => randomUUID()), 'users'], [[ids.ada, 'nope'], 'users.1'], ['not-a-list', 'users']];
+    const cases: [unknown, string][] = [
+      [[], 'users'],
+      [Array.from({ length: 2001 }, () => randomUUID()), 'users'],
+      [[ids.ada, 'nope'], 'users.1'],
+      ['not-a-list', 'users'],
+    ];
     for (const [users, field] of cases) {
-      const res = await ts.inject({ method: 'POST', url: '/tags/members/bulk', headers, payload: { brand_id: 'brand-acme', tag_id: 'vip', users } });
+      const res = await ts.inject({
+        method: 'POST',
+        url: '/tags/members/bulk',
+        headers,
+        payload: { brand_id: 'brand-acme', tag_id: 'vip', users },
+      });
       expect(res.statusCode).toBe(422);
       expect(json(res.payload).errors).toHaveProperty([field]);
     }
@@ -304,8 +522,18 @@ describe('POST /tags/members/bulk', () => {
 
   it('answers 404 for an unknown or foreign brand or tag, and a tag of another brand', async () => {
     const headers = await ts.auth('acme-admin');
-    for (const [brand_id, tag_id] of [['brand-nope', 'vip'], ['brand-globex', 'vip'], ['brand-acme', 'nope'], ['brand-acme', globexVip.uuid]]) {
-      const res = await ts.inject({ method: 'POST', url: '/tags/members/bulk', headers, payload: { brand_id, tag_id, users: [ids.ada] } });
+    for (const [brand_id, tag_id] of [
+      ['brand-nope', 'vip'],
+      ['brand-globex', 'vip'],
+      ['brand-acme', 'nope'],
+      ['brand-acme', globexVip.uuid],
+    ]) {
+      const res = await ts.inject({
+        method: 'POST',
+        url: '/tags/members/bulk',
+        headers,
+        payload: { brand_id, tag_id, users: [ids.ada] },
+      });
       expect(res.statusCode, `${brand_id} ${tag_id}`).toBe(404);
     }
   });
@@ -314,16 +542,64 @@ describe('POST /tags/members/bulk', () => {
 /** One valid acme request per operation: what a foreign or under-privileged token tries. */
 const operations = (): { name: string; ability: 'tags.get' | 'tags.store'; request: ServerInjectOptions }[] => [
   { name: 'listTags', ability: 'tags.get', request: { method: 'GET', url: '/tags' } },
-  { name: 'createTag', ability: 'tags.store', request: { method: 'POST', url: '/tags', payload: { brand_id: 'brand-acme', external_reference: `c-${randomUUID()}`, tag: 'C' } } },
-  { name: 'updateTag', ability: 'tags.store', request: { method: 'PUT', url: '/tags', payload: { tag_id: vip.uuid, tag: 'Hijacked' } } },
-  { name: 'deleteTag', ability: 'tags.store', request: { method: 'DELETE', url: '/tags', payload: { tag_id: vip.uuid } } },
-  { name: 'listTagPasses', ability: 'tags.get', request: { method: 'GET', url: `/tags/passes?tag_id=${vip.uuid}&brand_id=brand-acme` } },
-  { name: 'addPassToTag', ability: 'tags.store', request: { method: 'POST', url: '/tags/passes', payload: { tag_id: vip.uuid, pass_code: 'ACME-ADA-1' } } },
-  { name: 'removePassFromTag', ability: 'tags.store', request: { method: 'DELETE', url: '/tags/passes', payload: { tag_id: vip.uuid, pass_code: 'ACME-ADA-1' } } },
-  { name: 'listTagMembers', ability: 'tags.get', request: { method: 'GET', url: `/tags/members?tag_id=${vip.uuid}&brand_id=brand-acme` } },
-  { name: 'addMemberToTag', ability: 'tags.store', request: { method: 'POST', url: '/tags/members', payload: { tag_id: vip.uuid, member_id: ids.ada } } },
-  { name: 'removeMemberFromTag', ability: 'tags.store', request: { method: 'DELETE', url: '/tags/members', payload: { tag_id: vip.uuid, member_id: ids.ada } } },
-  { name: 'addMembersToTagBulk', ability: 'tags.store', request: { method: 'POST', url: '/tags/members/bulk', payload: { brand_id: 'brand-acme', tag_id: vip.uuid, users: [ids.ada] } } },
+  {
+    name: 'createTag',
+    ability: 'tags.store',
+    request: {
+      method: 'POST',
+      url: '/tags',
+      payload: { brand_id: 'brand-acme', external_reference: `c-${randomUUID()}`, tag: 'C' },
+    },
+  },
+  {
+    name: 'updateTag',
+    ability: 'tags.store',
+    request: { method: 'PUT', url: '/tags', payload: { tag_id: vip.uuid, tag: 'Hijacked' } },
+  },
+  {
+    name: 'deleteTag',
+    ability: 'tags.store',
+    request: { method: 'DELETE', url: '/tags', payload: { tag_id: vip.uuid } },
+  },
+  {
+    name: 'listTagPasses',
+    ability: 'tags.get',
+    request: { method: 'GET', url: `/tags/passes?tag_id=${vip.uuid}&brand_id=brand-acme` },
+  },
+  {
+    name: 'addPassToTag',
+    ability: 'tags.store',
+    request: { method: 'POST', url: '/tags/passes', payload: { tag_id: vip.uuid, pass_code: 'ACME-ADA-1' } },
+  },
+  {
+    name: 'removePassFromTag',
+    ability: 'tags.store',
+    request: { method: 'DELETE', url: '/tags/passes', payload: { tag_id: vip.uuid, pass_code: 'ACME-ADA-1' } },
+  },
+  {
+    name: 'listTagMembers',
+    ability: 'tags.get',
+    request: { method: 'GET', url: `/tags/members?tag_id=${vip.uuid}&brand_id=brand-acme` },
+  },
+  {
+    name: 'addMemberToTag',
+    ability: 'tags.store',
+    request: { method: 'POST', url: '/tags/members', payload: { tag_id: vip.uuid, member_id: ids.ada } },
+  },
+  {
+    name: 'removeMemberFromTag',
+    ability: 'tags.store',
+    request: { method: 'DELETE', url: '/tags/members', payload: { tag_id: vip.uuid, member_id: ids.ada } },
+  },
+  {
+    name: 'addMembersToTagBulk',
+    ability: 'tags.store',
+    request: {
+      method: 'POST',
+      url: '/tags/members/bulk',
+      payload: { brand_id: 'brand-acme', tag_id: vip.uuid, users: [ids.ada] },
+    },
+  },
 ];
 
 describe('every tag operation', () => {
@@ -334,7 +610,10 @@ describe('every tag operation', () => {
   it('answers 403 to a token without the ability, 401 without a token; nothing changes', async () => {
     for (const op of operations()) {
       const lacking = op.ability === 'tags.get' ? ['tags.store', 'members.get'] : ['tags.get', 'members.store'];
-      for (const headers of [await ts.auth('acme-admin', lacking), ...(op.ability === 'tags.store' ? [await ts.auth('acme-readonly')] : [])]) {
+      for (const headers of [
+        await ts.auth('acme-admin', lacking),
+        ...(op.ability === 'tags.store' ? [await ts.auth('acme-readonly')] : []),
+      ]) {
         const res = await ts.inject({ ...op.request, headers });
         expect(res.statusCode, op.name).toBe(403);
         expect(json(res.payload).error).toBe('forbidden');
@@ -364,45 +643,90 @@ describe('every tag operation', () => {
 
 describe('bad input on tag routes: a 4xx JSON error, never a 5xx', () => {
   it('malformed JSON is a 400 bad_request', async () => {
-    const res = await ts.inject({ method: 'POST', url: '/tags', headers: { ...(await ts.auth('acme-admin')), 'content-type': 'application/json' }, payload: '{"brand_id": "brand-acme",' });
+    const res = await ts.inject({
+      method: 'POST',
+      url: '/tags',
+      headers: { ...(await ts.auth('acme-admin')), 'content-type': 'application/json' },
+      payload: '{"brand_id": "brand-acme",',
+    });
     expect(res.statusCode).toBe(400);
     expect(json(res.payload)).toEqual({ message: 'The request body is not valid JSON.', error: 'bad_request' });
-    const get = await ts.inject({ method: 'GET', url: '/tags/passes', headers: { ...(await ts.auth('acme-admin')), 'content-type': 'application/json' }, payload: '{tag_id' });
+    const get = await ts.inject({
+      method: 'GET',
+      url: '/tags/passes',
+      headers: { ...(await ts.auth('acme-admin')), 'content-type': 'application/json' },
+      payload: '{tag_id',
+    });
     expect(get.statusCode).toBe(400);
     expect(json(get.payload).error).toBe('bad_request');
   });
 
   it('a form or text body is a 415 unsupported_media_type', async () => {
-    for (const [type, payload] of [['application/x-www-form-urlencoded', 'brand_id=brand-acme&external_reference=f&tag=F'], ['text/plain', 'hello']]) {
-      const res = await ts.inject({ method: 'POST', url: '/tags', headers: { ...(await ts.auth('acme-admin')), 'content-type': type! }, payload });
+    for (const [type, payload] of [
+      ['application/x-www-form-urlencoded', 'brand_id=brand-acme&external_reference=f&tag=F'],
+      ['text/plain', 'hello'],
+    ]) {
+      const res = await ts.inject({
+        method: 'POST',
+        url: '/tags',
+        headers: { ...(await ts.auth('acme-admin')), 'content-type': type! },
+        payload,
+      });
       expect(res.statusCode).toBe(415);
-      expect(json(res.payload)).toEqual({ message: expect.stringContaining('application/json'), error: 'unsupported_media_type' });
+      expect(json(res.payload)).toEqual({
+        message: expect.stringContaining('application/json'),
+        error: 'unsupported_media_type',
+      });
     }
     const [row] = await ts.db.sql`SELECT count(*)::int AS n FROM tags WHERE external_reference = 'f'`;
     expect(row!.n).toBe(0);
   });
 
   it('an oversized body is a 413 payload_too_large', async () => {
-    const res = await ts.inject({ method: 'POST', url: '/tags/members/bulk', headers: await ts.auth('acme-admin'), payload: JSON.stringify({ brand_id: 'brand-acme', tag_id: 'vip', users: [], pad: 'x'.repeat(6 * 1024 * 1024) }) });
+    const res = await ts.inject({
+      method: 'POST',
+      url: '/tags/members/bulk',
+      headers: await ts.auth('acme-admin'),
+      payload: JSON.stringify({ brand_id: 'brand-acme', tag_id: 'vip', users: [], pad: 'x'.repeat(6 * 1024 * 1024) }),
+    });
     expect(res.statusCode).toBe(413);
     expect(json(res.payload).error).toBe('payload_too_large');
   });
 
   it('wrong types name each field', async () => {
     const headers = await ts.auth('acme-admin');
-    const res = await ts.inject({ method: 'POST', url: '/tags', headers, payload: { brand_id: 5, external_reference: null, tag: ['x'] } });
+    const res = await ts.inject({
+      method: 'POST',
+      url: '/tags',
+      headers,
+      payload: { brand_id: 5, external_reference: null, tag: ['x'] },
+    });
     expect(res.statusCode).toBe(422);
     expect(Object.keys(json(res.payload).errors).sort()).toEqual(['brand_id', 'external_reference', 'tag']);
-    const empty = await ts.inject({ method: 'POST', url: '/tags', headers, payload: { brand_id: 'brand-acme', external_reference: '', tag: 'x'.repeat(192) } });
+    const empty = await ts.inject({
+      method: 'POST',
+      url: '/tags',
+      headers,
+      payload: { brand_id: 'brand-acme', external_reference: '', tag: 'x'.repeat(192) },
+    });
     expect(Object.keys(json(empty.payload).errors).sort()).toEqual(['external_reference', 'tag']);
     const array = await ts.inject({ method: 'POST', url: '/tags/members', headers, payload: JSON.stringify([1, 2]) });
     expect(array.statusCode).toBe(422);
-    const member = await ts.inject({ method: 'POST', url: '/tags/members', headers, payload: { tag_id: 'vip', member_id: 'not-a-uuid' } });
+    const member = await ts.inject({
+      method: 'POST',
+      url: '/tags/members',
+      headers,
+      payload: { tag_id: 'vip', member_id: 'not-a-uuid' },
+    });
     expect(json(member.payload).errors).toHaveProperty('member_id');
     const missing = await ts.inject({ method: 'GET', url: '/tags/members?tag_id=vip', headers });
     expect(missing.statusCode).toBe(422);
     expect(json(missing.payload).errors).toHaveProperty('brand_id');
-    const twice = await ts.inject({ method: 'GET', url: '/tags/passes?tag_id=vip&tag_id=other&brand_id=brand-acme', headers });
+    const twice = await ts.inject({
+      method: 'GET',
+      url: '/tags/passes?tag_id=vip&tag_id=other&brand_id=brand-acme',
+      headers,
+    });
     expect(twice.statusCode).toBe(422);
     expect(json(twice.payload).errors).toHaveProperty('tag_id');
   });

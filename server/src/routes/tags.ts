@@ -50,7 +50,11 @@ export const tagRoutes: RouteDef[] = [
     path: '/tags/passes',
     handler: async (request): Promise<Schemas['TagPassListResponse']> => ({
       success: true,
-      data: await tags.listTagPasses(appOf(request).sql, scopeOf(request), queryOf<QueryOf<'/tags/passes', 'get'>>(request)),
+      data: await tags.listTagPasses(
+        appOf(request).sql,
+        scopeOf(request),
+        queryOf<QueryOf<'/tags/passes', 'get'>>(request),
+      ),
     }),
   },
   {
@@ -77,7 +81,11 @@ export const tagRoutes: RouteDef[] = [
     path: '/tags/members',
     handler: async (request): Promise<Schemas['TagMemberListResponse']> => ({
       success: true,
-      data: await tags.listTagMembers(appOf(request).sql, scopeOf(request), queryOf<QueryOf<'/tags/members', 'get'>>(request)),
+      data: await tags.listTagMembers(
+        appOf(request).sql,
+        scopeOf(request),
+        queryOf<QueryOf<'/tags/members', 'get'>>(request),
+      ),
     }),
   },
   {
@@ -104,7 +112,11 @@ export const tagRoutes: RouteDef[] = [
     path: '/tags/members/bulk',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => {
-        const added = await tags.addMembersToTagBulk(tx, scopeOf(request), payloadOf<Schemas['TagMembersBulkRequest']>(request));
+        const added = await tags.addMembersToTagBulk(
+          tx,
+          scopeOf(request),
+          payloadOf<Schemas['TagMembersBulkRequest']>(request),
+        );
         return { body: message(`Added ${added} members to tag`) };
       }),
   },

@@ -13,7 +13,12 @@ export const voucherRoutes: RouteDef[] = [
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
         status: 202,
-        body: (await createVoucherJob(tx, principalOf(request), request.params.id as string, payloadOf<Schemas['IssueVouchersRequest']>(request))) satisfies Schemas['VoucherJobCreated'],
+        body: (await createVoucherJob(
+          tx,
+          principalOf(request),
+          request.params.id as string,
+          payloadOf<Schemas['IssueVouchersRequest']>(request),
+        )) satisfies Schemas['VoucherJobCreated'],
       })),
   },
   {
@@ -21,7 +26,13 @@ export const voucherRoutes: RouteDef[] = [
     path: '/tags/{id}/vouchers/{job}',
     handler: async (request) => {
       const { id, job } = request.params as { id: string; job: string };
-      return (await getVoucherJob(appOf(request).sql, principalOf(request), id, job, queryOf<QueryOf<'/tags/{id}/vouchers/{job}', 'get'>>(request).brand_id)) satisfies Schemas['VoucherJobStatus'];
+      return (await getVoucherJob(
+        appOf(request).sql,
+        principalOf(request),
+        id,
+        job,
+        queryOf<QueryOf<'/tags/{id}/vouchers/{job}', 'get'>>(request).brand_id,
+      )) satisfies Schemas['VoucherJobStatus'];
     },
   },
 ];

@@ -5,7 +5,12 @@ import { checkWebhookUrl, WebhookUrlError } from '../lib/ssrf.js';
 import { principalOf } from '../plugins/auth.js';
 import { listDeliveries, retryDelivery } from '../services/deliveries-log.js';
 import { invalidField } from '../services/errors.js';
-import { createSubscription, deleteSubscription, listSubscriptions, rotateSecret } from '../services/webhook-subscriptions.js';
+import {
+  createSubscription,
+  deleteSubscription,
+  listSubscriptions,
+  rotateSecret,
+} from '../services/webhook-subscriptions.js';
 import type { QueryOf, Schemas } from '../lib/schemas.js';
 import { ok, payloadOf, queryOf, SUCCESSFUL } from './route-options.js';
 import type { RouteDef } from './types.js';
@@ -16,7 +21,9 @@ export const webhookRoutes: RouteDef[] = [
     path: '/webhook-subscriptions',
     handler: async (request) => {
       const { organization_id } = queryOf<QueryOf<'/webhook-subscriptions', 'get'>>(request);
-      return ok(await listSubscriptions(appOf(request).sql, principalOf(request), organization_id)) satisfies Schemas['WebhookSubscriptionListResponse'];
+      return ok(
+        await listSubscriptions(appOf(request).sql, principalOf(request), organization_id),
+      ) satisfies Schemas['WebhookSubscriptionListResponse'];
     },
   },
   {
@@ -33,7 +40,9 @@ export const webhookRoutes: RouteDef[] = [
       }
       return respondInTransaction(request, h, async (tx) => ({
         status: 201,
-        body: ok(await createSubscription(tx, principalOf(request), input, secretBoxOf(appOf(request).config))) satisfies Schemas['WebhookSubscriptionCreatedResponse'],
+        body: ok(
+          await createSubscription(tx, principalOf(request), input, secretBoxOf(appOf(request).config)),
+        ) satisfies Schemas['WebhookSubscriptionCreatedResponse'],
       }));
     },
   },
@@ -51,7 +60,9 @@ export const webhookRoutes: RouteDef[] = [
     path: '/webhook-subscriptions/{id}/rotate-secret',
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
-        body: ok(await rotateSecret(tx, principalOf(request), request.params.id as string, secretBoxOf(appOf(request).config))) satisfies Schemas['RotateWebhookSecretResponse'],
+        body: ok(
+          await rotateSecret(tx, principalOf(request), request.params.id as string, secretBoxOf(appOf(request).config)),
+        ) satisfies Schemas['RotateWebhookSecretResponse'],
       })),
   },
   {
@@ -70,7 +81,15 @@ export const webhookRoutes: RouteDef[] = [
       const { id, delivery_id } = request.params as { id: string; delivery_id: string };
       return respondInTransaction(request, h, async (tx) => ({
         status: 202,
-        body: ok(await retryDelivery(tx, principalOf(request), id, delivery_id, appOf(request).config.webhookConcurrencyPerSubscription)) satisfies Schemas['WebhookDeliveryResponse'],
+        body: ok(
+          await retryDelivery(
+            tx,
+            principalOf(request),
+            id,
+            delivery_id,
+            appOf(request).config.webhookConcurrencyPerSubscription,
+          ),
+        ) satisfies Schemas['WebhookDeliveryResponse'],
       }));
     },
   },

@@ -20,7 +20,12 @@ export const webshopRoutes: RouteDef[] = [
     handler: (request, h) =>
       respondInTransaction(request, h, async (tx) => ({
         status: 201,
-        body: (await createWebshopOrder(tx, principalOf(request), payloadOf<Schemas['WebshopOrderRequest']>(request), appOf(request).baseUrl())) satisfies Schemas['WebshopOrderResponse'],
+        body: (await createWebshopOrder(
+          tx,
+          principalOf(request),
+          payloadOf<Schemas['WebshopOrderRequest']>(request),
+          appOf(request).baseUrl(),
+        )) satisfies Schemas['WebshopOrderResponse'],
       })),
   },
 ];

@@ -47,7 +47,8 @@ export async function listDeliveries(
 ) {
   await requireSubscription(db, t, subscriptionId);
   const limit = query.limit ?? 20;
-  if (query.after !== undefined && !/^\d{1,18}$/.test(query.after)) throw invalidField('after', 'The after field is not a cursor of this list.');
+  if (query.after !== undefined && !/^\d{1,18}$/.test(query.after))
+    throw invalidField('after', 'The after field is not a cursor of this list.');
   const rows = await db<DeliveryRow[]>`
     SELECT ${deliveryColumns(db)}
     FROM webhook_deliveries d
@@ -65,7 +66,13 @@ export async function listDeliveries(
  * delivery's next attempt moves to now (same attempt number, the rest of the schedule stays); a
  * finished delivery gets exactly one more attempt (numbered on from the last one).
  */
-export async function retryDelivery(db: Db, t: OrganizationScope, subscriptionId: string, deliveryId: string, lanes: number) {
+export async function retryDelivery(
+  db: Db,
+  t: OrganizationScope,
+  subscriptionId: string,
+  deliveryId: string,
+  lanes: number,
+) {
   await requireSubscription(db, t, subscriptionId);
   if (!isUuid(deliveryId)) throw notFound('Delivery');
   const [current] = await db<{ status: string; attempts: number }[]>`
@@ -77,6 +84,8 @@ export async function retryDelivery(db: Db, t: OrganizationScope, subscriptionId
       max_attempts = ${current.status === 'pending' ? db`max_attempts` : db`attempts + 1`}
     WHERE id = ${deliveryId}`;
   await wakeDeliveryLanes(db, [subscriptionId], lanes);
-  const [row] = await db<DeliveryRow[]>`SELECT ${deliveryColumns(db)} FROM webhook_deliveries d WHERE d.id = ${deliveryId}`;
+  const [row] = await db<
+    DeliveryRow[]
+  >`SELECT ${deliveryColumns(db)} FROM webhook_deliveries d WHERE d.id = ${deliveryId}`;
   return presentDelivery(row!);
 }

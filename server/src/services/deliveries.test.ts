@@ -37,7 +37,12 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const r = { path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      const r = {
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+      };
       received.push(r);
       (behaviours.get(r.path) ?? ((_r, out) => out.writeHead(200).end('ok')))(r, res);
     });
@@ -56,11 +61,23 @@ afterAll(async () => {
 
 async function work(overrides: Partial<Config> = {}, resolve?: Resolver) {
   const config: Config = { ...t.config, webhookRetryDelays: delays, webhookTimeoutMs: 400, ...overrides };
-  runner = await startWorker({ connectionString: t.db.url, sql: t.db.sql, config, concurrency: 8, pollInterval: 50, tasks: { resolve } });
+  runner = await startWorker({
+    connectionString: t.db.url,
+    sql: t.db.sql,
+    config,
+    concurrency: 8,
+    pollInterval: 50,
+    tasks: { resolve },
+  });
 }
 
 async function subscribe(path: string, events = ['member.created'], url = `${base}${path}`) {
-  const res = await t.inject({ method: 'POST', url: '/webhook-subscriptions', payload: { url, events }, headers: await t.auth('acme-admin') });
+  const res = await t.inject({
+    method: 'POST',
+    url: '/webhook-subscriptions',
+    payload: { url, events },
+    headers: await t.auth('acme-admin'),
+  });
   expect(res.statusCode, res.payload).toBe(201);
   return (res.result as { data: { id: string; secret: string } }).data;
 }
@@ -68,7 +85,11 @@ async function subscribe(path: string, events = ['member.created'], url = `${bas
 /** A member.created event through the outbox, as every other part of the server records it. */
 async function emit(organizationId = 'org-acme') {
   const memberId = crypto.randomUUID();
-  const [id] = await t.db.sql.begin((tx) => recordEvents(tx, [{ organizationId, type: 'member.created', data: { member_id: memberId, brand_id: 'brand-acme' } }]));
+  const [id] = await t.db.sql.begin((tx) =>
+    recordEvents(tx, [
+      { organizationId, type: 'member.created', data: { member_id: memberId, brand_id: 'brand-acme' } },
+    ]),
+  );
   return id!;
 }
 
@@ -79,14 +100,21 @@ const deliveryOf = async (eventId: string) => {
   return row;
 };
 const logOf = async (subscriptionId: string) => {
-  const res = await t.inject({ method: 'GET', url: `/webhook-subscriptions/${subscriptionId}/deliveries`, headers: await t.auth('acme-admin') });
+  const res = await t.inject({
+    method: 'GET',
+    url: `/webhook-subscriptions/${subscriptionId}/deliveries`,
+    headers: await t.auth('acme-admin'),
+  });
   expect(res.statusCode).toBe(200);
   return (res.result as Schemas['WebhookDeliveryListResponse']).data;
 };
 
-const hmacHex = (key: string, body: string) => createHmac('sha256', Buffer.from(key, 'utf8')).update(body, 'utf8').digest('hex');
+const hmacHex = (key: string, body: string) =>
+  createHmac('sha256', Buffer.from(key, 'utf8')).update(body, 'utf8').digest('hex');
 const standardSig = (secret: string, id: string, ts: string, body: string) =>
-  `v1,${createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${ts}.${body}`).digest('base64')}`;
+  `v1,${createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+    .update(`${id}.${ts}.${body}`)
+    .digest('base64')}`;
 
 describe('deliver_webhook', () => {
   it('POSTs the envelope with both signatures, the message id and the attempt number', async () => {
@@ -96,7 +124,12 @@ describe('deliver_webhook', () => {
     const [req] = await until(() => requestsTo('/ok').length >= 1 && requestsTo('/ok'));
     const body = JSON.parse(req!.body) as Record<string, unknown>;
     expect(Object.keys(body)).toEqual(['id', 'type', 'created_at', 'organization_id', 'data']);
-    expect(body).toMatchObject({ id: eventId, type: 'member.created', organization_id: 'org-acme', data: { brand_id: 'brand-acme' } });
+    expect(body).toMatchObject({
+      id: eventId,
+      type: 'member.created',
+      organization_id: 'org-acme',
+      data: { brand_id: 'brand-acme' },
+    });
     expect(body.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     const h = req!.headers;
     expect(h['content-type']).toBe('application/json');
@@ -109,7 +142,11 @@ describe('deliver_webhook', () => {
     expect(h['webhook-signature']).toBe(standardSig(sub.secret, eventId, String(h['webhook-timestamp']), req!.body));
     await until(async () => (await deliveryOf(eventId))?.status === 'delivered');
     const [entry] = await logOf(sub.id);
-    expect(entry).toMatchObject({ status: 'delivered', next_attempt_at: null, attempts: [{ attempt: 1, status_code: 200, error: null, response_snippet: 'ok' }] });
+    expect(entry).toMatchObject({
+      status: 'delivered',
+      next_attempt_at: null,
+      attempts: [{ attempt: 1, status_code: 200, error: null, response_snippet: 'ok' }],
+    });
     // One id names the attempt in the receiver's request and in the delivery log.
     expect(h['x-request-id']).toBe(`${entry!.id}.1`);
     expect(entry!.attempts[0]!.request_id).toBe(h['x-request-id']);
@@ -130,7 +167,9 @@ describe('deliver_webhook', () => {
     expect(new Set(reqs.map((r) => r.body)).size).toBe(1);
     for (const r of reqs) {
       expect(r.headers['loyalty-signature']).toBe(hmacHex(sub.secret, r.body));
-      expect(r.headers['webhook-signature']).toBe(standardSig(sub.secret, eventId, String(r.headers['webhook-timestamp']), r.body));
+      expect(r.headers['webhook-signature']).toBe(
+        standardSig(sub.secret, eventId, String(r.headers['webhook-timestamp']), r.body),
+      );
     }
     // The schedule: each retry waits at least its delay after the previous attempt.
     for (let i = 1; i < reqs.length; i++) expect(reqs[i]!.at - reqs[i - 1]!.at).toBeGreaterThanOrEqual(250);
@@ -138,7 +177,11 @@ describe('deliver_webhook', () => {
     await until(async () => (await deliveryOf(eventId))?.status === 'delivered');
     const [entry] = await logOf(sub.id);
     expect(entry!.attempts.map((a) => [a.status_code, a.error])).toEqual([
-      [503, 'http_status'], [408, 'http_status'], [429, 'http_status'], [302, 'redirect_not_followed'], [200, null],
+      [503, 'http_status'],
+      [408, 'http_status'],
+      [429, 'http_status'],
+      [302, 'redirect_not_followed'],
+      [200, null],
     ]);
   });
 
@@ -151,7 +194,11 @@ describe('deliver_webhook', () => {
     await new Promise((r) => setTimeout(r, 800));
     expect(requestsTo('/gone')).toHaveLength(1);
     const [entry] = await logOf(sub.id);
-    expect(entry).toMatchObject({ status: 'failed', next_attempt_at: null, attempts: [{ attempt: 1, status_code: 410, error: 'http_status' }] });
+    expect(entry).toMatchObject({
+      status: 'failed',
+      next_attempt_at: null,
+      attempts: [{ attempt: 1, status_code: 410, error: 'http_status' }],
+    });
     // Nothing pending: the subscription's lanes end instead of sleeping.
     const lanes = () => t.db.sql`SELECT 1 FROM graphile_worker.jobs WHERE key LIKE ${`webhook_lane:${sub.id}:%`}`;
     await until(async () => (await lanes()).length === 0);
@@ -168,7 +215,10 @@ describe('deliver_webhook', () => {
     const eventId = await emit();
     await until(async () => (await deliveryOf(eventId))?.status === 'delivered');
     const [entry] = await logOf(sub.id);
-    expect(entry!.attempts.map((a) => [a.attempt, a.status_code, a.error])).toEqual([[1, null, 'timeout'], [2, 204, null]]);
+    expect(entry!.attempts.map((a) => [a.attempt, a.status_code, a.error])).toEqual([
+      [1, null, 'timeout'],
+      [2, 204, null],
+    ]);
     expect(entry!.attempts[0]!.duration_ms).toBeGreaterThanOrEqual(250);
     expect(entry!.attempts[0]!.duration_ms).toBeLessThan(1500);
   });
@@ -180,7 +230,16 @@ describe('deliver_webhook', () => {
     const eventId = await emit();
     await until(async () => (await deliveryOf(eventId))?.status === 'failed');
     await new Promise((r) => setTimeout(r, 300));
-    expect(requestsTo('/down').map((r) => r.headers['loyalty-attempt'])).toEqual(['1', '2', '3', '4', '5', '6', '7', '8']);
+    expect(requestsTo('/down').map((r) => r.headers['loyalty-attempt'])).toEqual([
+      '1',
+      '2',
+      '3',
+      '4',
+      '5',
+      '6',
+      '7',
+      '8',
+    ]);
     const [entry] = await logOf(sub.id);
     expect(entry!.attempts).toHaveLength(8);
     // The response is read only up to the cap; the log keeps at most 64 characters (lib/safe-fetch.test.ts).
@@ -206,10 +265,17 @@ describe('deliver_webhook', () => {
       return d?.attempts === 1 ? d : undefined;
     });
     // The lane sleeps until the retry in a minute.
-    const jobs = () => t.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE key LIKE ${`webhook_lane:${sub.id}:%`}`;
+    const jobs = () =>
+      t.db.sql<
+        { n: number }[]
+      >`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE key LIKE ${`webhook_lane:${sub.id}:%`}`;
     await until(async () => (await jobs())[0]!.n >= 1);
     expect(delivery.id).toBeDefined();
-    const del = await t.inject({ method: 'DELETE', url: `/webhook-subscriptions/${sub.id}`, headers: await t.auth('acme-admin') });
+    const del = await t.inject({
+      method: 'DELETE',
+      url: `/webhook-subscriptions/${sub.id}`,
+      headers: await t.auth('acme-admin'),
+    });
     expect(del.statusCode).toBe(200);
     expect((await jobs())[0]!.n).toBe(0);
     expect(await deliveryOf(eventId)).toBeUndefined();
@@ -221,9 +287,15 @@ describe('deliver_webhook', () => {
 
   it('signs with both secrets during a rotation, the new one first', async () => {
     const sub = await subscribe('/rotated');
-    const rotated = await t.inject({ method: 'POST', url: `/webhook-subscriptions/${sub.id}/rotate-secret`, headers: await t.auth('acme-admin') });
+    const rotated = await t.inject({
+      method: 'POST',
+      url: `/webhook-subscriptions/${sub.id}/rotate-secret`,
+      headers: await t.auth('acme-admin'),
+    });
     expect(rotated.statusCode).toBe(200);
-    const { secret: next, previous_secret_expires_at } = (rotated.result as { data: { secret: string; previous_secret_expires_at: string } }).data;
+    const { secret: next, previous_secret_expires_at } = (
+      rotated.result as { data: { secret: string; previous_secret_expires_at: string } }
+    ).data;
     expect(next).not.toBe(sub.secret);
     expect(new Date(previous_secret_expires_at).getTime() - Date.now()).toBeGreaterThan(23.9 * 3600_000);
     await work();
@@ -231,9 +303,12 @@ describe('deliver_webhook', () => {
     const [req] = await until(() => requestsTo('/rotated').length >= 1 && requestsTo('/rotated'));
     const ts = String(req!.headers['webhook-timestamp']);
     expect(req!.headers['loyalty-signature']).toBe(`${hmacHex(next, req!.body)} ${hmacHex(sub.secret, req!.body)}`);
-    expect(req!.headers['webhook-signature']).toBe(`${standardSig(next, eventId, ts, req!.body)} ${standardSig(sub.secret, eventId, ts, req!.body)}`);
+    expect(req!.headers['webhook-signature']).toBe(
+      `${standardSig(next, eventId, ts, req!.body)} ${standardSig(sub.secret, eventId, ts, req!.body)}`,
+    );
     // Once the overlap is over only the new secret signs.
-    await t.db.sql`UPDATE webhook_subscriptions SET previous_secret_expires_at = now() - interval '1 second' WHERE id = ${sub.id}`;
+    await t.db
+      .sql`UPDATE webhook_subscriptions SET previous_secret_expires_at = now() - interval '1 second' WHERE id = ${sub.id}`;
     await emit();
     const [, second] = await until(() => requestsTo('/rotated').length >= 2 && requestsTo('/rotated'));
     expect(second!.headers['loyalty-signature']).toBe(hmacHex(next, second!.body));
@@ -250,9 +325,15 @@ describe('deliver_webhook', () => {
       return d?.status === 'failed' ? d : undefined;
     });
     healthy = true;
-    const res = await t.inject({ method: 'POST', url: `/webhook-subscriptions/${sub.id}/deliveries/${delivery.id}/retry`, headers: await t.auth('acme-admin') });
+    const res = await t.inject({
+      method: 'POST',
+      url: `/webhook-subscriptions/${sub.id}/deliveries/${delivery.id}/retry`,
+      headers: await t.auth('acme-admin'),
+    });
     expect(res.statusCode).toBe(202);
-    expect((res.result as { data: { status: string; next_attempt_at: string | null } }).data).toMatchObject({ status: 'pending' });
+    expect((res.result as { data: { status: string; next_attempt_at: string | null } }).data).toMatchObject({
+      status: 'pending',
+    });
     await until(async () => (await deliveryOf(eventId))?.status === 'delivered');
     expect(requestsTo('/manual').map((r) => r.headers['loyalty-attempt'])).toEqual(['1', '2']);
   });
@@ -265,9 +346,12 @@ describe('snippets logged before the 64-character rule', () => {
     const eventId = await emit();
     await until(async () => (await deliveryOf(eventId))?.status === 'delivered');
     const old = `  Welcome\r\n\t\x1b[2J\u202Eadmin\u200B panel ${'x'.repeat(480)}`;
-    await t.db.sql`UPDATE webhook_attempts a SET response_snippet = ${old} FROM webhook_deliveries d WHERE d.id = a.delivery_id AND d.subscription_id = ${sub.id}`;
+    await t.db
+      .sql`UPDATE webhook_attempts a SET response_snippet = ${old} FROM webhook_deliveries d WHERE d.id = a.delivery_id AND d.subscription_id = ${sub.id}`;
     // unsafe: the migration's own text, several statements, as the migrator runs it.
-    await t.db.sql.unsafe(readFileSync(new URL('../../migrations/0033_short_response_snippets.sql', import.meta.url), 'utf8'));
+    await t.db.sql.unsafe(
+      readFileSync(new URL('../../migrations/0033_short_response_snippets.sql', import.meta.url), 'utf8'),
+    );
     const [entry] = await logOf(sub.id);
     expect(entry!.attempts[0]!.response_snippet).toBe(snippetOf(Buffer.from(old), 'text/plain'));
     expect(entry!.attempts[0]!.response_snippet).toHaveLength(64);
@@ -283,10 +367,13 @@ describe('sending safely (SSRF)', () => {
   };
   const pointAt = (address: string): Resolver & { calls: string[] } => {
     const calls: string[] = [];
-    return Object.assign(((hostname, _o, cb) => {
-      calls.push(hostname);
-      cb(null, [{ address, family: 4 }]);
-    }) as Resolver, { calls });
+    return Object.assign(
+      ((hostname, _o, cb) => {
+        calls.push(hostname);
+        cb(null, [{ address, family: 4 }]);
+      }) as Resolver,
+      { calls },
+    );
   };
 
   it('refuses at send time a name that resolves to 127.0.0.1, a literal private address and localhost', async () => {
@@ -294,10 +381,18 @@ describe('sending safely (SSRF)', () => {
     const literal = await insertSubscription(`https://127.0.0.1:${port}/ssrf-literal`);
     const local = await insertSubscription(`https://localhost:${port}/ssrf-localhost`);
     const resolve = pointAt('127.0.0.1');
-    await work({ webhookAllowInsecure: false }, (host, options, cb) => (host === 'localhost' ? cb(null, [{ address: '127.0.0.1', family: 4 }]) : resolve(host, options, cb)));
+    await work({ webhookAllowInsecure: false }, (host, options, cb) =>
+      host === 'localhost' ? cb(null, [{ address: '127.0.0.1', family: 4 }]) : resolve(host, options, cb),
+    );
     const eventId = await emit();
     for (const sub of [named, literal, local]) {
-      const [d] = await until(() => t.db.sql<{ attempts: number }[]>`SELECT attempts FROM webhook_deliveries WHERE subscription_id = ${sub} AND event_id = ${eventId} AND attempts >= 1`.then((r) => r.length && r));
+      const [d] = await until(() =>
+        t.db.sql<
+          { attempts: number }[]
+        >`SELECT attempts FROM webhook_deliveries WHERE subscription_id = ${sub} AND event_id = ${eventId} AND attempts >= 1`.then(
+          (r) => r.length && r,
+        ),
+      );
       expect(d!.attempts).toBeGreaterThanOrEqual(1);
       const [a] = await t.db.sql<{ error: string; status_code: number | null }[]>`
         SELECT a.error, a.status_code FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.subscription_id = ${sub} AND a.attempt = 1`;
@@ -312,9 +407,15 @@ describe('sending safely (SSRF)', () => {
     const resolve = pointAt('93.184.216.34');
     await work({ webhookAllowInsecure: false }, resolve);
     const eventId = await emit();
-    await until(async () => (await deliveryOf(eventId))?.status === 'failed' || ((await deliveryOf(eventId))?.attempts ?? 0) >= 1);
+    await until(
+      async () => (await deliveryOf(eventId))?.status === 'failed' || ((await deliveryOf(eventId))?.attempts ?? 0) >= 1,
+    );
     const [entry] = await logOf(sub);
-    expect(entry!.attempts[0]).toMatchObject({ status_code: null, error: 'address_not_allowed', response_snippet: null });
+    expect(entry!.attempts[0]).toMatchObject({
+      status_code: null,
+      error: 'address_not_allowed',
+      response_snippet: null,
+    });
     expect(resolve.calls).toEqual([]);
   });
 

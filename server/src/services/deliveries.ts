@@ -31,7 +31,8 @@ export const MAX_LANES = 64;
 const LANE_KEY_PREFIX = 'webhook_lane:';
 export const laneKey = (subscriptionId: string, lane: number) => `${LANE_KEY_PREFIX}${subscriptionId}:${lane}`;
 /** Every lane key a subscription can have (a delete removes its lanes from the queue). */
-export const allLaneKeys = (subscriptionId: string) => Array.from({ length: MAX_LANES }, (_, lane) => laneKey(subscriptionId, lane));
+export const allLaneKeys = (subscriptionId: string) =>
+  Array.from({ length: MAX_LANES }, (_, lane) => laneKey(subscriptionId, lane));
 
 /**
  * SQL that wakes lanes 0..lanes-1 of each subscription in `subs` (a query of subscription ids)
@@ -81,9 +82,13 @@ export async function fanOutEvents(db: Db, eventIds: string[], lanes = 4): Promi
  * overdue by more than `overdueSeconds`, e.g. after a worker died holding all of its lanes.
  */
 export async function wakeOverdueLanes(db: Db, lanes: number, overdueSeconds = 60): Promise<void> {
-  await wakeLanes(db, db`
+  await wakeLanes(
+    db,
+    db`
     SELECT subscription_id FROM webhook_deliveries
-    WHERE status = 'pending' AND next_attempt_at < now() - make_interval(secs => ${overdueSeconds})`, lanes);
+    WHERE status = 'pending' AND next_attempt_at < now() - make_interval(secs => ${overdueSeconds})`,
+    lanes,
+  );
 }
 
 type Target = {
@@ -103,8 +108,16 @@ type Target = {
 };
 
 /** The exact bytes sent (and signed): the same on every attempt of the event. */
-export const envelopeOf = (t: Pick<Target, 'event_id' | 'event_type' | 'event_created_at' | 'organization_id' | 'data'>): string =>
-  JSON.stringify({ id: t.event_id, type: t.event_type, created_at: t.event_created_at.toISOString(), organization_id: t.organization_id, data: t.data });
+export const envelopeOf = (
+  t: Pick<Target, 'event_id' | 'event_type' | 'event_created_at' | 'organization_id' | 'data'>,
+): string =>
+  JSON.stringify({
+    id: t.event_id,
+    type: t.event_type,
+    created_at: t.event_created_at.toISOString(),
+    organization_id: t.organization_id,
+    data: t.data,
+  });
 
 export type AttemptOutcome = 'delivered' | 'retry' | 'final' | 'exhausted';
 
@@ -151,7 +164,11 @@ export const attemptRequestId = (deliveryId: string, attempt: number): string =>
  * at least); then the lane is queued again now (more is due), at the next retry, or not at all.
  * Returns the outcomes of the attempts it made.
  */
-export async function runDeliveryLane(ctx: DeliveryContext, subscriptionId: string, lane: number): Promise<AttemptOutcome[]> {
+export async function runDeliveryLane(
+  ctx: DeliveryContext,
+  subscriptionId: string,
+  lane: number,
+): Promise<AttemptOutcome[]> {
   const started = performance.now();
   const outcomes: AttemptOutcome[] = [];
   if (!(await takeLane(ctx, subscriptionId, lane))) return outcomes; // running elsewhere: that run goes on
@@ -170,7 +187,9 @@ export async function runDeliveryLane(ctx: DeliveryContext, subscriptionId: stri
     }
   } catch (error) {
     // graphile-worker runs the lane again later (its backoff); meanwhile the lane is free for a wake-up.
-    await ctx.sql`UPDATE webhook_lanes SET busy_until = NULL WHERE subscription_id = ${subscriptionId} AND lane = ${lane}`.catch(() => {});
+    await ctx.sql`UPDATE webhook_lanes SET busy_until = NULL WHERE subscription_id = ${subscriptionId} AND lane = ${lane}`.catch(
+      () => {},
+    );
     throw error;
   }
 }
@@ -210,7 +229,12 @@ async function sendAttempt(ctx: DeliveryContext, target: Target): Promise<Attemp
   let headers: Record<string, string>;
   try {
     headers = {
-      ...signDelivery(body, target.event_id, Math.floor(attemptedAt.getTime() / 1000), target.secrets.map(ctx.secrets.open)),
+      ...signDelivery(
+        body,
+        target.event_id,
+        Math.floor(attemptedAt.getTime() / 1000),
+        target.secrets.map(ctx.secrets.open),
+      ),
       'Loyalty-Message-Id': target.event_id,
       'Loyalty-Event': target.event_type,
       'Loyalty-Attempt': String(attempt),
@@ -225,11 +249,22 @@ async function sendAttempt(ctx: DeliveryContext, target: Target): Promise<Attemp
   const retry = outcome === 'retry' && attempt < target.max_attempts;
   const delivered = outcome === 'delivered';
   const status = retry ? 'pending' : delivered || target.delivered ? 'delivered' : 'failed';
-  const delay = retry ? ctx.retryDelays[Math.min(attempt, ctx.retryDelays.length) - 1] ?? ctx.retryDelays.at(-1)! : null;
+  const delay = retry
+    ? (ctx.retryDelays[Math.min(attempt, ctx.retryDelays.length) - 1] ?? ctx.retryDelays.at(-1)!)
+    : null;
   await recordAttempt(ctx.sql, target.id, attempt, attemptedAt, result, { status, delivered, delay });
   const final = outcome === 'retry' && !retry ? 'exhausted' : outcome;
   try {
-    ctx.onAttempt?.({ subscription_id: target.subscription_id, delivery_id: target.id, attempt, outcome: final, status_code: result.statusCode, error: result.error, duration_ms: result.durationMs, request_id: attemptRequestId(target.id, attempt) });
+    ctx.onAttempt?.({
+      subscription_id: target.subscription_id,
+      delivery_id: target.id,
+      attempt,
+      outcome: final,
+      status_code: result.statusCode,
+      error: result.error,
+      duration_ms: result.durationMs,
+      request_id: attemptRequestId(target.id, attempt),
+    });
   } catch {
     // a log line that cannot be written does not fail a delivery that was sent and recorded
   }

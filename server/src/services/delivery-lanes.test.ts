@@ -46,18 +46,38 @@ afterAll(async () => {
   await t.close();
 });
 
-const config = (overrides: Partial<Config> = {}): Config => ({ ...t.config, webhookRetryDelays: [0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2], webhookTimeoutMs: 2000, ...overrides });
+const config = (overrides: Partial<Config> = {}): Config => ({
+  ...t.config,
+  webhookRetryDelays: [0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2],
+  webhookTimeoutMs: 2000,
+  ...overrides,
+});
 const work = (overrides: Partial<Config> = {}, only?: string[]) =>
-  startWorker({ connectionString: t.db.url, sql: t.db.sql, config: config(overrides), pollInterval: 50, only }).then((r) => (runner = r));
+  startWorker({ connectionString: t.db.url, sql: t.db.sql, config: config(overrides), pollInterval: 50, only }).then(
+    (r) => (runner = r),
+  );
 
 async function subscribe() {
-  const res = await t.inject({ method: 'POST', url: '/webhook-subscriptions', payload: { url: `${base}/hook`, events: ['member.created'] }, headers: await t.auth('acme-admin') });
+  const res = await t.inject({
+    method: 'POST',
+    url: '/webhook-subscriptions',
+    payload: { url: `${base}/hook`, events: ['member.created'] },
+    headers: await t.auth('acme-admin'),
+  });
   expect(res.statusCode, res.payload).toBe(201);
   return (res.result as { data: { id: string } }).data.id;
 }
 const emit = (n: number) =>
   t.db.sql.begin((tx) =>
-    recordEvents(tx, Array.from({ length: n }, () => ({ organizationId: 'org-acme', type: 'member.created' as const, data: { member_id: crypto.randomUUID(), brand_id: 'brand-acme' } }))));
+    recordEvents(
+      tx,
+      Array.from({ length: n }, () => ({
+        organizationId: 'org-acme',
+        type: 'member.created' as const,
+        data: { member_id: crypto.randomUUID(), brand_id: 'brand-acme' },
+      })),
+    ),
+  );
 const until = (what: () => Promise<boolean> | boolean, timeoutMs = 15_000) => untilTruthy(what, timeoutMs, 25);
 
 /** A lane taken by a worker that died, and a delivery it had claimed, with no job left in the queue; the event's id. */
@@ -69,7 +89,8 @@ async function deadWorkersDelivery(): Promise<string> {
   await t.db.sql`
     INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, next_attempt_at, claimed_until)
     VALUES (${subscriptionId}, ${eventId!}, 'member.created', now() - interval '2 minutes', now() - interval '1 minute')`;
-  await t.db.sql`INSERT INTO webhook_lanes (subscription_id, lane, busy_until) VALUES (${subscriptionId}, 0, now() - interval '1 minute')`;
+  await t.db
+    .sql`INSERT INTO webhook_lanes (subscription_id, lane, busy_until) VALUES (${subscriptionId}, 0, now() - interval '1 minute')`;
   return eventId!;
 }
 
@@ -115,7 +136,8 @@ describe('delivery lanes', () => {
     const [delivery] = await t.db.sql<{ id: string }[]>`
       INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, next_attempt_at)
       VALUES (${subscriptionId}, ${eventId!}, 'member.created', now()) RETURNING id`;
-    await t.db.sql`SELECT graphile_worker.add_job('deliver_webhook', json_build_object('delivery_id', ${delivery!.id}::uuid, 'attempt', 1))`;
+    await t.db
+      .sql`SELECT graphile_worker.add_job('deliver_webhook', json_build_object('delivery_id', ${delivery!.id}::uuid, 'attempt', 1))`;
     await work();
     await until(() => received.length === 1);
     expect(JSON.parse(received[0]!).id).toBe(eventId);

@@ -3,7 +3,13 @@
  * plugin is the one place that maps a `kind` to a status code and a body.
  */
 export type ErrorKind =
-  | 'not_found' | 'validation' | 'conflict' | 'bad_request' | 'forbidden' | 'unauthenticated' | 'unprocessable';
+  | 'not_found'
+  | 'validation'
+  | 'conflict'
+  | 'bad_request'
+  | 'forbidden'
+  | 'unauthenticated'
+  | 'unprocessable';
 
 export class DomainError extends Error {
   readonly kind: ErrorKind;
@@ -11,7 +17,12 @@ export class DomainError extends Error {
   readonly fields: Record<string, string[]> | undefined;
   /** An exact body for endpoints whose error shape the spec fixes (webshop orders). */
   readonly body: unknown;
-  constructor(kind: ErrorKind, code: string, message: string, extra: { fields?: Record<string, string[]>; body?: unknown } = {}) {
+  constructor(
+    kind: ErrorKind,
+    code: string,
+    message: string,
+    extra: { fields?: Record<string, string[]>; body?: unknown } = {},
+  ) {
     super(message);
     this.kind = kind;
     this.code = code;
@@ -25,7 +36,9 @@ export const notFound = (what: string) => new DomainError('not_found', 'not_foun
 /** 422 with the offending fields, Laravel style: `{ "users.3.email": ["…"] }`. */
 export const invalid = (fields: Record<string, string[]>, message?: string) => {
   const first = Object.values(fields)[0]?.[0];
-  return new DomainError('validation', 'validation_failed', message ?? first ?? 'The given data was invalid.', { fields });
+  return new DomainError('validation', 'validation_failed', message ?? first ?? 'The given data was invalid.', {
+    fields,
+  });
 };
 
 export const invalidField = (field: string, message: string) => invalid({ [field]: [message] });

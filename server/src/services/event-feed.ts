@@ -16,21 +16,35 @@ import type { EventType } from './events.js';
 
 export type FeedQuery = { after?: string; types?: EventType[]; limit?: number; waitSeconds?: number };
 
-type EventRow = { id: string; type: EventType; created_at: Date; organization_id: string; data: unknown; txid: string; seq: string };
+type EventRow = {
+  id: string;
+  type: EventType;
+  created_at: Date;
+  organization_id: string;
+  data: unknown;
+  txid: string;
+  seq: string;
+};
 
 /** `<txid>.<seq>` of the last event seen; opaque to clients. */
 const CURSOR = /^(\d{1,20})\.(\d{1,20})$/;
 const MAX_SEQ = '9223372036854775807';
 const encodeCursor = (row: { txid: string; seq: string }) => `${row.txid}.${row.seq}`;
 
-export async function listEvents(sql: Sql, organizationId: string, query: FeedQuery, { signal }: { signal?: AbortSignal } = {}) {
+export async function listEvents(
+  sql: Sql,
+  organizationId: string,
+  query: FeedQuery,
+  { signal }: { signal?: AbortSignal } = {},
+) {
   const limit = query.limit ?? 50;
   let after: { txid: string; seq: string } | undefined;
   if (query.after !== undefined) {
     const m = CURSOR.exec(query.after);
     // openapi.yaml gives the cursor's shape; the bigint bound of its seq is checked here (a pattern
     // for "at most 9223372036854775807" would be unreadable), so PostgreSQL never sees one out of range.
-    if (!m || BigInt(m[2]!) > BigInt(MAX_SEQ)) throw invalidField('after', 'The after field is not a cursor of this feed.');
+    if (!m || BigInt(m[2]!) > BigInt(MAX_SEQ))
+      throw invalidField('after', 'The after field is not a cursor of this feed.');
     // Decimal, without leading zeros: PostgreSQL reads xid8 text with a leading 0 as octal ("0796" fails).
     after = { txid: BigInt(m[1]!).toString(), seq: m[2]! };
   }
@@ -52,7 +66,13 @@ export async function listEvents(sql: Sql, organizationId: string, query: FeedQu
   }
 }
 
-async function readEvents(sql: Sql, organizationId: string, after: { txid: string; seq: string } | undefined, types: EventType[] | undefined, limit: number) {
+async function readEvents(
+  sql: Sql,
+  organizationId: string,
+  after: { txid: string; seq: string } | undefined,
+  types: EventType[] | undefined,
+  limit: number,
+) {
   const typeFilter = types?.length ? sql`AND type = ANY(${types})` : sql``;
   // The horizon: transactions below it have all ended. Read in this statement's snapshot.
   const visible = sql`txid < pg_snapshot_xmin(pg_current_snapshot())`;
@@ -76,12 +96,21 @@ async function readEvents(sql: Sql, organizationId: string, after: { txid: strin
     ) latest ORDER BY order_txid, order_seq`;
   if (rows.length) return { rows, horizon: '0' };
   // Nothing yet: the cursor is the horizon itself; every later event lies beyond it.
-  const [h] = await sql<{ horizon: string }[]>`SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::numeric - 1)::text AS horizon`;
+  const [h] = await sql<
+    { horizon: string }[]
+  >`SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::numeric - 1)::text AS horizon`;
   return { rows, horizon: h!.horizon };
 }
 
 // `data` is what recordEvents() stored for the type: the shape of that type's event schema.
-const envelope = (e: EventRow) => ({ id: e.id, type: e.type, created_at: e.created_at.toISOString(), organization_id: e.organization_id, data: e.data }) as Schemas['Event'];
+const envelope = (e: EventRow) =>
+  ({
+    id: e.id,
+    type: e.type,
+    created_at: e.created_at.toISOString(),
+    organization_id: e.organization_id,
+    data: e.data,
+  }) as Schemas['Event'];
 
 /**
  * One LISTEN connection per pool, shared by every long poll of the process: a commit that

@@ -4,16 +4,44 @@ import { sha256 } from '../lib/hash.js';
 
 type Fixture = {
   organizations?: {
-    id: string; name: string;
+    id: string;
+    name: string;
     brands?: { id: string; name: string }[];
-    coupons?: { id: string; brand_id: string; title: string; external_reference?: string | null; thumbnail_url?: string | null; valid_days?: number | null; active?: boolean }[];
+    coupons?: {
+      id: string;
+      brand_id: string;
+      title: string;
+      external_reference?: string | null;
+      thumbnail_url?: string | null;
+      valid_days?: number | null;
+      active?: boolean;
+    }[];
     storecards?: { id: string; brand_id: string; title: string; thumbnail_url?: string | null; active?: boolean }[];
     locations?: { id: string; name: string }[];
-    products?: { id: number; title: string; fulfillment: 'pickup' | 'delivery'; variants?: { id: number; title: string }[]; values?: { id: number; value: string }[] }[];
-    promotions?: { id: string; title: string; active?: boolean; starts_at: string; ends_at: string; product_ids?: number[] }[];
+    products?: {
+      id: number;
+      title: string;
+      fulfillment: 'pickup' | 'delivery';
+      variants?: { id: number; title: string }[];
+      values?: { id: number; value: string }[];
+    }[];
+    promotions?: {
+      id: string;
+      title: string;
+      active?: boolean;
+      starts_at: string;
+      ends_at: string;
+      product_ids?: number[];
+    }[];
     devices?: { id: string; name: string }[];
   }[];
-  clients?: { client_id: string; client_secret: string; organization_ids?: string[]; device_id?: string; abilities: string[] }[];
+  clients?: {
+    client_id: string;
+    client_secret: string;
+    organization_ids?: string[];
+    device_id?: string;
+    abilities: string[];
+  }[];
 };
 
 /**

@@ -4,7 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/db.js';
 import { unixSocketOf, type Sql } from '../db/pool.js';
 import {
-  claimIdempotencyKey, extendIdempotencyClaim, parseIdempotencyKey, purgeExpiredIdempotencyKeys, releaseIdempotencyKey, requestHash, scopeHash,
+  claimIdempotencyKey,
+  extendIdempotencyClaim,
+  parseIdempotencyKey,
+  purgeExpiredIdempotencyKeys,
+  releaseIdempotencyKey,
+  requestHash,
+  scopeHash,
   storeIdempotentResponse,
 } from './idempotency.js';
 import { canonicalJson } from '../lib/hash.js';
@@ -17,8 +23,13 @@ afterAll(() => db?.drop());
 
 const newScope = () => randomBytes(32);
 const req = (body: unknown, query = '') => requestHash(body, query);
-const claim = (scope: Buffer, request: Buffer, sql: Sql = db.sql) => claimIdempotencyKey(sql, { scope, request, lockSeconds: 60 });
-const stored = { status: 201, headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{"success":true}' };
+const claim = (scope: Buffer, request: Buffer, sql: Sql = db.sql) =>
+  claimIdempotencyKey(sql, { scope, request, lockSeconds: 60 });
+const stored = {
+  status: 201,
+  headers: { 'content-type': 'application/json; charset=utf-8' },
+  body: '{"success":true}',
+};
 
 describe('parseIdempotencyKey', () => {
   it('takes the key bare or as an IETF quoted string, quotes not counted', () => {
@@ -28,9 +39,14 @@ describe('parseIdempotencyKey', () => {
     expect(parseIdempotencyKey(`"${'x'.repeat(255)}"`)).toHaveLength(255);
   });
 
-  it.each([[''], ['""'], ['x'.repeat(256)], [`"${'x'.repeat(256)}"`], ['a"b'], ['"abc'], ['"a"b"']])('rejects %j as idempotency_key_invalid', (header) => {
-    expect(() => parseIdempotencyKey(header)).toThrow(expect.objectContaining({ kind: 'bad_request', code: 'idempotency_key_invalid' }));
-  });
+  it.each([[''], ['""'], ['x'.repeat(256)], [`"${'x'.repeat(256)}"`], ['a"b'], ['"abc'], ['"a"b"']])(
+    'rejects %j as idempotency_key_invalid',
+    (header) => {
+      expect(() => parseIdempotencyKey(header)).toThrow(
+        expect.objectContaining({ kind: 'bad_request', code: 'idempotency_key_invalid' }),
+      );
+    },
+  );
 });
 
 describe('hashes', () => {
@@ -46,7 +62,9 @@ describe('hashes', () => {
   });
 
   it('fingerprint a body as canonical JSON: key order does not matter at any depth, array order does', () => {
-    expect(req({ a: 1, b: { c: [1, { d: 1, e: 2 }], f: null } })).toEqual(req({ b: { f: null, c: [1, { e: 2, d: 1 }] }, a: 1 }));
+    expect(req({ a: 1, b: { c: [1, { d: 1, e: 2 }], f: null } })).toEqual(
+      req({ b: { f: null, c: [1, { e: 2, d: 1 }] }, a: 1 }),
+    );
     expect(req({ users: ['x', 'y'] })).not.toEqual(req({ users: ['y', 'x'] }));
     // Values keep their JSON types and meaning: no key or value is lost or merged.
     expect(req({ a: '1' })).not.toEqual(req({ a: 1 }));
@@ -58,11 +76,13 @@ describe('hashes', () => {
 
 describe('canonicalJson', () => {
   it('is RFC 8785 (JCS) for what JSON.parse returns: keys sorted by UTF-16 code units, no spacing', () => {
-    expect(canonicalJson(JSON.parse('{"b": [3, 1, {"z": true, "y": null}], "a": "x", "10": 1, "9": 2, "é": 0, "Z": -0.5}'))).toBe(
-      '{"10":1,"9":2,"Z":-0.5,"a":"x","b":[3,1,{"y":null,"z":true}],"é":0}',
-    );
+    expect(
+      canonicalJson(JSON.parse('{"b": [3, 1, {"z": true, "y": null}], "a": "x", "10": 1, "9": 2, "é": 0, "Z": -0.5}')),
+    ).toBe('{"10":1,"9":2,"Z":-0.5,"a":"x","b":[3,1,{"y":null,"z":true}],"é":0}');
     // RFC 8785 §3.2.3's sorting example: code units, so U+1F600 (surrogates D83D DE00) sorts before U+FB33.
-    expect(canonicalJson({ '\ufb33': 1, '\u{1f600}': 2, '\r': 3, '1': 4 })).toBe('{"\\r":3,"1":4,"\u{1f600}":2,"\ufb33":1}');
+    expect(canonicalJson({ '\ufb33': 1, '\u{1f600}': 2, '\r': 3, '1': 4 })).toBe(
+      '{"\\r":3,"1":4,"\u{1f600}":2,"\ufb33":1}',
+    );
     expect(canonicalJson('a"b')).toBe('"a\\"b"');
     expect(canonicalJson([undefined, () => 1])).toBe('[null,null]');
     expect(canonicalJson({ a: undefined, b: 1, d: new Date(0) })).toBe('{"b":1,"d":"1970-01-01T00:00:00.000Z"}');
@@ -92,7 +112,12 @@ describe('claimIdempotencyKey', () => {
 
   it('costs one statement on a replay (and on a first claim)', async () => {
     let statements = 0;
-    const counting = postgres(db.url, { ...unixSocketOf(db.url), max: 1, onnotice: () => {}, debug: () => void statements++ }) as unknown as Sql;
+    const counting = postgres(db.url, {
+      ...unixSocketOf(db.url),
+      max: 1,
+      onnotice: () => {},
+      debug: () => void statements++,
+    }) as unknown as Sql;
     try {
       await counting`SELECT 1`; // the connection's own start-up queries are not ours
       statements = 0;
@@ -129,7 +154,11 @@ describe('claimIdempotencyKey', () => {
     if (first.kind !== 'claimed') throw new Error(first.kind);
     await db.sql`UPDATE idempotency_keys SET locked_until = now() + interval '1 second' WHERE scope_hash = ${scope}`;
     expect(await extendIdempotencyClaim(db.sql, scope, first.claimedAt, 600)).toBe(true);
-    expect((await db.sql`SELECT locked_until > now() + interval '500 seconds' AS far FROM idempotency_keys WHERE scope_hash = ${scope}`)[0]!.far).toBe(true);
+    expect(
+      (
+        await db.sql`SELECT locked_until > now() + interval '500 seconds' AS far FROM idempotency_keys WHERE scope_hash = ${scope}`
+      )[0]!.far,
+    ).toBe(true);
 
     await db.sql`UPDATE idempotency_keys SET locked_until = now() - interval '1 second' WHERE scope_hash = ${scope}`;
     const second = await claim(scope, req({ a: 1 })); // taken over: the first request's heartbeat must not keep it
@@ -145,7 +174,9 @@ describe('claimIdempotencyKey', () => {
     const scope = newScope();
     await claim(scope, req({ a: 1 }));
     await storeIdempotentResponse(db.sql, scope, stored);
-    const [row] = await db.sql<{ hours: number }[]>`SELECT round(extract(epoch FROM expires_at - now()) / 3600)::int AS hours FROM idempotency_keys WHERE scope_hash = ${scope}`;
+    const [row] = await db.sql<
+      { hours: number }[]
+    >`SELECT round(extract(epoch FROM expires_at - now()) / 3600)::int AS hours FROM idempotency_keys WHERE scope_hash = ${scope}`;
     expect(row!.hours).toBe(24);
     await db.sql`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE scope_hash = ${scope}`;
     expect(await claim(scope, req({ a: 2 }))).toMatchObject({ kind: 'claimed' });

@@ -27,7 +27,11 @@ export function parseIdempotencyKey(header: string): string {
   const quoted = header.length >= 2 && header.startsWith('"') && header.endsWith('"');
   const key = quoted ? header.slice(1, -1) : header;
   if (key.length < 1 || key.length > MAX_KEY_LENGTH || key.includes('"')) {
-    throw new DomainError('bad_request', 'idempotency_key_invalid', `The Idempotency-Key header must be 1 to ${MAX_KEY_LENGTH} characters (optionally in double quotes).`);
+    throw new DomainError(
+      'bad_request',
+      'idempotency_key_invalid',
+      `The Idempotency-Key header must be 1 to ${MAX_KEY_LENGTH} characters (optionally in double quotes).`,
+    );
   }
   return key;
 }
@@ -38,7 +42,8 @@ export const scopeHash = (s: KeyScope): Buffer => sha256(s.tokenHash, s.method.t
  * "Same request" means the same body and the same query string. The body counts as JSON, in
  * canonical form: the same keys and values in another order or spacing are the same request.
  */
-export const requestHash = (body: unknown, queryString: string): Buffer => sha256(canonicalJson(body ?? null)!, queryString);
+export const requestHash = (body: unknown, queryString: string): Buffer =>
+  sha256(canonicalJson(body ?? null)!, queryString);
 
 type Row = {
   claimed: string | null;
@@ -95,7 +100,10 @@ export async function claimIdempotencyKey(
     }
     if (!input.request.equals(row!.request_hash!)) return { kind: 'reuse' };
     if (row!.state === 'in_progress') return { kind: 'in_progress' };
-    return { kind: 'replay', response: { status: row!.response_status!, headers: row!.response_headers ?? {}, body: row!.response_body! } };
+    return {
+      kind: 'replay',
+      response: { status: row!.response_status!, headers: row!.response_headers ?? {}, body: row!.response_body! },
+    };
   }
   // Three rounds of losing races means the key is very busy right now.
   return { kind: 'in_progress' };
@@ -106,7 +114,12 @@ export async function claimIdempotencyKey(
  * its request runs). False when the claim is no longer this request's: answered, released, or
  * taken over after a pause longer than the lock (the database was away).
  */
-export async function extendIdempotencyClaim(db: Db, scope: Buffer, claimedAt: string, lockSeconds: number): Promise<boolean> {
+export async function extendIdempotencyClaim(
+  db: Db,
+  scope: Buffer,
+  claimedAt: string,
+  lockSeconds: number,
+): Promise<boolean> {
   const rows = await db`
     UPDATE idempotency_keys SET locked_until = now() + make_interval(secs => ${lockSeconds})
     WHERE scope_hash = ${scope} AND state = 'in_progress' AND created_at = ${claimedAt}::text::timestamptz`;
@@ -114,7 +127,12 @@ export async function extendIdempotencyClaim(db: Db, scope: Buffer, claimedAt: s
 }
 
 /** Records the response of a claimed key (in the action's own transaction where there is one). */
-export async function storeIdempotentResponse(db: Db, scope: Buffer, response: StoredResponse, ttlSeconds = IDEMPOTENCY_TTL_SECONDS): Promise<void> {
+export async function storeIdempotentResponse(
+  db: Db,
+  scope: Buffer,
+  response: StoredResponse,
+  ttlSeconds = IDEMPOTENCY_TTL_SECONDS,
+): Promise<void> {
   await db`
     UPDATE idempotency_keys SET state = 'done', locked_until = NULL, response_status = ${response.status},
       response_headers = ${db.json(response.headers)}, response_body = ${response.body},

@@ -13,7 +13,9 @@ export type BulkMemberUpdate = ProfileInput & { identifier: string };
  * twice gets both items merged in order (a later field wins).
  */
 export async function bulkUpdateMembers(
-  tx: Db, scope: OrganizationScope, input: { brand_id: string; members: BulkMemberUpdate[] },
+  tx: Db,
+  scope: OrganizationScope,
+  input: { brand_id: string; members: BulkMemberUpdate[] },
 ): Promise<{ updated: number; not_found: string[] }> {
   const errors: Record<string, string[]> = {};
   input.members.forEach((m, i) => Object.assign(errors, checkProfile(m, `members.${i}.`)));
@@ -28,7 +30,9 @@ export async function bulkUpdateMembers(
       if (!notFound.includes(item.identifier)) notFound.push(item.identifier);
       continue;
     }
-    const fields = Object.fromEntries(PROFILE_FIELDS.filter((f) => item[f] !== undefined).map((f) => [f, item[f] ?? null]));
+    const fields = Object.fromEntries(
+      PROFILE_FIELDS.filter((f) => item[f] !== undefined).map((f) => [f, item[f] ?? null]),
+    );
     merged.set(id, { ...merged.get(id), ...fields });
   }
   const items = [...merged].map(([identifier, fields]) => ({ identifier, fields }));
@@ -38,7 +42,8 @@ export async function bulkUpdateMembers(
     return tx`${tx(f)} = CASE WHEN u.fields ? ${f} THEN ${value} ELSE m.${tx(f)} END`;
   });
   // Rows locked in id order first, so two bulk updates over the same members wait instead of deadlocking.
-  if (items.length) await tx`SELECT id FROM members WHERE id = ANY(${items.map((i) => i.identifier)}::uuid[]) ORDER BY id FOR UPDATE`;
+  if (items.length)
+    await tx`SELECT id FROM members WHERE id = ANY(${items.map((i) => i.identifier)}::uuid[]) ORDER BY id FOR UPDATE`;
   const updated = items.length
     ? await tx<{ id: string }[]>`
         UPDATE members m SET ${set.reduce((acc, part) => tx`${acc}, ${part}`)}, updated_at = now()

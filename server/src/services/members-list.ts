@@ -37,7 +37,8 @@ export function readListPage(input: { page?: unknown; per_page?: unknown }): Lis
   const read = (field: string, value: unknown, fallback: number, max: number) => {
     if (value == null) return fallback;
     const n = typeof value === 'number' ? value : /^\s*\d+\s*$/.test(String(value)) ? Number(value) : NaN;
-    if (!Number.isInteger(n) || n < 1) throw invalidField(field, `The ${field} field must be an integer of at least 1.`);
+    if (!Number.isInteger(n) || n < 1)
+      throw invalidField(field, `The ${field} field must be an integer of at least 1.`);
     if (n > max) throw invalidField(field, `The ${field} field must not be greater than ${max}.`);
     return n;
   };
@@ -65,7 +66,9 @@ const ENVELOPE_TAIL = ']}}';
 /** One page of members, as the complete JSON body. */
 export async function listMembersPage(db: Db, brand: Brand, page: ListPage, listUrl: string): Promise<string> {
   const [counted] = await db<{ total: number }[]>`SELECT count(*)::int AS total ${membersOfBrand(db, brand)}`;
-  const rows = await db<{ j: string }[]>`${memberItems(db, brand, { limit: db`LIMIT ${page.perPage} OFFSET ${(page.page - 1) * page.perPage}` })}`;
+  const rows = await db<
+    { j: string }[]
+  >`${memberItems(db, brand, { limit: db`LIMIT ${page.perPage} OFFSET ${(page.page - 1) * page.perPage}` })}`;
   return envelopeHead(listUrl, counted!.total, page) + rows.map((r) => r.j).join(',') + ENVELOPE_TAIL;
 }
 
@@ -103,7 +106,9 @@ export async function streamAllMembers(sql: Sql, brand: Brand, listUrl: string):
     chunk: async (after) => {
       const upto = await chunkEnd(sql, brand, after, lastSeq);
       if (upto === null) return null;
-      const rows = await sql<{ j: string }[]>`${memberItems(sql, brand, { where: sql`AND bm.seq > ${after}::bigint AND bm.seq <= ${upto}::bigint` })}`;
+      const rows = await sql<
+        { j: string }[]
+      >`${memberItems(sql, brand, { where: sql`AND bm.seq > ${after}::bigint AND bm.seq <= ${upto}::bigint` })}`;
       return { rows: rows.map((r) => r.j), next: upto };
     },
   });
@@ -114,7 +119,11 @@ export async function streamAllMembers(sql: Sql, brand: Brand, listUrl: string):
  * storecard with `storecard_id`); members without a storecard pass are left out. `points` is the
  * pass's lifetime points, `qr_code` its code. Streamed like the member list, in member order.
  */
-export async function exportMembersWithPoints(sql: Sql, brand: Brand, storecardId: string | undefined): Promise<Readable> {
+export async function exportMembersWithPoints(
+  sql: Sql,
+  brand: Brand,
+  storecardId: string | undefined,
+): Promise<Readable> {
   if (storecardId) {
     const [card] = await sql`SELECT 1 FROM storecards WHERE id = ${storecardId} AND brand_id = ${brand.id}`;
     if (!card) throw notFound('Storecard');
@@ -156,9 +165,11 @@ type Chunk = { rows: string[]; next: string } | null;
  * The promise settles once the first chunk is in hand: a failing query is still an ordinary
  * error response then; only a failure later in the list can cut the stream short.
  */
-export async function streamJsonChunks(
-  source: { head: string; tail: string; chunk: (afterSeq: string) => Promise<Chunk> },
-): Promise<Readable> {
+export async function streamJsonChunks(source: {
+  head: string;
+  tail: string;
+  chunk: (afterSeq: string) => Promise<Chunk>;
+}): Promise<Readable> {
   const out = new PassThrough({ highWaterMark: 1024 * 1024 });
   const gone = () => out.destroyed || out.writableEnded;
   const drained = () =>

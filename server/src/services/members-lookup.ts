@@ -9,7 +9,9 @@ import type { OrganizationScope } from './organization-scope.js';
  * 422; both must name the same member, otherwise 404.
  */
 export async function searchMember(
-  db: Db, scope: OrganizationScope, input: { brand_id: string; email?: string; user_identifier?: string },
+  db: Db,
+  scope: OrganizationScope,
+  input: { brand_id: string; email?: string; user_identifier?: string },
 ): Promise<Schemas['MemberSearchResponse']> {
   const email = input.email || undefined;
   const identifier = input.user_identifier || undefined;
@@ -21,7 +23,9 @@ export async function searchMember(
   }
   const brand = await requireBrand(db, scope, input.brand_id);
   if (identifier && !isUuid(identifier)) throw notFound('Member');
-  const [row] = await db<{ id: string; email: string; full_name: string | null; coupons: string[]; storecards: string[] }[]>`
+  const [row] = await db<
+    { id: string; email: string; full_name: string | null; coupons: string[]; storecards: string[] }[]
+  >`
     SELECT m.id, m.email, nullif(concat_ws(' ', nullif(m.first_name, ''), nullif(m.last_name, '')), '') AS full_name,
            coalesce(array(SELECT p.pass_code FROM passes p WHERE p.member_id = m.id AND p.brand_id = bm.brand_id AND p.kind = 'coupon'
                           ORDER BY p.created_at, p.id), '{}') AS coupons,
@@ -44,7 +48,11 @@ export async function searchMember(
 }
 
 /** E-mail → member UUID for the members of the brand; unknown e-mails are left out. Keys as sent. */
-export async function findMemberUuids(db: Db, scope: OrganizationScope, input: Schemas['FindMemberUuidsRequest']): Promise<Schemas['EmailToMemberId']> {
+export async function findMemberUuids(
+  db: Db,
+  scope: OrganizationScope,
+  input: Schemas['FindMemberUuidsRequest'],
+): Promise<Schemas['EmailToMemberId']> {
   const brand = await requireBrand(db, scope, input.brand_id);
   const rows = await db<{ email: string; id: string }[]>`
     SELECT e.email, m.id

@@ -18,18 +18,41 @@ function readPage(input: PageInput): { page: number; perPage: number } {
   const read = (field: string, value: unknown, fallback: number, max: number) => {
     if (value == null || value === '') return fallback;
     const n = Number(value);
-    if (!Number.isInteger(n) || n < 1) throw invalidField(field, `The ${field} field must be an integer of at least 1.`);
+    if (!Number.isInteger(n) || n < 1)
+      throw invalidField(field, `The ${field} field must be an integer of at least 1.`);
     if (n > max) throw invalidField(field, `The ${field} field must not be greater than ${max}.`);
     return n;
   };
-  return { page: read('page', input.page, 1, Number.MAX_SAFE_INTEGER), perPage: read('per_page', input.per_page, PASSES_PER_PAGE_DEFAULT, PASSES_PER_PAGE_MAX) };
+  return {
+    page: read('page', input.page, 1, Number.MAX_SAFE_INTEGER),
+    perPage: read('per_page', input.per_page, PASSES_PER_PAGE_DEFAULT, PASSES_PER_PAGE_MAX),
+  };
 }
 
 /** GET /members/{uuid}/coupons and /storecards: the member's passes of the brand, newest first. */
-export async function listMemberPasses(db: Db, scope: OrganizationScope, memberId: string, kind: 'coupon', input: PageInput, path: string): Promise<Paginator<CouponPassItem>>;
-export async function listMemberPasses(db: Db, scope: OrganizationScope, memberId: string, kind: 'storecard', input: PageInput, path: string): Promise<Paginator<StorecardPassItem>>;
 export async function listMemberPasses(
-  db: Db, scope: OrganizationScope, memberId: string, kind: 'coupon' | 'storecard', input: PageInput, path: string,
+  db: Db,
+  scope: OrganizationScope,
+  memberId: string,
+  kind: 'coupon',
+  input: PageInput,
+  path: string,
+): Promise<Paginator<CouponPassItem>>;
+export async function listMemberPasses(
+  db: Db,
+  scope: OrganizationScope,
+  memberId: string,
+  kind: 'storecard',
+  input: PageInput,
+  path: string,
+): Promise<Paginator<StorecardPassItem>>;
+export async function listMemberPasses(
+  db: Db,
+  scope: OrganizationScope,
+  memberId: string,
+  kind: 'coupon' | 'storecard',
+  input: PageInput,
+  path: string,
 ): Promise<Paginator<CouponPassItem | StorecardPassItem>> {
   const { page, perPage } = readPage(input);
   const brand = await requireBrand(db, scope, input.brand_id);
@@ -41,14 +64,15 @@ export async function listMemberPasses(
     to_char(p.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
     p.expiration_date::text AS expiration_date, p.start_date::text AS start_date,
     p.pass_code AS qr_code, p.id AS loyalty_code`;
-  const rows = kind === 'coupon'
-    ? await db<CouponPassItem[]>`
+  const rows =
+    kind === 'coupon'
+      ? await db<CouponPassItem[]>`
         SELECT ${common}, c.title AS coupon_title, c.thumbnail_url AS coupon_thumbnail_url,
                c.external_reference AS coupon_external_reference, loyalty_pass_status(p.status, p.expiration_date) AS status
         FROM passes p JOIN coupons c ON c.id = p.coupon_id
         WHERE p.member_id = ${memberId} AND p.brand_id = ${brand.id} AND p.kind = 'coupon'
         ORDER BY p.created_at DESC, p.id DESC LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`
-    : await db<StorecardPassItem[]>`
+      : await db<StorecardPassItem[]>`
         SELECT ${common}, p.points, p.balance, s.title AS storecard_title, s.thumbnail_url AS storecard_thumbnail_url,
                loyalty_pass_status(p.status, p.expiration_date) AS status
         FROM passes p JOIN storecards s ON s.id = p.storecard_id
@@ -71,7 +95,11 @@ export async function listMemberPasses(
  * organization). Members that are unknown or of another organization are left out of the answer;
  * a location id that none of the token's organizations has is a 404.
  */
-export async function setFavouriteLocation(tx: Db, scope: OrganizationScope, input: Schemas['FavoriteLocationRequest']): Promise<string[]> {
+export async function setFavouriteLocation(
+  tx: Db,
+  scope: OrganizationScope,
+  input: Schemas['FavoriteLocationRequest'],
+): Promise<string[]> {
   const [location] = await tx`
     SELECT 1 FROM locations WHERE id = ${input.location_id} AND organization_id = ANY(${scope.organizationIds}) LIMIT 1`;
   if (!location) throw notFound('Location');

@@ -16,7 +16,12 @@ export async function requireBrand(db: Db, scope: OrganizationScope, brandId: st
 }
 
 /** The member's id when the member is linked to the brand; else 404. */
-export async function requireBrandMember(db: Db, brand: Brand, memberId: string, { lock = false } = {}): Promise<string> {
+export async function requireBrandMember(
+  db: Db,
+  brand: Brand,
+  memberId: string,
+  { lock = false } = {},
+): Promise<string> {
   if (!isUuid(memberId)) throw notFound('Member');
   const [row] = lock
     ? await db<{ member_id: string }[]>`

@@ -17,7 +17,13 @@ export type SignupInput = {
 
 type SignupsResult = Schemas['ImportSignupsResponse']['data'];
 
-type User = { email: string; first_name: string | null; last_name: string | null; unsubscribed: boolean; subscribed_at: string | null };
+type User = {
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  unsubscribed: boolean;
+  subscribed_at: string | null;
+};
 
 /**
  * Imports sign-ups set-based, in one statement for new e-mails and a second one only when some
@@ -32,7 +38,12 @@ type User = { email: string; first_name: string | null; last_name: string | null
  * known members by id), so two imports wait for each other instead of deadlocking; new members
  * join the brand in input order.
  */
-export async function importSignups(tx: Db, scope: OrganizationScope, input: { brand_id: string; users: SignupInput[] }, now = new Date()): Promise<SignupsResult> {
+export async function importSignups(
+  tx: Db,
+  scope: OrganizationScope,
+  input: { brand_id: string; users: SignupInput[] },
+  now = new Date(),
+): Promise<SignupsResult> {
   const errors: Record<string, string[]> = {};
   const seen = new Set<string>();
   const users: User[] = [];
@@ -54,14 +65,22 @@ export async function importSignups(tx: Db, scope: OrganizationScope, input: { b
     let subscribedAt: string | null = null;
     if (u.subscribed_at != null) {
       const at = stamp(u.subscribed_at);
-      if (at === 'invalid') errors[`users.${i}.subscribed_at`] = [`The users.${i}.subscribed_at field must be a valid date-time.`];
-      else if (at === 'future') errors[`users.${i}.subscribed_at`] = [`The users.${i}.subscribed_at field must be a date before now.`];
+      if (at === 'invalid')
+        errors[`users.${i}.subscribed_at`] = [`The users.${i}.subscribed_at field must be a valid date-time.`];
+      else if (at === 'future')
+        errors[`users.${i}.subscribed_at`] = [`The users.${i}.subscribed_at field must be a date before now.`];
       else subscribedAt = at;
     }
     const key = u.email.toLowerCase();
     if (seen.has(key)) return;
     seen.add(key);
-    users.push({ email: u.email, first_name: u.first_name ?? null, last_name: u.last_name ?? null, unsubscribed: u.unsubscribed ?? false, subscribed_at: subscribedAt });
+    users.push({
+      email: u.email,
+      first_name: u.first_name ?? null,
+      last_name: u.last_name ?? null,
+      unsubscribed: u.unsubscribed ?? false,
+      subscribed_at: subscribedAt,
+    });
   });
   if (Object.keys(errors).length) throw invalid(errors);
   const brand = await requireBrand(tx, scope, input.brand_id);
@@ -79,9 +98,14 @@ export async function importSignups(tx: Db, scope: OrganizationScope, input: { b
   }
 
   const joined = [...created.values(), ...[...found.values()].filter((f) => f.linked).map((f) => f.id)];
-  await recordEvents(tx, joined.map((id) => ({
-    organizationId: brand.organizationId, type: 'member.created' as const, data: { member_id: id, brand_id: brand.id },
-  })));
+  await recordEvents(
+    tx,
+    joined.map((id) => ({
+      organizationId: brand.organizationId,
+      type: 'member.created' as const,
+      data: { member_id: id, brand_id: brand.id },
+    })),
+  );
   const result: SignupsResult = { new: emailMap(), found: emailMap() };
   for (const u of users) {
     const id = created.get(u.email) ?? found.get(u.email)?.id;
@@ -103,7 +127,10 @@ const BOOL = 16;
 /** The input as one set: parallel arrays through unnest (far cheaper to read than JSON). */
 const inputOf = (tx: Db, users: User[]) => tx`
   unnest(${users.map((u) => u.email)}::text[], ${users.map((u) => u.first_name)}::text[], ${users.map((u) => u.last_name)}::text[],
-         ${tx.array(users.map((u) => u.unsubscribed), BOOL)}::boolean[], ${users.map((u) => u.subscribed_at)}::text[]::timestamptz[])
+         ${tx.array(
+           users.map((u) => u.unsubscribed),
+           BOOL,
+         )}::boolean[], ${users.map((u) => u.subscribed_at)}::text[]::timestamptz[])
     WITH ORDINALITY AS i(email, first_name, last_name, unsubscribed, subscribed_at, ord)`;
 
 /** Inserts the e-mails that are new to the organization and links them; answers what it inserted. */

@@ -10,7 +10,10 @@ import type { OrganizationScope } from './organization-scope.js';
  * (the spec names no error for it).
  */
 export async function setSubscription(
-  tx: Db, scope: OrganizationScope, input: Schemas['SubscriptionRequest'], subscribe: boolean,
+  tx: Db,
+  scope: OrganizationScope,
+  input: Schemas['SubscriptionRequest'],
+  subscribe: boolean,
 ): Promise<string> {
   const brand = await requireBrand(tx, scope, input.brand_id);
   const [row] = await tx<{ member_id: string; was_unsubscribed: boolean }[]>`
@@ -34,7 +37,10 @@ export async function setSubscription(
  * never fails for unknown addresses: openapi.yaml).
  */
 export async function setSubscriptionBulk(
-  tx: Db, scope: OrganizationScope, input: Schemas['BulkSubscriptionRequest'], subscribe: boolean,
+  tx: Db,
+  scope: OrganizationScope,
+  input: Schemas['BulkSubscriptionRequest'],
+  subscribe: boolean,
 ): Promise<{ amount: number; message: string }> {
   const brand = await requireBrand(tx, scope, input.brand_id);
   const emails = [...new Set(input.email.map((e) => e.toLowerCase()))];

@@ -9,7 +9,15 @@ import type { OrganizationScope } from './organization-scope.js';
 
 /** Profile fields a member create or update may set (the e-mail only on create). */
 export const PROFILE_FIELDS = [
-  'first_name', 'last_name', 'phone_number', 'birth_day', 'street', 'house_number', 'postcode', 'city', 'country',
+  'first_name',
+  'last_name',
+  'phone_number',
+  'birth_day',
+  'street',
+  'house_number',
+  'postcode',
+  'city',
+  'country',
 ] as const;
 export type ProfileField = (typeof PROFILE_FIELDS)[number];
 export type ProfileInput = Schemas['MemberProfileFields'];
@@ -24,7 +32,8 @@ export function checkProfile(input: ProfileInput, prefix = ''): Record<string, s
   const errors: Record<string, string[]> = {};
   for (const field of ['first_name', 'last_name'] as const) {
     const value = input[field];
-    if (typeof value === 'string' && value.length > 191 && [...value].length > 191) errors[`${prefix}${field}`] = [`The ${prefix}${field} field must not be greater than 191 characters.`];
+    if (typeof value === 'string' && value.length > 191 && [...value].length > 191)
+      errors[`${prefix}${field}`] = [`The ${prefix}${field} field must not be greater than 191 characters.`];
   }
   if (typeof input.birth_day === 'string' && !isCalendarDate(input.birth_day)) {
     errors[`${prefix}birth_day`] = [`The ${prefix}birth_day field must be a valid date in the format Y-m-d.`];
@@ -37,7 +46,11 @@ export function checkProfile(input: ProfileInput, prefix = ''): Record<string, s
  * existing member is returned untouched (`created: false`) and linked to the brand when it was
  * not. `member.created` is recorded whenever the member joins the brand (new member or new link).
  */
-export async function createMember(tx: Db, scope: OrganizationScope, input: CreateMemberInput): Promise<{ created: boolean; memberId: string }> {
+export async function createMember(
+  tx: Db,
+  scope: OrganizationScope,
+  input: CreateMemberInput,
+): Promise<{ created: boolean; memberId: string }> {
   const brand = await requireBrand(tx, scope, input.brand_id);
   const fieldErrors = checkProfile(input);
   if (Object.keys(fieldErrors).length) throw invalid(fieldErrors);
@@ -53,9 +66,13 @@ export async function createMember(tx: Db, scope: OrganizationScope, input: Crea
       INSERT INTO members ${tx(row)}
       ON CONFLICT (organization_id, lower(email)) DO NOTHING
       RETURNING id`;
-    const memberId = inserted?.id ?? (await tx<{ id: string }[]>`
+    const memberId =
+      inserted?.id ??
+      (
+        await tx<{ id: string }[]>`
       SELECT id FROM members WHERE organization_id = ${brand.organizationId} AND lower(email) = lower(${input.email})
-      FOR KEY SHARE`)[0]?.id;
+      FOR KEY SHARE`
+      )[0]?.id;
     if (memberId === undefined) {
       if (attempt < 3) continue;
       throw new Error(`member ${input.email} kept being deleted while it was created`);
@@ -66,23 +83,38 @@ export async function createMember(tx: Db, scope: OrganizationScope, input: Crea
 }
 
 /** Links a member to a brand unless linked already; a new link records `member.created`. */
-export async function linkToBrand(tx: Db, brand: Brand, memberId: string, options: { unsubscribed: boolean }): Promise<boolean> {
+export async function linkToBrand(
+  tx: Db,
+  brand: Brand,
+  memberId: string,
+  options: { unsubscribed: boolean },
+): Promise<boolean> {
   const linked = await tx`
     INSERT INTO brand_members (brand_id, member_id, unsubscribed) VALUES (${brand.id}, ${memberId}, ${options.unsubscribed})
     ON CONFLICT DO NOTHING RETURNING member_id`;
   if (!linked.length) return false;
-  await recordEvents(tx, [{ organizationId: brand.organizationId, type: 'member.created', data: { member_id: memberId, brand_id: brand.id } }]);
+  await recordEvents(tx, [
+    { organizationId: brand.organizationId, type: 'member.created', data: { member_id: memberId, brand_id: brand.id } },
+  ]);
   return true;
 }
 
 /** The profile as one row; the passes' `status` is what `loyalty_pass_status()` answers. */
 type ProfileRow = Omit<Schemas['MemberProfile'], 'full_name'> & {
-  id: string; unsubscribed: boolean; subscribed_at: string;
+  id: string;
+  unsubscribed: boolean;
+  subscribed_at: string;
   passes: (Omit<Schemas['PassSummary'], 'wallet_url'> & { kind: 'coupon' | 'storecard' })[];
 };
 
 /** The member profile response, in one query (member get is the hot path of integrations). */
-export async function getMember(db: Db, scope: OrganizationScope, memberId: string, brandId: string, baseUrl: string): Promise<Schemas['MemberResponse']> {
+export async function getMember(
+  db: Db,
+  scope: OrganizationScope,
+  memberId: string,
+  brandId: string,
+  baseUrl: string,
+): Promise<Schemas['MemberResponse']> {
   const [row] = isUuid(memberId)
     ? await db<ProfileRow[]>`
         SELECT m.id, m.email, m.first_name, m.last_name, m.phone_number, m.birth_day::text AS birth_day, m.street,
@@ -103,7 +135,10 @@ export async function getMember(db: Db, scope: OrganizationScope, memberId: stri
     throw notFound('Member');
   }
   const summary = (p: ProfileRow['passes'][number]): Schemas['PassSummary'] => ({
-    pass_code: p.pass_code, status: p.status, expiration_date: p.expiration_date, wallet_url: walletUrl(baseUrl, p.pass_code),
+    pass_code: p.pass_code,
+    status: p.status,
+    expiration_date: p.expiration_date,
+    wallet_url: walletUrl(baseUrl, p.pass_code),
   });
   const fullName = [row.first_name, row.last_name].filter((n) => n).join(' ') || null;
   return {
@@ -114,9 +149,17 @@ export async function getMember(db: Db, scope: OrganizationScope, memberId: stri
     unsubscribed: row.unsubscribed,
     subscribed_at: row.subscribed_at,
     profile: {
-      email: row.email, first_name: row.first_name, last_name: row.last_name, full_name: fullName,
-      phone_number: row.phone_number, birth_day: row.birth_day, street: row.street, house_number: row.house_number,
-      postcode: row.postcode, city: row.city, country: row.country,
+      email: row.email,
+      first_name: row.first_name,
+      last_name: row.last_name,
+      full_name: fullName,
+      phone_number: row.phone_number,
+      birth_day: row.birth_day,
+      street: row.street,
+      house_number: row.house_number,
+      postcode: row.postcode,
+      city: row.city,
+      country: row.country,
     },
     storecards: row.passes.filter((p) => p.kind === 'storecard').map(summary),
     coupons: row.passes.filter((p) => p.kind === 'coupon').map(summary),
@@ -128,7 +171,11 @@ export async function getMember(db: Db, scope: OrganizationScope, memberId: stri
  * change; an `email` field in the body is ignored (openapi.yaml).
  */
 export async function updateMember(
-  tx: Db, scope: OrganizationScope, memberId: string, input: ProfileInput & { brand_id: string }, baseUrl: string,
+  tx: Db,
+  scope: OrganizationScope,
+  memberId: string,
+  input: ProfileInput & { brand_id: string },
+  baseUrl: string,
 ): Promise<Schemas['MemberResponse']> {
   const brand = await requireBrand(tx, scope, input.brand_id);
   await requireBrandMember(tx, brand, memberId);
@@ -147,12 +194,18 @@ export async function updateMember(
  * links and storecard transactions), its memberships of the brand's tags and the voucher grants
  * of those tags. The member row goes too when no brand is left. Irreversible.
  */
-export async function deleteMemberFromBrand(tx: Db, scope: OrganizationScope, memberId: string, brandId: string): Promise<void> {
+export async function deleteMemberFromBrand(
+  tx: Db,
+  scope: OrganizationScope,
+  memberId: string,
+  brandId: string,
+): Promise<void> {
   const brand = await requireBrand(tx, scope, brandId);
   // The member row first, FOR UPDATE: it waits for any transaction linking the member to another
   // brand (they hold FOR KEY SHARE), so the last statement below sees their links. This lock
   // stands in for the foreign key brand_members → members (migration 0031).
-  if (isUuid(memberId)) await tx`SELECT 1 FROM members WHERE id = ${memberId} AND organization_id = ${brand.organizationId} FOR UPDATE`;
+  if (isUuid(memberId))
+    await tx`SELECT 1 FROM members WHERE id = ${memberId} AND organization_id = ${brand.organizationId} FOR UPDATE`;
   await requireBrandMember(tx, brand, memberId, { lock: true });
   await tx`DELETE FROM tag_members tm USING tags t WHERE tm.tag_id = t.id AND t.brand_id = ${brand.id} AND tm.member_id = ${memberId}`;
   // Voucher grants record what the brand's tags gave the member; with the passes gone, a member

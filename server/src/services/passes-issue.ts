@@ -14,11 +14,17 @@ export type IssuePassResult = { created: boolean; passId: string; passCode: stri
  * later, UTC) is taken as it is, and without one the coupon's `valid_days` counts from today
  * (null `valid_days`: never expires).
  */
-export function couponExpiration(requested: string | undefined, validDays: number | null, today = todayUtc()): string | null {
+export function couponExpiration(
+  requested: string | undefined,
+  validDays: number | null,
+  today = todayUtc(),
+): string | null {
   if (requested === 'no-date') return null;
   if (requested !== undefined) {
-    if (!isCalendarDate(requested)) throw invalidField('expiration_date', 'The expiration_date field must be a date in the format Y-m-d or no-date.');
-    if (requested < today) throw invalidField('expiration_date', 'The expiration_date field must be a date of today or later.');
+    if (!isCalendarDate(requested))
+      throw invalidField('expiration_date', 'The expiration_date field must be a date in the format Y-m-d or no-date.');
+    if (requested < today)
+      throw invalidField('expiration_date', 'The expiration_date field must be a date of today or later.');
     return requested;
   }
   return validDays == null ? null : addDays(today, validDays);
@@ -29,15 +35,25 @@ export function couponExpiration(requested: string | undefined, validDays: numbe
  * a storecard has one pass per member: the first call creates it (201), later calls return it
  * (200, `created: false`). An inactive coupon or storecard is a 422.
  */
-export async function issuePassToMember(tx: Db, scope: OrganizationScope, memberId: string, input: IssuePassInput, baseUrl: string): Promise<IssuePassResult> {
+export async function issuePassToMember(
+  tx: Db,
+  scope: OrganizationScope,
+  memberId: string,
+  input: IssuePassInput,
+  baseUrl: string,
+): Promise<IssuePassResult> {
   if ((input.coupon_id === undefined) === (input.storecard_id === undefined)) {
     const message = 'Send exactly one of coupon_id and storecard_id.';
     throw invalid({ coupon_id: [message], storecard_id: [message] }, message);
   }
   const brand = await requireBrand(tx, scope, input.brand_id);
   await requireBrandMember(tx, brand, memberId);
-  const result = (created: boolean, row: { id: string; pass_code: string }): IssuePassResult =>
-    ({ created, passId: row.id, passCode: row.pass_code, walletUrl: walletUrl(baseUrl, row.pass_code) });
+  const result = (created: boolean, row: { id: string; pass_code: string }): IssuePassResult => ({
+    created,
+    passId: row.id,
+    passCode: row.pass_code,
+    walletUrl: walletUrl(baseUrl, row.pass_code),
+  });
 
   if (input.coupon_id !== undefined) {
     const [coupon] = await tx<{ id: string; active: boolean; valid_days: number | null }[]>`
@@ -50,11 +66,13 @@ export async function issuePassToMember(tx: Db, scope: OrganizationScope, member
       INSERT INTO passes (organization_id, brand_id, member_id, kind, coupon_id, pass_code, qr_code, expiration_date)
       VALUES (${brand.organizationId}, ${brand.id}, ${memberId}, 'coupon', ${coupon.id}, ${code}, ${code}, ${expirationDate})
       RETURNING id, pass_code`;
-    await recordEvents(tx, [{
-      organizationId: brand.organizationId,
-      type: 'coupon.issued',
-      data: { coupon_id: coupon.id, pass_id: pass!.id, member_id: memberId, expires_at: expirationDate },
-    }]);
+    await recordEvents(tx, [
+      {
+        organizationId: brand.organizationId,
+        type: 'coupon.issued',
+        data: { coupon_id: coupon.id, pass_id: pass!.id, member_id: memberId, expires_at: expirationDate },
+      },
+    ]);
     return result(true, pass!);
   }
 

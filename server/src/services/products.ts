@@ -8,7 +8,11 @@ type ProductDetails = Schemas['Product'];
  * asked (duplicates once), and the ids it does not have. Products of other organizations are
  * reported as not found, exactly like unknown ids.
  */
-export async function findProducts(db: Db, organizationIds: string[], productIds: number[]): Promise<{ data: ProductDetails[]; not_found: number[] }> {
+export async function findProducts(
+  db: Db,
+  organizationIds: string[],
+  productIds: number[],
+): Promise<{ data: ProductDetails[]; not_found: number[] }> {
   const ids = [...new Set(productIds)];
   const rows = await db<ProductDetails[]>`
     SELECT p.id, p.title, p.fulfillment,

@@ -11,13 +11,23 @@ beforeAll(async () => {
 afterAll(() => db?.drop());
 
 // An hour-long window: a test's requests never straddle a window boundary.
-const bucket = (key: string, limit = 3, windowSeconds = 3600) => ({ policy: 'token' as const, key, limit, windowSeconds });
+const bucket = (key: string, limit = 3, windowSeconds = 3600) => ({
+  policy: 'token' as const,
+  key,
+  limit,
+  windowSeconds,
+});
 
 describe('countRequest', () => {
   it('counts down the remaining requests, then reports the limit exceeded with the seconds to reset', async () => {
     const seen = [];
     for (let i = 0; i < 4; i++) seen.push(await countRequest(db.sql, bucket('a')));
-    expect(seen.map((s) => [s.remaining, s.exceeded])).toEqual([[2, false], [1, false], [0, false], [0, true]]);
+    expect(seen.map((s) => [s.remaining, s.exceeded])).toEqual([
+      [2, false],
+      [1, false],
+      [0, false],
+      [0, true],
+    ]);
     for (const s of seen) {
       expect(s.limit).toBe(3);
       expect(s.resetSeconds).toBeGreaterThanOrEqual(1);
@@ -35,7 +45,12 @@ describe('countRequest', () => {
   it('counts concurrent requests exactly (one atomic statement each)', async () => {
     const results = await Promise.all(Array.from({ length: 40 }, () => countRequest(db.sql, bucket('d', 25))));
     expect(results.filter((r) => r.exceeded)).toHaveLength(15);
-    expect(results.map((r) => r.remaining).sort((x, y) => x - y).slice(-1)[0]).toBe(24);
+    expect(
+      results
+        .map((r) => r.remaining)
+        .sort((x, y) => x - y)
+        .slice(-1)[0],
+    ).toBe(24);
   });
 
   it('starts a new window when the old one has passed', async () => {
@@ -50,7 +65,9 @@ describe('countRequest', () => {
     await countRequest(db.sql, bucket('f'));
     await db.sql`INSERT INTO rate_limits (bucket, window_start, count) VALUES ('token:old', 1000, 5)`;
     expect(await purgeRateLimits(db.sql, 3600)).toBeGreaterThanOrEqual(1);
-    const rows = await db.sql<{ bucket: string }[]>`SELECT bucket FROM rate_limits WHERE bucket IN ('token:old', 'token:f')`;
+    const rows = await db.sql<
+      { bucket: string }[]
+    >`SELECT bucket FROM rate_limits WHERE bucket IN ('token:old', 'token:f')`;
     expect(rows.map((r) => r.bucket)).toEqual(['token:f']);
   });
 });
@@ -58,13 +75,21 @@ describe('countRequest', () => {
 describe('createRequestCounter', () => {
   it('folds simultaneous requests for one bucket into fewer statements, each request keeping its own exact position', async () => {
     let statements = 0;
-    const counting = postgres(db.url, { ...unixSocketOf(db.url), max: 4, onnotice: () => {}, debug: () => void statements++ }) as unknown as Sql;
+    const counting = postgres(db.url, {
+      ...unixSocketOf(db.url),
+      max: 4,
+      onnotice: () => {},
+      debug: () => void statements++,
+    }) as unknown as Sql;
     try {
       await counting`SELECT 1`;
       statements = 0;
       const count = createRequestCounter(counting);
       const results = await Promise.all(Array.from({ length: 40 }, () => count(bucket('g', 25))));
-      expect(results.map((r) => r.remaining).sort((x, y) => y - x)).toEqual([...Array.from({ length: 25 }, (_, i) => 24 - i), ...Array(15).fill(0)]);
+      expect(results.map((r) => r.remaining).sort((x, y) => y - x)).toEqual([
+        ...Array.from({ length: 25 }, (_, i) => 24 - i),
+        ...Array(15).fill(0),
+      ]);
       expect(results.filter((r) => r.exceeded)).toHaveLength(15);
       expect(statements).toBeLessThan(40);
       expect(statements).toBeGreaterThanOrEqual(1);

@@ -70,13 +70,15 @@ export function createRequestCounter(db: Db) {
     queues.delete(id);
     busy.add(id);
     const { bucket, waiters } = queue;
-    addRequests(db, bucket, waiters.length).then(
-      ({ count, resetSeconds }) => {
-        const first = count - waiters.length + 1;
-        waiters.forEach((w, i) => w.resolve(stateAt(bucket, first + i, resetSeconds)));
-      },
-      (error: unknown) => waiters.forEach((w) => w.reject(error)),
-    ).finally(() => flush(id));
+    addRequests(db, bucket, waiters.length)
+      .then(
+        ({ count, resetSeconds }) => {
+          const first = count - waiters.length + 1;
+          waiters.forEach((w, i) => w.resolve(stateAt(bucket, first + i, resetSeconds)));
+        },
+        (error: unknown) => waiters.forEach((w) => w.reject(error)),
+      )
+      .finally(() => flush(id));
   };
 
   return function count(bucket: Bucket): Promise<RateLimitState> {

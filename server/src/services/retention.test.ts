@@ -52,7 +52,14 @@ async function subscription(): Promise<string> {
   return row!.id;
 }
 
-async function delivery(subscriptionId: string, eventId: string, status: string, createdAt: Date, updatedAt = createdAt, attempts = 0) {
+async function delivery(
+  subscriptionId: string,
+  eventId: string,
+  status: string,
+  createdAt: Date,
+  updatedAt = createdAt,
+  attempts = 0,
+) {
   const [row] = await sql<{ id: string }[]>`
     INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, status, attempts, next_attempt_at, created_at, updated_at)
     VALUES (${subscriptionId}, ${eventId}, 'member.created', ${status}, ${attempts}, ${status === 'pending' ? createdAt : null}, ${createdAt}, ${updatedAt})
@@ -63,7 +70,8 @@ async function delivery(subscriptionId: string, eventId: string, status: string,
   return row!.id;
 }
 
-const ids = async (table: 'events' | 'webhook_deliveries') => (await sql<{ id: string }[]>`SELECT id FROM ${sql(table)}`).map((r) => r.id).sort();
+const ids = async (table: 'events' | 'webhook_deliveries') =>
+  (await sql<{ id: string }[]>`SELECT id FROM ${sql(table)}`).map((r) => r.id).sort();
 const count = async (query: Promise<{ n: number }[]>) => (await query)[0]!.n;
 
 describe('purgeOldRows', () => {
@@ -82,11 +90,21 @@ describe('purgeOldRows', () => {
 
     const counts = await purgeOldRows(sql, { retentionDays: 30 });
 
-    expect(counts).toEqual({ events: 2, deliveries: 1, attempts: 2, voucherJobs: 0, accessTokens: 0, idempotencyKeys: 0, workerJobs: 0 });
+    expect(counts).toEqual({
+      events: 2,
+      deliveries: 1,
+      attempts: 2,
+      voucherJobs: 0,
+      accessTokens: 0,
+      idempotencyKeys: 0,
+      workerJobs: 0,
+    });
     expect(await ids('events')).toEqual([pending, retried, young].sort());
     expect(await ids('webhook_deliveries')).toEqual([oldPending, retriedLately, youngDelivered].sort());
     expect(await ids('events')).not.toContain(alone);
-    expect(await count(sql`SELECT count(*)::int AS n FROM webhook_attempts WHERE delivery_id = ${oldDelivered}`)).toBe(0);
+    expect(await count(sql`SELECT count(*)::int AS n FROM webhook_attempts WHERE delivery_id = ${oldDelivered}`)).toBe(
+      0,
+    );
     expect(await count(sql`SELECT count(*)::int AS n FROM webhook_attempts WHERE delivery_id = ${oldPending}`)).toBe(3);
     // A second run finds nothing more.
     expect(Object.values(await purgeOldRows(sql, { retentionDays: 30 })).every((n) => n === 0)).toBe(true);
@@ -150,9 +168,13 @@ describe('purgeOldRows', () => {
     const counts = await purgeOldRows(sql, { retentionDays: 30 });
 
     expect(counts).toMatchObject({ accessTokens: 1, idempotencyKeys: 2 });
-    const tokens = (await sql<{ h: string }[]>`SELECT encode(token_hash, 'hex') AS h FROM access_tokens`).map((r) => r.h).sort();
+    const tokens = (await sql<{ h: string }[]>`SELECT encode(token_hash, 'hex') AS h FROM access_tokens`)
+      .map((r) => r.h)
+      .sort();
     expect(tokens).toEqual([justExpired, live].sort());
-    const keys = (await sql<{ h: string }[]>`SELECT encode(scope_hash, 'hex') AS h FROM idempotency_keys`).map((r) => r.h).sort();
+    const keys = (await sql<{ h: string }[]>`SELECT encode(scope_hash, 'hex') AS h FROM idempotency_keys`)
+      .map((r) => r.h)
+      .sort();
     expect(keys).toEqual([claimed, liveKey].sort());
   });
 
@@ -177,7 +199,9 @@ describe('purgeOldRows', () => {
 
     const left = (await sql<{ id: string }[]>`SELECT id FROM voucher_jobs`).map((r) => r.id).sort();
     expect(left).toEqual([youngDone, running].sort());
-    expect(await count(sql`SELECT count(*)::int AS n FROM voucher_job_lanes WHERE job_id IN (${oldDone}, ${oldFailed})`)).toBe(0);
+    expect(
+      await count(sql`SELECT count(*)::int AS n FROM voucher_job_lanes WHERE job_id IN (${oldDone}, ${oldFailed})`),
+    ).toBe(0);
     expect(await count(sql`SELECT count(*)::int AS n FROM voucher_grants WHERE job_id = ${oldDone}`)).toBe(1);
   });
 
@@ -205,8 +229,11 @@ describe('purgeOldRows', () => {
 
 describe('voucher grants go with their tag', () => {
   it('deleting a tag deletes its grants; other tags keep theirs', async () => {
-    const tag = async () => (await sql<{ id: string }[]>`
-      INSERT INTO tags (organization_id, brand_id, tag, external_reference) VALUES (${ORG}, ${BRAND}, 'grants', ${randomUUID()}) RETURNING id`)[0]!.id;
+    const tag = async () =>
+      (
+        await sql<{ id: string }[]>`
+      INSERT INTO tags (organization_id, brand_id, tag, external_reference) VALUES (${ORG}, ${BRAND}, 'grants', ${randomUUID()}) RETURNING id`
+      )[0]!.id;
     const doomed = await tag();
     const kept = await tag();
     for (const tagId of [doomed, doomed, kept]) {
@@ -235,31 +262,62 @@ describe('the prune_old_rows task', () => {
       await event(daysAgo(40));
       await event(daysAgo(41));
       await task({}, {} as never);
-      expect(errors.mock.calls).toEqual([[
-        'loyalty: retention: purged 2 events, 0 webhook deliveries, 0 webhook attempts, 0 voucher jobs, 0 expired access tokens, 0 expired idempotency keys, 0 failed worker jobs',
-      ]]);
+      expect(errors.mock.calls).toEqual([
+        [
+          'loyalty: retention: purged 2 events, 0 webhook deliveries, 0 webhook attempts, 0 voucher jobs, 0 expired access tokens, 0 expired idempotency keys, 0 failed worker jobs',
+        ],
+      ]);
     } finally {
       errors.mockRestore();
     }
   });
 
   it('describePurge names each kind, singular or plural', () => {
-    expect(describePurge({ events: 0, deliveries: 0, attempts: 0, voucherJobs: 0, accessTokens: 0, idempotencyKeys: 0, workerJobs: 0 })).toBeUndefined();
-    expect(describePurge({ events: 1, deliveries: 1, attempts: 3, voucherJobs: 1, accessTokens: 1, idempotencyKeys: 1, workerJobs: 1 })).toBe(
-      'loyalty: retention: purged 1 event, 1 webhook delivery, 3 webhook attempts, 1 voucher job, 1 expired access token, 1 expired idempotency key, 1 failed worker job');
+    expect(
+      describePurge({
+        events: 0,
+        deliveries: 0,
+        attempts: 0,
+        voucherJobs: 0,
+        accessTokens: 0,
+        idempotencyKeys: 0,
+        workerJobs: 0,
+      }),
+    ).toBeUndefined();
+    expect(
+      describePurge({
+        events: 1,
+        deliveries: 1,
+        attempts: 3,
+        voucherJobs: 1,
+        accessTokens: 1,
+        idempotencyKeys: 1,
+        workerJobs: 1,
+      }),
+    ).toBe(
+      'loyalty: retention: purged 1 event, 1 webhook delivery, 3 webhook attempts, 1 voucher job, 1 expired access token, 1 expired idempotency key, 1 failed worker job',
+    );
   });
 
   it('is queued by the worker at start and again while it runs', async () => {
     const config: Config = { ...loadConfig({}), retentionDays: 0.0001 }; // 8.6 s: queued every ~2 s
     const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
-    const runner = await startWorker({ connectionString: db.url, sql, config, only: ['prune_old_rows'], pollInterval: 100 });
+    const runner = await startWorker({
+      connectionString: db.url,
+      sql,
+      config,
+      only: ['prune_old_rows'],
+      pollInterval: 100,
+    });
     try {
       await event(daysAgo(1));
       await expect.poll(async () => (await ids('events')).length, { timeout: 10_000, interval: 100 }).toBe(0);
       // A second event, written after the first run: gone by a later run of the timer.
       await event(daysAgo(1));
       await expect.poll(async () => (await ids('events')).length, { timeout: 10_000, interval: 100 }).toBe(0);
-      expect(errors.mock.calls.some(([line]) => String(line).startsWith('loyalty: retention: purged 1 event,'))).toBe(true);
+      expect(errors.mock.calls.some(([line]) => String(line).startsWith('loyalty: retention: purged 1 event,'))).toBe(
+        true,
+      );
     } finally {
       await runner.stop();
       errors.mockRestore();

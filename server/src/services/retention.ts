@@ -45,7 +45,15 @@ export async function purgeOldRows(db: Db, options: PurgeOptions): Promise<Purge
   const maxBatches = Math.max(1, Math.floor(options.maxBatches ?? 100));
   const seconds = Math.max(0, options.retentionDays * 86_400);
   const cutoff = db`now() - make_interval(secs => ${seconds}::float8)`;
-  const counts: PurgeCounts = { events: 0, deliveries: 0, attempts: 0, voucherJobs: 0, accessTokens: 0, idempotencyKeys: 0, workerJobs: 0 };
+  const counts: PurgeCounts = {
+    events: 0,
+    deliveries: 0,
+    attempts: 0,
+    voucherJobs: 0,
+    accessTokens: 0,
+    idempotencyKeys: 0,
+    workerJobs: 0,
+  };
 
   /** Runs `batch` until it deletes fewer than n rows (its first count) or maxBatches ran. */
   const repeat = async (batch: () => Promise<number[]>, add: (counts: number[]) => void) => {
@@ -57,8 +65,9 @@ export async function purgeOldRows(db: Db, options: PurgeOptions): Promise<Purge
   };
 
   // Deliveries first: their events are kept while a delivery refers to them.
-  await repeat(async () => {
-    const [row] = await db<{ deliveries: number; attempts: number }[]>`
+  await repeat(
+    async () => {
+      const [row] = await db<{ deliveries: number; attempts: number }[]>`
       WITH victims AS (
         SELECT id FROM webhook_deliveries
         WHERE created_at < ${cutoff} AND updated_at < ${cutoff} AND status IN ('delivered', 'failed')
@@ -72,22 +81,33 @@ export async function purgeOldRows(db: Db, options: PurgeOptions): Promise<Purge
         RETURNING 1
       )
       SELECT (SELECT count(*)::int FROM deliveries) AS deliveries, (SELECT count(*)::int FROM attempts) AS attempts`;
-    return [row!.deliveries, row!.attempts];
-  }, ([deliveries, attempts]) => { counts.deliveries += deliveries!; counts.attempts += attempts!; });
+      return [row!.deliveries, row!.attempts];
+    },
+    ([deliveries, attempts]) => {
+      counts.deliveries += deliveries!;
+      counts.attempts += attempts!;
+    },
+  );
 
-  await repeat(async () => {
-    const rows = await db`
+  await repeat(
+    async () => {
+      const rows = await db`
       DELETE FROM events WHERE id IN (
         SELECT e.id FROM events e
         WHERE e.created_at < ${cutoff}
           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
         LIMIT ${n})
       RETURNING 1`;
-    return [rows.count];
-  }, ([c]) => { counts.events += c!; });
+      return [rows.count];
+    },
+    ([c]) => {
+      counts.events += c!;
+    },
+  );
 
-  await repeat(async () => {
-    const rows = await db`
+  await repeat(
+    async () => {
+      const rows = await db`
       DELETE FROM voucher_jobs j WHERE j.id IN (
         SELECT id FROM voucher_jobs
         WHERE status IN ('done', 'failed') AND finished_at < ${cutoff}
@@ -95,23 +115,33 @@ export async function purgeOldRows(db: Db, options: PurgeOptions): Promise<Purge
         FOR UPDATE SKIP LOCKED)
         AND j.status IN ('done', 'failed')
       RETURNING 1`;
-    return [rows.count];
-  }, ([c]) => { counts.voucherJobs += c!; });
+      return [rows.count];
+    },
+    ([c]) => {
+      counts.voucherJobs += c!;
+    },
+  );
 
-  await repeat(async () => {
-    const rows = await db`
+  await repeat(
+    async () => {
+      const rows = await db`
       DELETE FROM access_tokens WHERE token_hash IN (
         SELECT token_hash FROM access_tokens
         WHERE expires_at < now() - make_interval(secs => ${TOKEN_GRACE_SECONDS})
         ORDER BY expires_at LIMIT ${n})
       RETURNING 1`;
-    return [rows.count];
-  }, ([c]) => { counts.accessTokens += c!; });
+      return [rows.count];
+    },
+    ([c]) => {
+      counts.accessTokens += c!;
+    },
+  );
 
   // A key taken over since the batch found it (services/idempotency.ts) is locked or no longer
   // expired: the lock skips it and the outer condition is checked again on the latest version.
-  await repeat(async () => {
-    const rows = await db`
+  await repeat(
+    async () => {
+      const rows = await db`
       DELETE FROM idempotency_keys k WHERE k.scope_hash IN (
         SELECT scope_hash FROM idempotency_keys
         WHERE expires_at < now() AND NOT (state = 'in_progress' AND locked_until > now())
@@ -119,21 +149,30 @@ export async function purgeOldRows(db: Db, options: PurgeOptions): Promise<Purge
         FOR UPDATE SKIP LOCKED)
         AND k.expires_at < now() AND NOT (k.state = 'in_progress' AND k.locked_until > now())
       RETURNING 1`;
-    return [rows.count];
-  }, ([c]) => { counts.idempotencyKeys += c!; });
+      return [rows.count];
+    },
+    ([c]) => {
+      counts.idempotencyKeys += c!;
+    },
+  );
 
   // graphile-worker 0.17: graphile_worker.jobs is a view over _private_jobs. A job that failed for
   // good has no attempt left and no lock (a job on its last attempt while it runs has its lock).
-  await repeat(async () => {
-    const rows = await db`
+  await repeat(
+    async () => {
+      const rows = await db`
       DELETE FROM graphile_worker._private_jobs j WHERE j.id IN (
         SELECT id FROM graphile_worker.jobs
         WHERE attempts >= max_attempts AND locked_at IS NULL AND updated_at < ${cutoff}
         ORDER BY id LIMIT ${n})
         AND j.attempts >= j.max_attempts AND j.locked_at IS NULL AND j.updated_at < ${cutoff}
       RETURNING 1`;
-    return [rows.count];
-  }, ([c]) => { counts.workerJobs += c!; });
+      return [rows.count];
+    },
+    ([c]) => {
+      counts.workerJobs += c!;
+    },
+  );
 
   return counts;
 }

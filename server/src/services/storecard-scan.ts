@@ -17,11 +17,18 @@ export type StorecardScanInput = {
 type StorecardScanResponse = Schemas['StorecardTransactionResponse'];
 
 type TransactionRow = {
-  id: string; transaction_reference: string; type: 'earn' | 'spend' | 'reverse'; points: number;
-  pass_points: number; pass_balance: number; created_at: Date; reverses_id: string | null;
+  id: string;
+  transaction_reference: string;
+  type: 'earn' | 'spend' | 'reverse';
+  points: number;
+  pass_points: number;
+  pass_balance: number;
+  created_at: Date;
+  reverses_id: string | null;
 };
 
-const insufficient = () => new DomainError('unprocessable', 'insufficient_balance', 'The balance of this storecard pass is too low.');
+const insufficient = () =>
+  new DomainError('unprocessable', 'insufficient_balance', 'The balance of this storecard pass is too low.');
 
 /**
  * POST /passes/scan/storecard. `points` on the pass counts points earned (a reversed earn takes
@@ -33,14 +40,28 @@ const insufficient = () => new DomainError('unprocessable', 'insufficient_balanc
  * first transaction is answered (with the balance it left; `pass` shows the pass now) and nothing
  * changes, even when the repeated request would now fail (say, the balance has been spent since).
  */
-export async function scanStorecard(tx: Db, scope: OrganizationScope, input: StorecardScanInput): Promise<{ status: 200 | 201; body: StorecardScanResponse }> {
+export async function scanStorecard(
+  tx: Db,
+  scope: OrganizationScope,
+  input: StorecardScanInput,
+): Promise<{ status: 200 | 201; body: StorecardScanResponse }> {
   const pass = await findPass(tx, scope, input.pass_code, input.brand_id, { lock: true });
-  if (pass.kind !== 'storecard') throw new DomainError('unprocessable', 'not_a_storecard_pass', 'This pass is not a storecard pass; use POST /passes/scan.');
+  if (pass.kind !== 'storecard')
+    throw new DomainError(
+      'unprocessable',
+      'not_a_storecard_pass',
+      'This pass is not a storecard pass; use POST /passes/scan.',
+    );
 
   const replay = async (): Promise<{ status: 200; body: StorecardScanResponse } | null> => {
     const [first] = await tx<TransactionRow[]>`
       SELECT * FROM storecard_transactions WHERE pass_id = ${pass.id} AND transaction_reference = ${input.transaction_reference}`;
-    return first ? { status: 200, body: respond(false, first, { pass_code: pass.pass_code, points: pass.points, balance: pass.balance }) } : null;
+    return first
+      ? {
+          status: 200,
+          body: respond(false, first, { pass_code: pass.pass_code, points: pass.points, balance: pass.balance }),
+        }
+      : null;
   };
 
   let amount: number;
@@ -52,10 +73,15 @@ export async function scanStorecard(tx: Db, scope: OrganizationScope, input: Sto
       if (!input.reverses) throw invalidField('reverses', 'The reverses field is required when type is reverse.');
       [reversed] = await tx<TransactionRow[]>`
         SELECT * FROM storecard_transactions WHERE pass_id = ${pass.id} AND transaction_reference = ${input.reverses}`;
-      if (!reversed) throw invalidField('reverses', 'The selected reverses is invalid: no transaction of this pass has that reference.');
+      if (!reversed)
+        throw invalidField(
+          'reverses',
+          'The selected reverses is invalid: no transaction of this pass has that reference.',
+        );
       if (reversed.type === 'reverse') throw invalidField('reverses', 'A reversal cannot be reversed.');
       const [done] = await tx`SELECT 1 FROM storecard_transactions WHERE reverses_id = ${reversed.id}`;
-      if (done) throw new DomainError('unprocessable', 'already_reversed', 'This transaction has already been reversed.');
+      if (done)
+        throw new DomainError('unprocessable', 'already_reversed', 'This transaction has already been reversed.');
       amount = reversed.points;
       if (reversed.type === 'earn') {
         points -= amount;
@@ -91,14 +117,21 @@ export async function scanStorecard(tx: Db, scope: OrganizationScope, input: Sto
     RETURNING *`;
   if (!row) return (await replay())!;
   await tx`UPDATE passes SET points = ${points}, balance = ${balance}, updated_at = now() WHERE id = ${pass.id}`;
-  await recordEvents(tx, [{
-    organizationId: pass.organization_id,
-    type: 'points.changed',
-    data: {
-      member_id: pass.member_id, storecard_id: pass.storecard_id, pass_id: pass.id, type: input.type,
-      points: amount, balance, reference: input.transaction_reference,
+  await recordEvents(tx, [
+    {
+      organizationId: pass.organization_id,
+      type: 'points.changed',
+      data: {
+        member_id: pass.member_id,
+        storecard_id: pass.storecard_id,
+        pass_id: pass.id,
+        type: input.type,
+        points: amount,
+        balance,
+        reference: input.transaction_reference,
+      },
     },
-  }]);
+  ]);
   return { status: 201, body: respond(true, row, { pass_code: pass.pass_code, points, balance }) };
 }
 
@@ -107,7 +140,13 @@ function respond(created: boolean, row: TransactionRow, pass: StorecardScanRespo
   return {
     success: true,
     created,
-    transaction: { reference: row.transaction_reference, type: row.type, points: row.points, balance: row.pass_balance, created_at: row.created_at.toISOString() },
+    transaction: {
+      reference: row.transaction_reference,
+      type: row.type,
+      points: row.points,
+      balance: row.pass_balance,
+      created_at: row.created_at.toISOString(),
+    },
     pass,
   };
 }

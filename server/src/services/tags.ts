@@ -43,17 +43,29 @@ export async function listTagsJson(db: Db, t: OrganizationScope): Promise<JsonTe
  * (220 against 100 µs of CPU, scratch measurement with 20 tags).
  */
 const organizationMatch = (db: Db, t: OrganizationScope) =>
-  t.organizationIds.length === 1 ? db`organization_id = ${t.organizationIds[0]!}` : db`organization_id = ANY(${t.organizationIds})`;
+  t.organizationIds.length === 1
+    ? db`organization_id = ${t.organizationIds[0]!}`
+    : db`organization_id = ANY(${t.organizationIds})`;
 
 /**
  * A tag by its uuid or its external_reference (unique per organization), within the token's
  * organizations and, when `brandId` is given, that brand. A uuid wins over an equal reference.
  */
-export async function findTag(db: Db, t: OrganizationScope, ref: string, brandId?: string | null, options: { uuidOnly?: boolean } = {}): Promise<TagRow> {
+export async function findTag(
+  db: Db,
+  t: OrganizationScope,
+  ref: string,
+  brandId?: string | null,
+  options: { uuidOnly?: boolean } = {},
+): Promise<TagRow> {
   const byUuid = UUID.test(ref);
   const match = byUuid
-    ? options.uuidOnly ? db`id = ${ref}::uuid` : db`(id = ${ref}::uuid OR external_reference = ${ref})`
-    : options.uuidOnly ? db`false` : db`external_reference = ${ref}`;
+    ? options.uuidOnly
+      ? db`id = ${ref}::uuid`
+      : db`(id = ${ref}::uuid OR external_reference = ${ref})`
+    : options.uuidOnly
+      ? db`false`
+      : db`external_reference = ${ref}`;
   const [tag] = await db<TagRow[]>`
     SELECT ${db(COLUMNS)} FROM tags
     WHERE organization_id = ANY(${t.organizationIds}) AND ${match}
@@ -81,11 +93,7 @@ export async function createTag(db: Db, t: OrganizationScope, input: Schemas['Cr
 }
 
 /** Only the fields sent change; a tag never moves to another brand. */
-export async function updateTag(
-  db: Db,
-  t: OrganizationScope,
-  input: Schemas['UpdateTagRequest'],
-): Promise<ApiTag> {
+export async function updateTag(db: Db, t: OrganizationScope, input: Schemas['UpdateTagRequest']): Promise<ApiTag> {
   const current = await findTag(db, t, input.tag_id, input.brand_id, { uuidOnly: true });
   try {
     const [tag] = await db<{ api: ApiTag }[]>`
@@ -111,7 +119,9 @@ type PassInput = Schemas['TagPassRequest'];
 
 /** A pass of the tag's brand, by code; any other pass answers 404 like an unknown one. */
 async function findPassId(db: Db, tag: TagRow, passCode: string): Promise<string> {
-  const [pass] = await db<{ id: string }[]>`SELECT id FROM passes WHERE pass_code = ${passCode} AND brand_id = ${tag.brand_id}`;
+  const [pass] = await db<
+    { id: string }[]
+  >`SELECT id FROM passes WHERE pass_code = ${passCode} AND brand_id = ${tag.brand_id}`;
   if (!pass) throw notFound('Pass');
   return pass.id;
 }
@@ -128,7 +138,11 @@ export async function removePassFromTag(db: Db, t: OrganizationScope, input: Pas
   await db`DELETE FROM tag_passes WHERE tag_id = ${tag.id} AND pass_id = ${passId}`;
 }
 
-export async function listTagPasses(db: Db, t: OrganizationScope, input: { tag_id: string; brand_id: string }): Promise<{ pass_code: string }[]> {
+export async function listTagPasses(
+  db: Db,
+  t: OrganizationScope,
+  input: { tag_id: string; brand_id: string },
+): Promise<{ pass_code: string }[]> {
   const tag = await findTag(db, t, input.tag_id, input.brand_id);
   return db<{ pass_code: string }[]>`
     SELECT p.pass_code FROM tag_passes tp JOIN passes p ON p.id = tp.pass_id
@@ -158,7 +172,11 @@ export async function removeMemberFromTag(db: Db, t: OrganizationScope, input: M
 }
 
 /** Members still in the tag's brand, in the order they were added. */
-export async function listTagMembers(db: Db, t: OrganizationScope, input: { tag_id: string; brand_id: string }): Promise<{ identifier: string; email: string }[]> {
+export async function listTagMembers(
+  db: Db,
+  t: OrganizationScope,
+  input: { tag_id: string; brand_id: string },
+): Promise<{ identifier: string; email: string }[]> {
   const tag = await findTag(db, t, input.tag_id, input.brand_id);
   return db<{ identifier: string; email: string }[]>`
     SELECT m.id AS identifier, m.email FROM tag_members tm
@@ -172,8 +190,13 @@ export async function listTagMembers(db: Db, t: OrganizationScope, input: { tag_
  * unknown ids and people who are not members of the brand are skipped, so repeating is safe.
  * Returns how many were added.
  */
-export async function addMembersToTagBulk(db: Db, t: OrganizationScope, input: Schemas['TagMembersBulkRequest']): Promise<number> {
-  const [brand] = await db`SELECT 1 FROM brands WHERE id = ${input.brand_id} AND organization_id = ANY(${t.organizationIds})`;
+export async function addMembersToTagBulk(
+  db: Db,
+  t: OrganizationScope,
+  input: Schemas['TagMembersBulkRequest'],
+): Promise<number> {
+  const [brand] =
+    await db`SELECT 1 FROM brands WHERE id = ${input.brand_id} AND organization_id = ANY(${t.organizationIds})`;
   if (!brand) throw notFound('Brand');
   const tag = await findTag(db, t, input.tag_id, input.brand_id);
   const result = await db`

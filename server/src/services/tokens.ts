@@ -20,31 +20,58 @@ const oauthError = (kind: 'bad_request' | 'unauthenticated', error: string, desc
 
 /** RFC 6749 §5.2: a malformed token request is a 400 with an OAuth error code, never a 422. */
 export const oauthValidationError = (fields: Record<string, string[]>) =>
-  'grant_type' in fields && !Object.values(fields).flat().some((m) => /required/.test(m))
+  'grant_type' in fields &&
+  !Object.values(fields)
+    .flat()
+    .some((m) => /required/.test(m))
     ? oauthError('bad_request', 'unsupported_grant_type', 'Only grant_type=client_credentials is supported.')
     : oauthError('bad_request', 'invalid_request', Object.values(fields).flat().join(' '));
 
 /** OAuth 2.0 client credentials grant (RFC 6749 §4.4). */
-export async function issueToken(db: Db, input: { grant_type?: string; client_id?: string; client_secret?: string; scope?: string }) {
+export async function issueToken(
+  db: Db,
+  input: { grant_type?: string; client_id?: string; client_secret?: string; scope?: string },
+) {
   if (input.grant_type !== 'client_credentials') {
     if (!input.grant_type) throw oauthError('bad_request', 'invalid_request', 'grant_type is required.');
     throw oauthError('bad_request', 'unsupported_grant_type', 'Only grant_type=client_credentials is supported.');
   }
-  if (!input.client_id || !input.client_secret) throw oauthError('unauthenticated', 'invalid_client', 'Client authentication failed.');
-  const [client] = await db<{ client_id: string; secret_hash: Buffer; device_id: string | null; organization_ids: string[]; abilities: string[]; device_org: string | null }[]>`
+  if (!input.client_id || !input.client_secret)
+    throw oauthError('unauthenticated', 'invalid_client', 'Client authentication failed.');
+  const [client] = await db<
+    {
+      client_id: string;
+      secret_hash: Buffer;
+      device_id: string | null;
+      organization_ids: string[];
+      abilities: string[];
+      device_org: string | null;
+    }[]
+  >`
     SELECT c.client_id, c.secret_hash, c.device_id, c.organization_ids, c.abilities, d.organization_id AS device_org
     FROM clients c LEFT JOIN devices d ON d.id = c.device_id WHERE c.client_id = ${input.client_id}`;
   const given = sha256(input.client_secret);
-  if (!client || !timingSafeEqual(given, client.secret_hash)) throw oauthError('unauthenticated', 'invalid_client', 'Client authentication failed.');
+  if (!client || !timingSafeEqual(given, client.secret_hash))
+    throw oauthError('unauthenticated', 'invalid_client', 'Client authentication failed.');
   const requested = input.scope?.trim() ? input.scope.trim().split(/\s+/) : client.abilities;
   const lacking = requested.filter((a) => !client.abilities.includes(a));
-  if (lacking.length) throw oauthError('bad_request', 'invalid_scope', `The client lacks the requested abilities: ${lacking.join(', ')}.`);
+  if (lacking.length)
+    throw oauthError(
+      'bad_request',
+      'invalid_scope',
+      `The client lacks the requested abilities: ${lacking.join(', ')}.`,
+    );
   const token = randomToken(32);
   const organizationIds = client.device_id ? (client.device_org ? [client.device_org] : []) : client.organization_ids;
   await db`INSERT INTO access_tokens (token_hash, client_id, organization_ids, device_id, abilities, expires_at)
            VALUES (${sha256(token)}, ${client.client_id}, ${organizationIds}, ${client.device_id}, ${[...new Set(requested)]},
                    now() + make_interval(secs => ${TOKEN_TTL_SECONDS}))`;
-  return { token_type: 'Bearer' as const, access_token: token, expires_in: TOKEN_TTL_SECONDS, scope: [...new Set(requested)].join(' ') };
+  return {
+    token_type: 'Bearer' as const,
+    access_token: token,
+    expires_in: TOKEN_TTL_SECONDS,
+    scope: [...new Set(requested)].join(' '),
+  };
 }
 
 /**
@@ -59,11 +86,26 @@ export function createTokenResolver(db: Db, { cacheMs = 30_000, maxEntries = 10_
     const now = Date.now();
     const hit = cache.get(key);
     if (hit && hit.until > now) return hit.principal && hit.principal.expiresAt > now ? hit.principal : null;
-    const [row] = await db<{ client_id: string; organization_ids: string[]; device_id: string | null; abilities: string[]; expires_at: Date }[]>`
+    const [row] = await db<
+      {
+        client_id: string;
+        organization_ids: string[];
+        device_id: string | null;
+        abilities: string[];
+        expires_at: Date;
+      }[]
+    >`
       SELECT client_id, organization_ids, device_id, abilities, expires_at FROM access_tokens
       WHERE token_hash = ${hash} AND expires_at > now()`;
     const principal = row
-      ? { clientId: row.client_id, tokenHash: key, organizationIds: row.organization_ids, deviceId: row.device_id, abilities: row.abilities, expiresAt: row.expires_at.getTime() }
+      ? {
+          clientId: row.client_id,
+          tokenHash: key,
+          organizationIds: row.organization_ids,
+          deviceId: row.device_id,
+          abilities: row.abilities,
+          expiresAt: row.expires_at.getTime(),
+        }
       : null;
     if (cache.size >= maxEntries) cache.clear();
     cache.set(key, { principal, until: now + (principal ? cacheMs : 1000) });

@@ -55,7 +55,18 @@ const post = (tag: string, payload: Record<string, unknown>, headers = admin) =>
 const status = (tag: string, job: string, brand = 'brand-acme', headers = admin) =>
   t.inject({ method: 'GET', url: `/tags/${encodeURIComponent(tag)}/vouchers/${job}?brand_id=${brand}`, headers });
 
-type Job = { job_id: string; status: string; total: number; processed: number; issued: number; skipped: number; failed: number; has_errors: boolean; started_at: string | null; finished_at: string | null };
+type Job = {
+  job_id: string;
+  status: string;
+  total: number;
+  processed: number;
+  issued: number;
+  skipped: number;
+  failed: number;
+  has_errors: boolean;
+  started_at: string | null;
+  finished_at: string | null;
+};
 const finished = (tag: string, job: string) => async () => {
   const body = (await status(tag, job)).result as Job;
   return body.status === 'done' || body.status === 'failed' ? body : undefined;
@@ -67,13 +78,31 @@ describe('POST /tags/{id}/vouchers', () => {
     const res = await post('vip', { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' });
     expect(res.statusCode).toBe(202);
     const created = res.result as Job & { already_running: boolean };
-    expect(created).toMatchObject({ success: true, status: 'queued', total: 0, processed: 0, issued: 0, skipped: 0, failed: 0, has_errors: false, already_running: false });
+    expect(created).toMatchObject({
+      success: true,
+      status: 'queued',
+      total: 0,
+      processed: 0,
+      issued: 0,
+      skipped: 0,
+      failed: 0,
+      has_errors: false,
+      already_running: false,
+    });
 
     const queued = (await status(tagId, created.job_id)).result as Job;
     expect(queued).toMatchObject({ status: 'queued', started_at: null, finished_at: null });
 
     const done = await work(finished('vip', created.job_id));
-    expect(done).toMatchObject({ status: 'done', total: 250, processed: 250, issued: 250, skipped: 0, failed: 0, has_errors: false });
+    expect(done).toMatchObject({
+      status: 'done',
+      total: 250,
+      processed: 250,
+      issued: 250,
+      skipped: 0,
+      failed: 0,
+      has_errors: false,
+    });
     expect(done.started_at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
     expect(done.finished_at! >= done.started_at!).toBe(true);
 
@@ -85,7 +114,9 @@ describe('POST /tags/{id}/vouchers', () => {
     // coupon-welcome has valid_days 30
     expect(passes[0]!.expiration_date!.toISOString().slice(0, 10)).toBe(addDays(todayUtc(), 30));
 
-    const events = await t.db.sql<{ data: { coupon_id: string; pass_id: string; member_id: string; expires_at: string | null } }[]>`
+    const events = await t.db.sql<
+      { data: { coupon_id: string; pass_id: string; member_id: string; expires_at: string | null } }[]
+    >`
       SELECT data FROM events WHERE type = 'coupon.issued' AND data->>'member_id' = ANY(${memberIds})`;
     expect(events).toHaveLength(250);
     expect(events[0]!.data).toMatchObject({ coupon_id: 'coupon-welcome', expires_at: addDays(todayUtc(), 30) });
@@ -94,49 +125,72 @@ describe('POST /tags/{id}/vouchers', () => {
 
   it('skips everyone on a rerun, retries nobody twice, and skips members who left the brand', async () => {
     const { memberIds } = await seedTag(t.db.sql, 'rerun', 120);
-    const first = (await post('rerun', { brand_id: 'brand-acme', coupon_id: 'coupon-welcome', expiration_date: 'no-date' })).result as Job;
+    const first = (
+      await post('rerun', { brand_id: 'brand-acme', coupon_id: 'coupon-welcome', expiration_date: 'no-date' })
+    ).result as Job;
     await work(finished('rerun', first.job_id));
     // One newcomer on the tag, and one tag member who has left the brand (never issued).
     const extra = await seedTag(t.db.sql, 'rerun-extra', 2);
-    await t.db.sql`INSERT INTO tag_members (tag_id, member_id) SELECT id, unnest(${extra.memberIds}::uuid[]) FROM tags WHERE external_reference = 'rerun'`;
+    await t.db
+      .sql`INSERT INTO tag_members (tag_id, member_id) SELECT id, unnest(${extra.memberIds}::uuid[]) FROM tags WHERE external_reference = 'rerun'`;
     await t.db.sql`DELETE FROM brand_members WHERE member_id = ${extra.memberIds[1]!}`;
 
-    const second = (await post('rerun', { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' })).result as Job & { already_running: boolean };
+    const second = (await post('rerun', { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' })).result as Job & {
+      already_running: boolean;
+    };
     expect(second.already_running).toBe(false);
     expect(second.job_id).not.toBe(first.job_id);
     const done = await work(finished('rerun', second.job_id));
     expect(done).toMatchObject({ status: 'done', total: 122, processed: 122, issued: 1, skipped: 121, failed: 0 });
-    const { n } = (await t.db.sql<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM passes WHERE coupon_id = 'coupon-welcome' AND member_id = ANY(${memberIds})`)[0]!;
+    const { n } = (
+      await t.db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM passes WHERE coupon_id = 'coupon-welcome' AND member_id = ANY(${memberIds})`
+    )[0]!;
     expect(n).toBe(120);
     const extraPasses = await t.db.sql`SELECT member_id FROM passes WHERE member_id = ANY(${extra.memberIds})`;
     expect(extraPasses.map((p) => p.member_id)).toEqual([extra.memberIds[0]]);
-    const [never] = await t.db.sql<{ expiration_date: Date | null }[]>`SELECT expiration_date FROM passes WHERE member_id = ${memberIds[1]!}`;
+    const [never] = await t.db.sql<
+      { expiration_date: Date | null }[]
+    >`SELECT expiration_date FROM passes WHERE member_id = ${memberIds[1]!}`;
     expect(never!.expiration_date).toBeNull();
   });
 
   it('returns the queued or running job with already_running: true (also under concurrent calls)', async () => {
     await seedTag(t.db.sql, 'dupe', 10);
-    const results = await Promise.all(Array.from({ length: 8 }, () => post('dupe', { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' })));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => post('dupe', { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' })),
+    );
     expect(results.every((r) => r.statusCode === 202)).toBe(true);
     const bodies = results.map((r) => r.result as Job & { already_running: boolean });
     expect(new Set(bodies.map((b) => b.job_id)).size).toBe(1);
     expect(bodies.filter((b) => !b.already_running)).toHaveLength(1);
-    const { n } = (await t.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM voucher_jobs v JOIN tags g ON g.id = v.tag_id WHERE g.external_reference = 'dupe'`)[0]!;
+    const { n } = (
+      await t.db.sql<
+        { n: number }[]
+      >`SELECT count(*)::int AS n FROM voucher_jobs v JOIN tags g ON g.id = v.tag_id WHERE g.external_reference = 'dupe'`
+    )[0]!;
     expect(n).toBe(1);
     // A different voucher on the same tag is a different job.
-    const storecard = (await post('dupe', { brand_id: 'brand-acme', storecard_id: 'card-points' })).result as Job & { already_running: boolean };
+    const storecard = (await post('dupe', { brand_id: 'brand-acme', storecard_id: 'card-points' })).result as Job & {
+      already_running: boolean;
+    };
     expect(storecard.already_running).toBe(false);
     expect(storecard.job_id).not.toBe(bodies[0]!.job_id);
   });
 
   it('gives coupon passes the expiration_date sent', async () => {
     const { memberIds } = await seedTag(t.db.sql, 'dated', 3);
-    const job = (await post('dated', { brand_id: 'brand-acme', coupon_id: 'coupon-welcome', expiration_date: '2099-12-31' })).result as Job;
+    const job = (
+      await post('dated', { brand_id: 'brand-acme', coupon_id: 'coupon-welcome', expiration_date: '2099-12-31' })
+    ).result as Job;
     await work(finished('dated', job.job_id));
-    const rows = await t.db.sql<{ d: string }[]>`SELECT to_char(expiration_date, 'YYYY-MM-DD') AS d FROM passes WHERE member_id = ANY(${memberIds})`;
+    const rows = await t.db.sql<
+      { d: string }[]
+    >`SELECT to_char(expiration_date, 'YYYY-MM-DD') AS d FROM passes WHERE member_id = ANY(${memberIds})`;
     expect(rows.map((r) => r.d)).toEqual(['2099-12-31', '2099-12-31', '2099-12-31']);
-    const events = await t.db.sql<{ e: string }[]>`SELECT data->>'expires_at' AS e FROM events WHERE data->>'member_id' = ANY(${memberIds})`;
+    const events = await t.db.sql<
+      { e: string }[]
+    >`SELECT data->>'expires_at' AS e FROM events WHERE data->>'member_id' = ANY(${memberIds})`;
     expect(events.map((r) => r.e)).toEqual(['2099-12-31', '2099-12-31', '2099-12-31']);
   });
 
@@ -145,7 +199,9 @@ describe('POST /tags/{id}/vouchers', () => {
     await t.db.sql`
       INSERT INTO passes (organization_id, brand_id, member_id, kind, storecard_id, pass_code, qr_code, points, balance)
       VALUES ('org-acme', 'brand-acme', ${memberIds[0]!}, 'storecard', 'card-points', 'EXISTINGCARD0001', 'EXISTINGCARD0001', 40, 40)`;
-    const job = (await post('cards', { brand_id: 'brand-acme', storecard_id: 'card-points', expiration_date: '2001-01-01' })).result as Job;
+    const job = (
+      await post('cards', { brand_id: 'brand-acme', storecard_id: 'card-points', expiration_date: '2001-01-01' })
+    ).result as Job;
     const done = await work(finished('cards', job.job_id));
     expect(done).toMatchObject({ status: 'done', total: 30, issued: 30, skipped: 0 });
     const rows = await t.db.sql<{ member_id: string; n: number }[]>`
@@ -155,7 +211,11 @@ describe('POST /tags/{id}/vouchers', () => {
     const [grant] = await t.db.sql<{ pass_code: string }[]>`
       SELECT p.pass_code FROM voucher_grants g JOIN passes p ON p.id = g.pass_id WHERE g.member_id = ${memberIds[0]!}`;
     expect(grant!.pass_code).toBe('EXISTINGCARD0001');
-    const { events } = (await t.db.sql<{ events: number }[]>`SELECT count(*)::int AS events FROM events WHERE data->>'member_id' = ANY(${memberIds})`)[0]!;
+    const { events } = (
+      await t.db.sql<
+        { events: number }[]
+      >`SELECT count(*)::int AS events FROM events WHERE data->>'member_id' = ANY(${memberIds})`
+    )[0]!;
     expect(events).toBe(0);
   });
 
@@ -178,13 +238,23 @@ describe('POST /tags/{id}/vouchers', () => {
       CREATE TRIGGER test_refuse_victim BEFORE INSERT ON passes FOR EACH ROW EXECUTE FUNCTION test_refuse_victim();`);
     const job = (await post('flaky', { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' })).result as Job;
     const done = await work(finished('flaky', job.job_id), { roundSize: 16 });
-    expect(done).toMatchObject({ status: 'done', total: 40, processed: 40, issued: 39, failed: 1, skipped: 0, has_errors: true });
+    expect(done).toMatchObject({
+      status: 'done',
+      total: 40,
+      processed: 40,
+      issued: 39,
+      failed: 1,
+      skipped: 0,
+      has_errors: true,
+    });
 
     await t.db.sql.unsafe('DROP TRIGGER test_refuse_victim ON passes; DROP FUNCTION test_refuse_victim();');
     const again = (await post('flaky', { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' })).result as Job;
     const redone = await work(finished('flaky', again.job_id));
     expect(redone).toMatchObject({ status: 'done', issued: 1, skipped: 39, failed: 0, has_errors: false });
-    const { n } = (await t.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM passes WHERE member_id = ANY(${memberIds})`)[0]!;
+    const { n } = (
+      await t.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM passes WHERE member_id = ANY(${memberIds})`
+    )[0]!;
     expect(n).toBe(40);
   });
 
@@ -214,10 +284,21 @@ describe('POST /tags/{id}/vouchers', () => {
       ['acme-only', { brand_id: 'brand-acme', storecard_id: 'nope' }],
       ['missing', { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' }],
     ];
-    for (const [tag, payload] of cases) expect((await post(tag, payload)).statusCode, `${tag} ${JSON.stringify(payload)}`).toBe(404);
+    for (const [tag, payload] of cases)
+      expect((await post(tag, payload)).statusCode, `${tag} ${JSON.stringify(payload)}`).toBe(404);
     const readonly = await t.auth('acme-readonly');
-    expect((await post('acme-only', { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' }, readonly)).statusCode).toBe(403);
-    expect((await post('acme-only', { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' }, { authorization: 'Bearer nope' })).statusCode).toBe(401);
+    expect(
+      (await post('acme-only', { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' }, readonly)).statusCode,
+    ).toBe(403);
+    expect(
+      (
+        await post(
+          'acme-only',
+          { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' },
+          { authorization: 'Bearer nope' },
+        )
+      ).statusCode,
+    ).toBe(401);
   });
 });
 
@@ -229,12 +310,16 @@ describe('GET /tags/{id}/vouchers/{job}', () => {
     expect((await status('seen', job.job_id)).statusCode).toBe(200);
     expect((await status(tagId, job.job_id)).statusCode).toBe(200);
     expect((await status('seen', job.job_id, 'brand-acme', await t.auth('acme-readonly'))).statusCode).toBe(200);
-    expect((await status('seen', job.job_id, 'brand-acme', await t.auth('acme-admin', ['tags.store']))).statusCode).toBe(200);
+    expect(
+      (await status('seen', job.job_id, 'brand-acme', await t.auth('acme-admin', ['tags.store']))).statusCode,
+    ).toBe(200);
     expect((await status('other', job.job_id)).statusCode).toBe(404);
     expect((await status('seen', job.job_id, 'brand-globex')).statusCode).toBe(404);
     expect((await status('seen', job.job_id, 'brand-acme', await t.auth('globex-admin'))).statusCode).toBe(404);
     expect((await status('seen', '5e4d3c2b-1a09-4f8e-b7d6-c5b4a3928170')).statusCode).toBe(404);
-    expect((await status('seen', job.job_id, 'brand-acme', await t.auth('acme-admin', ['members.get']))).statusCode).toBe(403);
+    expect(
+      (await status('seen', job.job_id, 'brand-acme', await t.auth('acme-admin', ['members.get']))).statusCode,
+    ).toBe(403);
     const noBrand = await t.inject({ method: 'GET', url: `/tags/seen/vouchers/${job.job_id}`, headers: admin });
     expect(noBrand.statusCode).toBe(422);
   });

@@ -34,7 +34,12 @@ export type IssueVouchersInput = {
  * INSERT either creates the job or, ON CONFLICT, locks and returns the active one (no window
  * between a check and an insert). The first round of each lane is queued in the same transaction.
  */
-export async function createVoucherJob(db: Db, scope: OrganizationScope, tagIdOrReference: string, input: IssueVouchersInput) {
+export async function createVoucherJob(
+  db: Db,
+  scope: OrganizationScope,
+  tagIdOrReference: string,
+  input: IssueVouchersInput,
+) {
   const brand = await requireBrand(db, scope, input.brand_id);
   const tagId = (await findTag(db, scope, tagIdOrReference, brand.id)).id;
   const kind: VoucherKind = input.coupon_id !== undefined ? 'coupon' : 'storecard';
@@ -69,7 +74,13 @@ export async function createVoucherJob(db: Db, scope: OrganizationScope, tagIdOr
 }
 
 /** GET /tags/{id}/vouchers/{job}: only through the job's own tag, brand and organization. */
-export async function getVoucherJob(db: Db, scope: OrganizationScope, tagIdOrReference: string, jobId: string, brandId: string) {
+export async function getVoucherJob(
+  db: Db,
+  scope: OrganizationScope,
+  tagIdOrReference: string,
+  jobId: string,
+  brandId: string,
+) {
   const brand = await requireBrand(db, scope, brandId);
   const tagId = (await findTag(db, scope, tagIdOrReference, brand.id)).id;
   const [job] = await db<VoucherJobRow[]>`SELECT * FROM voucher_jobs WHERE id = ${jobId} AND tag_id = ${tagId}`;

@@ -37,7 +37,11 @@ export class RoundConflict extends Error {}
  * queued. A crash anywhere rolls the whole round back; the grant row per (tag, voucher, member)
  * makes every issue exactly-once however often a round runs.
  */
-export async function issueVoucherRound(sql: Sql, jobId: string, { lane = 0, roundSize = DEFAULT_ROUND_SIZE } = {}): Promise<RoundOutcome> {
+export async function issueVoucherRound(
+  sql: Sql,
+  jobId: string,
+  { lane = 0, roundSize = DEFAULT_ROUND_SIZE } = {},
+): Promise<RoundOutcome> {
   const started = await startJob(sql, jobId);
   if (started.state !== 'running') return started;
   return sql.begin(async (tx) => {
@@ -55,12 +59,14 @@ export async function issueVoucherRound(sql: Sql, jobId: string, { lane = 0, rou
     const voucher = await loadVoucher(tx, job);
     if (!voucher?.active) return failJob(tx, job);
 
-    const batch = (await tx<{ member_id: string }[]>`
+    const batch = (
+      await tx<{ member_id: string }[]>`
       SELECT member_id FROM tag_members
       WHERE tag_id = ${job.tag_id} AND created_at <= ${job.started_at}
         AND member_id > ${cursor!.last_member_id ?? '00000000-0000-0000-0000-000000000000'}::uuid
         AND get_byte(uuid_send(member_id), 15) % ${job.lanes}::int = ${lane}::int
-      ORDER BY member_id LIMIT ${roundSize}`).map((r) => r.member_id);
+      ORDER BY member_id LIMIT ${roundSize}`
+    ).map((r) => r.member_id);
 
     let issued = 0;
     let failed = 0;
@@ -121,7 +127,8 @@ async function startJob(sql: Sql, jobId: string): Promise<RoundOutcome> {
     if (!job || job.status === 'done' || job.status === 'failed') return { state: 'gone' };
     if (job.status === 'running') return { state: 'running', handled: 0, issued: 0, failed: 0 };
     const [locked] = await tx<JobRow[]>`SELECT * FROM voucher_jobs WHERE id = ${jobId} FOR UPDATE`;
-    if (locked!.status !== 'queued') return locked!.status === 'running' ? { state: 'running', handled: 0, issued: 0, failed: 0 } : { state: 'gone' };
+    if (locked!.status !== 'queued')
+      return locked!.status === 'running' ? { state: 'running', handled: 0, issued: 0, failed: 0 } : { state: 'gone' };
     const voucher = await loadVoucher(tx, locked!);
     if (!voucher?.active) return failJob(tx, locked!);
     await tx`
@@ -140,9 +147,10 @@ async function failJob(tx: Tx, job: JobRow): Promise<RoundOutcome> {
 }
 
 async function loadVoucher(tx: Tx, job: JobRow): Promise<Voucher | undefined> {
-  const [voucher] = job.voucher_kind === 'coupon'
-    ? await tx<Voucher[]>`SELECT active, valid_days FROM coupons WHERE id = ${job.voucher_id}`
-    : await tx<Voucher[]>`SELECT active, NULL::integer AS valid_days FROM storecards WHERE id = ${job.voucher_id}`;
+  const [voucher] =
+    job.voucher_kind === 'coupon'
+      ? await tx<Voucher[]>`SELECT active, valid_days FROM coupons WHERE id = ${job.voucher_id}`
+      : await tx<Voucher[]>`SELECT active, NULL::integer AS valid_days FROM storecards WHERE id = ${job.voucher_id}`;
   return voucher;
 }
 
@@ -165,7 +173,14 @@ function passExpiration(job: JobRow, voucher: Voucher): string | null {
  */
 async function issueToMembers(tx: Tx, job: JobRow, voucher: Voucher, memberIds: string[]) {
   const codes = newPassCodes(memberIds.length);
-  const { tag_id: tag, voucher_kind: kind, voucher_id: voucherId, id: jobId, organization_id: org, brand_id: brand } = job;
+  const {
+    tag_id: tag,
+    voucher_kind: kind,
+    voucher_id: voucherId,
+    id: jobId,
+    organization_id: org,
+    brand_id: brand,
+  } = job;
   const claim = tx`
     eligible AS (
       SELECT m.id FROM unnest(${memberIds}::uuid[]) AS m(id)
@@ -210,7 +225,8 @@ async function issueToMembers(tx: Tx, job: JobRow, voucher: Voucher, memberIds: 
       )
       SELECT (SELECT count(*) FROM claimed)::int AS claimed, (SELECT count(*) FROM created)::int AS issued,
              (SELECT array_agg(id) FROM emitted) AS event_ids`;
-    if (row!.claimed !== row!.issued) throw new Error(`voucher round: ${row!.claimed} grants but ${row!.issued} passes`);
+    if (row!.claimed !== row!.issued)
+      throw new Error(`voucher round: ${row!.claimed} grants but ${row!.issued} passes`);
     return { issued: row!.issued, eventIds: row!.event_ids ?? [] };
   }
 
@@ -229,7 +245,8 @@ async function issueToMembers(tx: Tx, job: JobRow, voucher: Voucher, memberIds: 
            (SELECT count(*) FROM fresh f WHERE f.pass_id NOT IN (SELECT id FROM created))::int AS unlinked`;
   // A storecard pass created for one of these members after this round's snapshot: run the
   // round again, it will then link that pass.
-  if (row!.unlinked > 0) throw new RoundConflict('A storecard pass was created concurrently; the round will run again.');
+  if (row!.unlinked > 0)
+    throw new RoundConflict('A storecard pass was created concurrently; the round will run again.');
   return { issued: row!.claimed, eventIds: [] as string[] };
 }
 

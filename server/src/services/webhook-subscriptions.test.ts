@@ -33,12 +33,21 @@ afterAll(async () => {
 });
 
 async function subscribe() {
-  const res = await t.inject({ method: 'POST', url: '/webhook-subscriptions', payload: { url: `${base}/hook`, events: ['member.created'] }, headers: await t.auth('acme-admin') });
+  const res = await t.inject({
+    method: 'POST',
+    url: '/webhook-subscriptions',
+    payload: { url: `${base}/hook`, events: ['member.created'] },
+    headers: await t.auth('acme-admin'),
+  });
   expect(res.statusCode, res.payload).toBe(201);
   return (res.result as { data: { id: string; secret: string } }).data;
 }
 const stored = async (id: string) =>
-  (await t.db.sql<{ secret: string; previous_secret: string | null }[]>`SELECT secret, previous_secret FROM webhook_subscriptions WHERE id = ${id}`)[0]!;
+  (
+    await t.db.sql<
+      { secret: string; previous_secret: string | null }[]
+    >`SELECT secret, previous_secret FROM webhook_subscriptions WHERE id = ${id}`
+  )[0]!;
 
 describe('webhook secrets at rest', () => {
   it('stores a new subscription secret sealed: no whsec_ text in the column, the API still answers the plaintext once', async () => {
@@ -52,7 +61,11 @@ describe('webhook secrets at rest', () => {
 
   it('stores both secrets of a rotation sealed', async () => {
     const sub = await subscribe();
-    const res = await t.inject({ method: 'POST', url: `/webhook-subscriptions/${sub.id}/rotate-secret`, headers: await t.auth('acme-admin') });
+    const res = await t.inject({
+      method: 'POST',
+      url: `/webhook-subscriptions/${sub.id}/rotate-secret`,
+      headers: await t.auth('acme-admin'),
+    });
     expect(res.statusCode, res.payload).toBe(200);
     const next = (res.result as { data: { secret: string } }).data.secret;
     const row = await stored(sub.id);
@@ -90,10 +103,22 @@ describe('webhook secrets at rest', () => {
   it('does not send a delivery signed with garbage when the key is wrong: the attempt fails with the key error', async () => {
     const sub = await subscribe();
     const [eventId] = await t.db.sql.begin((tx) =>
-      recordEvents(tx, [{ organizationId: 'org-acme', type: 'member.created', data: { member_id: crypto.randomUUID(), brand_id: 'brand-acme' } }]));
+      recordEvents(tx, [
+        {
+          organizationId: 'org-acme',
+          type: 'member.created',
+          data: { member_id: crypto.randomUUID(), brand_id: 'brand-acme' },
+        },
+      ]),
+    );
     await fanOutEvents(t.db.sql, [eventId!]);
     const client = createWebhookClient({ timeoutMs: 2000, allowInsecure: true });
-    const lane = (secrets: SecretBox) => runDeliveryLane({ sql: t.db.sql, client, retryDelays: [1, 1, 1, 1, 1, 1, 1], secrets, timeoutMs: 2000, lanes: 1 }, sub.id, 0);
+    const lane = (secrets: SecretBox) =>
+      runDeliveryLane(
+        { sql: t.db.sql, client, retryDelays: [1, 1, 1, 1, 1, 1, 1], secrets, timeoutMs: 2000, lanes: 1 },
+        sub.id,
+        0,
+      );
     try {
       const before = received;
       await expect(lane(createSecretBox({ key: 'wrong' }))).rejects.toThrow(SecretKeyError);

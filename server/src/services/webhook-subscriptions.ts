@@ -10,7 +10,14 @@ import type { OrganizationScope } from './organization-scope.js';
 export const MAX_SUBSCRIPTIONS_PER_ORGANIZATION = 20;
 export const ROTATION_OVERLAP_HOURS = 24;
 
-type SubscriptionRow = { id: string; organization_id: string; url: string; events: Schemas['EventType'][]; active: boolean; created_at: Date };
+type SubscriptionRow = {
+  id: string;
+  organization_id: string;
+  url: string;
+  events: Schemas['EventType'][];
+  active: boolean;
+  created_at: Date;
+};
 
 export const presentSubscription = (s: SubscriptionRow): Schemas['WebhookSubscription'] => ({
   id: s.id,
@@ -32,7 +39,10 @@ export function requireOrganization(t: OrganizationScope, organizationId: string
   }
   if (t.organizationIds.length === 1) return t.organizationIds[0]!;
   if (t.organizationIds.length === 0) throw notFound('Organization');
-  throw invalidField('organization_id', 'The organization_id field is required when the token has access to several organizations.');
+  throw invalidField(
+    'organization_id',
+    'The organization_id field is required when the token has access to several organizations.',
+  );
 }
 
 /** GET /webhook-subscriptions: every accessible organization's, or the one named. */
@@ -50,12 +60,23 @@ export async function listSubscriptions(db: Db, t: OrganizationScope, organizati
  * concurrency: creations for one organization take a transaction-scoped advisory lock first.
  * The secret is stored sealed (`secrets`) and answered in plaintext this once.
  */
-export async function createSubscription(db: Db, t: OrganizationScope, input: Schemas['CreateWebhookSubscriptionRequest'], secrets: SecretBox) {
+export async function createSubscription(
+  db: Db,
+  t: OrganizationScope,
+  input: Schemas['CreateWebhookSubscriptionRequest'],
+  secrets: SecretBox,
+) {
   const organizationId = requireOrganization(t, input.organization_id);
   await db`SELECT pg_advisory_xact_lock(hashtextextended('webhook_subscriptions:' || ${organizationId}, 0))`;
-  const [count] = await db<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_subscriptions WHERE organization_id = ${organizationId}`;
+  const [count] = await db<
+    { n: number }[]
+  >`SELECT count(*)::int AS n FROM webhook_subscriptions WHERE organization_id = ${organizationId}`;
   if (count!.n >= MAX_SUBSCRIPTIONS_PER_ORGANIZATION) {
-    throw new DomainError('unprocessable', 'subscription_limit_reached', `An organization can have at most ${MAX_SUBSCRIPTIONS_PER_ORGANIZATION} webhook subscriptions.`);
+    throw new DomainError(
+      'unprocessable',
+      'subscription_limit_reached',
+      `An organization can have at most ${MAX_SUBSCRIPTIONS_PER_ORGANIZATION} webhook subscriptions.`,
+    );
   }
   const secret = newWebhookSecret();
   const [row] = await db<SubscriptionRow[]>`
@@ -66,7 +87,12 @@ export async function createSubscription(db: Db, t: OrganizationScope, input: Sc
 }
 
 /** A subscription of one of the token's organizations; 404 for unknown and foreign ids alike. */
-export async function requireSubscription(db: Db, t: OrganizationScope, id: string, { lock = false } = {}): Promise<SubscriptionRow> {
+export async function requireSubscription(
+  db: Db,
+  t: OrganizationScope,
+  id: string,
+  { lock = false } = {},
+): Promise<SubscriptionRow> {
   if (!isUuid(id)) throw notFound('Subscription');
   const [row] = await db<SubscriptionRow[]>`
     SELECT id, organization_id, url, events, active, created_at FROM webhook_subscriptions
@@ -117,7 +143,8 @@ export async function sealWebhookSecrets(sql: Sql, secrets: SecretBox): Promise<
     SELECT id, secret, previous_secret FROM webhook_subscriptions
     WHERE NOT starts_with(secret, ${prefix}) OR NOT starts_with(previous_secret, ${prefix})`;
   if (!rows.length) return 0;
-  const reseal = (value: string | null) => (value === null || value.startsWith(prefix) ? value : secrets.seal(secrets.open(value)));
+  const reseal = (value: string | null) =>
+    value === null || value.startsWith(prefix) ? value : secrets.seal(secrets.open(value));
   const sealed = rows.map((r) => ({ ...r, new_secret: reseal(r.secret)!, new_previous: reseal(r.previous_secret) }));
   const updated = await sql`
     UPDATE webhook_subscriptions s SET secret = v.new_secret, previous_secret = v.new_previous

@@ -7,13 +7,21 @@ import { DomainError, type ErrorKind } from './errors.js';
  * failure `{status: false, errors: [<message>]}`.
  */
 
-export const webshopValidationBody = (errors: Record<string, string[]>): Schemas['WebshopValidationError'] =>
-  ({ status: false, message: 'Validation failed', errors });
+export const webshopValidationBody = (errors: Record<string, string[]>): Schemas['WebshopValidationError'] => ({
+  status: false,
+  message: 'Validation failed',
+  errors,
+});
 
 export const webshopValidationError = (errors: Record<string, string[]>) =>
-  new DomainError('validation', 'validation_failed', 'Validation failed', { fields: errors, body: webshopValidationBody(errors) });
+  new DomainError('validation', 'validation_failed', 'Validation failed', {
+    fields: errors,
+    body: webshopValidationBody(errors),
+  });
 
 export const webshopError = (kind: ErrorKind, code: string, messages: string | string[]) => {
   const list = typeof messages === 'string' ? [messages] : messages;
-  return new DomainError(kind, code, list.join(' '), { body: { status: false, errors: list } satisfies Schemas['WebshopProductError'] });
+  return new DomainError(kind, code, list.join(' '), {
+    body: { status: false, errors: list } satisfies Schemas['WebshopProductError'],
+  });
 };

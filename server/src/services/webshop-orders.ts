@@ -15,15 +15,25 @@ export type WebshopOrderInput = {
   promotion_identifier: string;
   organization_identifier: string;
   off_peak_sale: boolean | 0 | 1;
-  products: { product_id: number; quantity: number; location_id?: number | string; variant_id?: number; value_id?: number }[];
+  products: {
+    product_id: number;
+    quantity: number;
+    location_id?: number | string;
+    variant_id?: number;
+    value_id?: number;
+  }[];
   shipping_address?: ShippingAddress | null;
 };
 
 type PromotionCode = Schemas['PromotionCode'];
 
 type ProductRow = {
-  id: number; title: string; fulfillment: 'pickup' | 'delivery'; in_promotion: boolean;
-  variants: { id: number; title: string }[]; values: { id: number; value: string }[];
+  id: number;
+  title: string;
+  fulfillment: 'pickup' | 'delivery';
+  in_promotion: boolean;
+  variants: { id: number; title: string }[];
+  values: { id: number; value: string }[];
 };
 
 /**
@@ -38,12 +48,17 @@ type ProductRow = {
  * until the promotion ends.
  */
 export async function createWebshopOrder(
-  tx: Db, principal: { deviceId: string | null }, input: WebshopOrderInput, baseUrl: string,
+  tx: Db,
+  principal: { deviceId: string | null },
+  input: WebshopOrderInput,
+  baseUrl: string,
 ): Promise<Schemas['WebshopOrderResponse']> {
   const [org] = await tx`SELECT id FROM organizations WHERE id = ${input.organization_identifier}`;
   if (!org) throw notFound('Organization');
   const [device] = principal.deviceId
-    ? await tx<{ id: string; organization_id: string }[]>`SELECT id, organization_id FROM devices WHERE id = ${principal.deviceId}`
+    ? await tx<
+        { id: string; organization_id: string }[]
+      >`SELECT id, organization_id FROM devices WHERE id = ${principal.deviceId}`
     : [];
   if (!device) throw notFound('Device');
   if (device.organization_id !== input.organization_identifier) {
@@ -56,14 +71,18 @@ export async function createWebshopOrder(
   if (!promotion.active_now) throw new DomainError('forbidden', 'forbidden', 'The promotion is not active.');
 
   const ids = [...new Set(input.products.map((p) => p.product_id))];
-  const products = new Map((await tx<ProductRow[]>`
+  const products = new Map(
+    (
+      await tx<ProductRow[]>`
     SELECT p.id, p.title, p.fulfillment,
            EXISTS (SELECT 1 FROM promotion_products pp WHERE pp.promotion_id = ${promotion.id} AND pp.product_id = p.id) AS in_promotion,
            coalesce((SELECT json_agg(json_build_object('id', v.id, 'title', v.title)) FROM product_variants v
                      WHERE v.organization_id = p.organization_id AND v.product_id = p.id), '[]') AS variants,
            coalesce((SELECT json_agg(json_build_object('id', v.id, 'value', v.value)) FROM product_values v
                      WHERE v.organization_id = p.organization_id AND v.product_id = p.id), '[]') AS values
-    FROM products p WHERE p.organization_id = ${device.organization_id} AND p.id = ANY(${ids}::int[])`).map((p) => [p.id, p]));
+    FROM products p WHERE p.organization_id = ${device.organization_id} AND p.id = ANY(${ids}::int[])`
+    ).map((p) => [p.id, p]),
+  );
   const unknown = ids.flatMap((id) => {
     const product = products.get(id);
     if (!product) return [`Product ${id} does not exist.`];
@@ -89,14 +108,21 @@ export async function createWebshopOrder(
   if (Object.keys(errors).length) throw webshopValidationError(errors);
 
   const locationIds = input.products.filter((p) => p.location_id != null).map((p) => String(p.location_id));
-  const knownLocations = new Set((await tx<{ id: string }[]>`
-    SELECT id FROM locations WHERE organization_id = ${device.organization_id} AND id = ANY(${locationIds}::text[])`).map((l) => l.id));
+  const knownLocations = new Set(
+    (
+      await tx<{ id: string }[]>`
+    SELECT id FROM locations WHERE organization_id = ${device.organization_id} AND id = ANY(${locationIds}::text[])`
+    ).map((l) => l.id),
+  );
   const mismatches = input.products.flatMap((item) => {
     const product = products.get(item.product_id)!;
     const problems: string[] = [];
-    if (item.location_id != null && !knownLocations.has(String(item.location_id))) problems.push(`Location ${item.location_id} does not exist.`);
-    if (item.variant_id != null && !product.variants.some((v) => v.id === item.variant_id)) problems.push(`Variant ${item.variant_id} does not belong to product ${product.id}.`);
-    if (item.value_id != null && !product.values.some((v) => v.id === item.value_id)) problems.push(`Value ${item.value_id} does not belong to product ${product.id}.`);
+    if (item.location_id != null && !knownLocations.has(String(item.location_id)))
+      problems.push(`Location ${item.location_id} does not exist.`);
+    if (item.variant_id != null && !product.variants.some((v) => v.id === item.variant_id))
+      problems.push(`Variant ${item.variant_id} does not belong to product ${product.id}.`);
+    if (item.value_id != null && !product.values.some((v) => v.id === item.value_id))
+      problems.push(`Value ${item.value_id} does not belong to product ${product.id}.`);
     return problems;
   });
   if (mismatches.length) throw webshopError('unprocessable', 'invalid_products', [...new Set(mismatches)]);
@@ -112,7 +138,10 @@ export async function createWebshopOrder(
   const codes = newPassCodes(units);
   const lines = input.products.flatMap((item) => Array.from({ length: item.quantity }, () => item));
   const rows = lines.map((item, n) => ({
-    code: codes[n]!, product_id: item.product_id, variant_id: item.variant_id ?? null, value_id: item.value_id ?? null,
+    code: codes[n]!,
+    product_id: item.product_id,
+    variant_id: item.variant_id ?? null,
+    value_id: item.value_id ?? null,
     location_id: item.location_id == null ? null : String(item.location_id),
   }));
   await tx`
@@ -146,7 +175,9 @@ async function matchCustomer(tx: Db, organizationId: string, input: WebshopOrder
     ON CONFLICT (organization_id, lower(email)) DO NOTHING
     RETURNING id`;
   if (created) {
-    await recordEvents(tx, [{ organizationId, type: 'member.created', data: { member_id: created.id, brand_id: null } }]);
+    await recordEvents(tx, [
+      { organizationId, type: 'member.created', data: { member_id: created.id, brand_id: null } },
+    ]);
     return created.id;
   }
   const [existing] = await tx<{ id: string }[]>`

@@ -8,18 +8,36 @@ type LanePayload = { subscription_id: string; lane: number };
 type LegacyPayload = { delivery_id: string; attempt: number };
 
 /** A delivery lane of one subscription (services/deliveries.ts): sends its due deliveries for a slice of time. */
-export const deliverWebhookTask = ({ sql, config, webhookClient, onDeliveryAttempt }: TaskContext & Required<Pick<TaskContext, 'webhookClient'>>): Task => async (payload) => {
-  const lanes = config.webhookConcurrencyPerSubscription;
-  const p = payload as LanePayload | LegacyPayload;
-  if ('delivery_id' in p) {
-    const [row] = await sql<{ subscription_id: string }[]>`SELECT subscription_id FROM webhook_deliveries WHERE id = ${p.delivery_id}`;
-    if (row) await wakeDeliveryLanes(sql, [row.subscription_id], lanes);
-    return;
-  }
-  if (p.lane >= lanes) return; // a lane of a larger setting than this process's
-  await runDeliveryLane(
-    { sql, client: webhookClient, retryDelays: config.webhookRetryDelays, secrets: secretBoxOf(config), timeoutMs: config.webhookTimeoutMs, lanes, leaseMarginSeconds: config.stalledJobSeconds, onAttempt: onDeliveryAttempt },
-    p.subscription_id,
-    p.lane,
-  );
-};
+export const deliverWebhookTask =
+  ({
+    sql,
+    config,
+    webhookClient,
+    onDeliveryAttempt,
+  }: TaskContext & Required<Pick<TaskContext, 'webhookClient'>>): Task =>
+  async (payload) => {
+    const lanes = config.webhookConcurrencyPerSubscription;
+    const p = payload as LanePayload | LegacyPayload;
+    if ('delivery_id' in p) {
+      const [row] = await sql<
+        { subscription_id: string }[]
+      >`SELECT subscription_id FROM webhook_deliveries WHERE id = ${p.delivery_id}`;
+      if (row) await wakeDeliveryLanes(sql, [row.subscription_id], lanes);
+      return;
+    }
+    if (p.lane >= lanes) return; // a lane of a larger setting than this process's
+    await runDeliveryLane(
+      {
+        sql,
+        client: webhookClient,
+        retryDelays: config.webhookRetryDelays,
+        secrets: secretBoxOf(config),
+        timeoutMs: config.webhookTimeoutMs,
+        lanes,
+        leaseMarginSeconds: config.stalledJobSeconds,
+        onAttempt: onDeliveryAttempt,
+      },
+      p.subscription_id,
+      p.lane,
+    );
+  };

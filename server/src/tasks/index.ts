@@ -30,11 +30,13 @@ export const DELIVERY_TASKS = ['deliver_webhook'];
 
 /** Every graphile-worker task, by name (the task's file name). */
 export function createTaskList(context: TaskContext): TaskList {
-  const webhookClient = context.webhookClient ?? createWebhookClient({
-    timeoutMs: context.config.webhookTimeoutMs,
-    allowInsecure: context.config.webhookAllowInsecure,
-    resolve: context.resolve,
-  });
+  const webhookClient =
+    context.webhookClient ??
+    createWebhookClient({
+      timeoutMs: context.config.webhookTimeoutMs,
+      allowInsecure: context.config.webhookAllowInsecure,
+      resolve: context.resolve,
+    });
   return {
     issue_voucher_round: issueVoucherRoundTask(context),
     fan_out_events: fanOutEventsTask(context),

@@ -53,13 +53,22 @@ function spawnWorker(): Promise<ChildProcess> {
 }
 
 const post = async (payload: Record<string, unknown>) => {
-  const res = await t.inject({ method: 'POST', url: '/tags/crash/vouchers', payload, headers: await t.auth('acme-admin') });
+  const res = await t.inject({
+    method: 'POST',
+    url: '/tags/crash/vouchers',
+    payload,
+    headers: await t.auth('acme-admin'),
+  });
   expect(res.statusCode).toBe(202);
   return (res.result as { job_id: string }).job_id;
 };
 const jobRow = async (id: string) =>
-  (await t.db.sql<{ status: string; total: number; processed: number; issued: number; skipped: number; failed: number }[]>`
-    SELECT status, total, processed, issued, skipped, failed FROM voucher_jobs WHERE id = ${id}`)[0]!;
+  (
+    await t.db.sql<
+      { status: string; total: number; processed: number; issued: number; skipped: number; failed: number }[]
+    >`
+    SELECT status, total, processed, issued, skipped, failed FROM voucher_jobs WHERE id = ${id}`
+  )[0]!;
 const until = <T>(what: () => Promise<T | undefined | false>, timeoutMs = 30_000) => untilTruthy(what, timeoutMs, 10);
 
 describe('issue_voucher_round under crashes', () => {
@@ -75,9 +84,14 @@ describe('issue_voucher_round under crashes', () => {
     const first = await spawnWorker();
     await until(async () => (await jobRow(jobId)).processed >= 2 * ROUND);
     // Wait until a round is in the middle of its statement, then kill the process outright.
-    await until(async () => (await t.db.sql`
+    await until(
+      async () =>
+        (
+          await t.db.sql`
       SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query LIKE '%INSERT INTO voucher_grants%'
-        AND pid <> pg_backend_pid()`).length > 0);
+        AND pid <> pg_backend_pid()`
+        ).length > 0,
+    );
     first.kill('SIGKILL');
     await new Promise((r) => first.once('exit', r));
 
@@ -85,7 +99,8 @@ describe('issue_voucher_round under crashes', () => {
     expect(atKill.status).toBe('running');
     expect(atKill.processed).toBeLessThan(MEMBERS);
     // The killed rounds' jobs stay locked by the dead worker (graphile-worker frees it after 4 hours).
-    const locked = await t.db.sql`SELECT 1 FROM graphile_worker.jobs WHERE task_identifier = 'issue_voucher_round' AND locked_at IS NOT NULL`;
+    const locked = await t.db
+      .sql`SELECT 1 FROM graphile_worker.jobs WHERE task_identifier = 'issue_voucher_round' AND locked_at IS NOT NULL`;
     expect(locked.length).toBeGreaterThanOrEqual(1);
 
     await t.db.sql.unsafe('DROP TRIGGER test_slow_round ON voucher_grants; DROP FUNCTION test_slow_round();');
@@ -96,7 +111,14 @@ describe('issue_voucher_round under crashes', () => {
       const row = await jobRow(jobId);
       return row.status === 'done' && row;
     });
-    expect(done).toEqual({ status: 'done', total: MEMBERS, processed: MEMBERS, issued: MEMBERS, skipped: 0, failed: 0 });
+    expect(done).toEqual({
+      status: 'done',
+      total: MEMBERS,
+      processed: MEMBERS,
+      issued: MEMBERS,
+      skipped: 0,
+      failed: 0,
+    });
 
     const perMember = await t.db.sql<{ n: number; members: number }[]>`
       SELECT count(*)::int AS n, count(DISTINCT p.member_id)::int AS members
@@ -114,15 +136,35 @@ describe('issue_voucher_round under crashes', () => {
       const row = await jobRow(rerun);
       return row.status === 'done' && row;
     });
-    expect(skipped).toEqual({ status: 'done', total: MEMBERS, processed: MEMBERS, issued: 0, skipped: MEMBERS, failed: 0 });
+    expect(skipped).toEqual({
+      status: 'done',
+      total: MEMBERS,
+      processed: MEMBERS,
+      issued: 0,
+      skipped: MEMBERS,
+      failed: 0,
+    });
     second.kill('SIGTERM');
   }, 90_000);
 
   it('carries on after a graceful stop in the middle of a job', async () => {
     await seedTag('graceful', 1200);
-    const res = await t.inject({ method: 'POST', url: '/tags/graceful/vouchers', payload: { brand_id: 'brand-acme', storecard_id: 'card-points' }, headers: await t.auth('acme-admin') });
+    const res = await t.inject({
+      method: 'POST',
+      url: '/tags/graceful/vouchers',
+      payload: { brand_id: 'brand-acme', storecard_id: 'card-points' },
+      headers: await t.auth('acme-admin'),
+    });
     const jobId = (res.result as { job_id: string }).job_id;
-    const start = () => startWorker({ connectionString: t.db.url, sql: t.db.sql, config: t.config, concurrency: 2, pollInterval: 50, tasks: { roundSize: 100 } });
+    const start = () =>
+      startWorker({
+        connectionString: t.db.url,
+        sql: t.db.sql,
+        config: t.config,
+        concurrency: 2,
+        pollInterval: 50,
+        tasks: { roundSize: 100 },
+      });
     const runner = await start();
     await until(async () => (await jobRow(jobId)).processed >= 200);
     await runner.stop();
@@ -135,9 +177,11 @@ describe('issue_voucher_round under crashes', () => {
     });
     await again.stop();
     expect(done).toEqual({ status: 'done', total: 1200, processed: 1200, issued: 1200, skipped: 0, failed: 0 });
-    const { n } = (await t.db.sql<{ n: number }[]>`
+    const { n } = (
+      await t.db.sql<{ n: number }[]>`
       SELECT count(*)::int AS n FROM passes p JOIN tag_members tm ON tm.member_id = p.member_id
-      JOIN tags g ON g.id = tm.tag_id AND g.external_reference = 'graceful' WHERE p.storecard_id = 'card-points'`)[0]!;
+      JOIN tags g ON g.id = tm.tag_id AND g.external_reference = 'graceful' WHERE p.storecard_id = 'card-points'`
+    )[0]!;
     expect(n).toBe(1200);
   }, 60_000);
 });

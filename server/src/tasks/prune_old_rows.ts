@@ -8,7 +8,9 @@ import type { TaskContext } from './index.js';
  * Deletes what is older than LOYALTY_RETENTION_DAYS in small batches (services/retention.ts) and
  * logs one line when anything went.
  */
-export const pruneOldRowsTask = ({ sql, config }: TaskContext): Task => async () => {
-  const line = describePurge(await purgeOldRows(sql, { retentionDays: config.retentionDays }));
-  if (line) console.error(line);
-};
+export const pruneOldRowsTask =
+  ({ sql, config }: TaskContext): Task =>
+  async () => {
+    const line = describePurge(await purgeOldRows(sql, { retentionDays: config.retentionDays }));
+    if (line) console.error(line);
+  };

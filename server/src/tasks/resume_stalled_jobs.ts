@@ -11,7 +11,9 @@ import type { TaskContext } from './index.js';
  * again so the voucher job carries on, and a subscription with a delivery overdue by as long gets
  * its lanes back.
  */
-export const resumeStalledJobsTask = ({ sql, config }: TaskContext): Task => async () => {
-  await resumeStalledVoucherJobs(sql, config.stalledJobSeconds);
-  await wakeOverdueLanes(sql, config.webhookConcurrencyPerSubscription, config.stalledJobSeconds);
-};
+export const resumeStalledJobsTask =
+  ({ sql, config }: TaskContext): Task =>
+  async () => {
+    await resumeStalledVoucherJobs(sql, config.stalledJobSeconds);
+    await wakeOverdueLanes(sql, config.webhookConcurrencyPerSubscription, config.stalledJobSeconds);
+  };

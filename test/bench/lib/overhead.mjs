@@ -6,7 +6,11 @@ export async function timeCalls(fn, { calls, concurrency }) {
   let next = 0;
   const cpu = process.cpuUsage();
   const start = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => { while (next++ < calls) await fn(); }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next++ < calls) await fn();
+    }),
+  );
   const used = process.cpuUsage(cpu);
   return { wall: ((performance.now() - start) * 1000) / calls, cpu: (used.user + used.system) / calls };
 }
@@ -19,7 +23,8 @@ export async function sampleVariants(variants, { rounds, calls, concurrency }) {
   const options = { calls, concurrency };
   for (const fn of Object.values(variants)) await timeCalls(fn, options);
   const samples = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  for (let round = 0; round < rounds; round++) for (const [name, fn] of Object.entries(variants)) samples[name].push(await timeCalls(fn, options));
+  for (let round = 0; round < rounds; round++)
+    for (const [name, fn] of Object.entries(variants)) samples[name].push(await timeCalls(fn, options));
   return samples;
 }
 

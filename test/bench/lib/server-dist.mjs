@@ -24,7 +24,11 @@ export async function adminToken(baseUrl) {
   const res = await fetch(`${baseUrl}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ grant_type: 'client_credentials', client_id: 'acme-admin', client_secret: 'acme-admin-secret' }),
+    body: JSON.stringify({
+      grant_type: 'client_credentials',
+      client_id: 'acme-admin',
+      client_secret: 'acme-admin-secret',
+    }),
   });
   if (!res.ok) throw new Error(`token: ${res.status} ${await res.text()}`);
   return (await res.json()).access_token;

@@ -7,5 +7,7 @@ export function configUnsetCommand(): Command {
     .description('Remove a setting from the profile')
     .argument('<key>', 'api_url, brand or client_id')
     .addHelpText('after', examples(['loyalty config unset brand', 'forget the default brand']))
-    .action(async (key: string, _options: object, command: Command) => (await import('../../services/config.js')).setConfig(await contextOf(command), key, undefined));
+    .action(async (key: string, _options: object, command: Command) =>
+      (await import('../../services/config.js')).setConfig(await contextOf(command), key, undefined),
+    );
 }

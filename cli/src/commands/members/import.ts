@@ -8,9 +8,22 @@ export function membersImportCommand(): Command {
   return new Command('import')
     .description('Import members from CSV or JSON Lines through sign-up batches; resumable, with a rejects file')
     .argument('<file>', 'UTF-8 CSV with a header row (a BOM and CRLF line ends are fine), or JSON Lines; - reads stdin')
-    .addOption(new Option('--format <format>', 'input format (default: from the extension; stdin is sniffed)').choices(['csv', 'jsonl']))
-    .option('--delimiter <char>', 'CSV column separator: one character, or tab, comma, semicolon, pipe (default: detected from the header line: , ; or tab)')
-    .option('--map <field=column>', 'read a field from another column (email, first_name, last_name, unsubscribed, subscribed_at); repeatable', collect, [])
+    .addOption(
+      new Option('--format <format>', 'input format (default: from the extension; stdin is sniffed)').choices([
+        'csv',
+        'jsonl',
+      ]),
+    )
+    .option(
+      '--delimiter <char>',
+      'CSV column separator: one character, or tab, comma, semicolon, pipe (default: detected from the header line: , ; or tab)',
+    )
+    .option(
+      '--map <field=column>',
+      'read a field from another column (email, first_name, last_name, unsubscribed, subscribed_at); repeatable',
+      collect,
+      [],
+    )
     .option('--dry-run', 'validate every row, write the rejects file, send nothing')
     .option('--resume', 'continue an interrupted import of the same file where it stopped')
     .option('--restart', 'ignore the checkpoint of an interrupted import and start over')
@@ -19,17 +32,32 @@ export function membersImportCommand(): Command {
     .option('--batch-size <n>', 'users per request, at most 2000', '2000')
     .option('--concurrency <n>', 'batches in flight (paced by the rate limit)', '2')
     .addOption(noProgressOption())
-    .addHelpText('after', examples(
-      ['loyalty members import members.csv --brand brand-acme', 'import a CSV (columns email, first_name, last_name, unsubscribed, subscribed_at)'],
-      ['loyalty members import members.csv --dry-run', 'check a file without sending anything'],
-      ['loyalty members import export.txt --delimiter tab', 'a tab-separated file (",", ";" and tab are detected; --delimiter for others)'],
-      ['loyalty members import members.csv --resume', 'continue after Ctrl-C or a crash; nothing is created twice'],
-      ['loyalty members import members.rejects.csv', 're-import the fixed rejected rows'],
-      ['crm-export | loyalty members import - --format jsonl --map email=mail', 'read JSON Lines from a pipe with another e-mail key'],
-    ))
-    .addHelpText('after', '\nColumns that map to no member field are listed once as not imported, and kept in the rejects file.\n'
-      + 'A file that cannot be read (broken quoting, binary, not UTF-8) is refused with file:line:column and what to fix.\n'
-      + '\nExit codes: 0 all rows imported, 2 usage error or unreadable file, 3 some rows rejected (see the rejects file),\n130 interrupted (resume with --resume).\n')
+    .addHelpText(
+      'after',
+      examples(
+        [
+          'loyalty members import members.csv --brand brand-acme',
+          'import a CSV (columns email, first_name, last_name, unsubscribed, subscribed_at)',
+        ],
+        ['loyalty members import members.csv --dry-run', 'check a file without sending anything'],
+        [
+          'loyalty members import export.txt --delimiter tab',
+          'a tab-separated file (",", ";" and tab are detected; --delimiter for others)',
+        ],
+        ['loyalty members import members.csv --resume', 'continue after Ctrl-C or a crash; nothing is created twice'],
+        ['loyalty members import members.rejects.csv', 're-import the fixed rejected rows'],
+        [
+          'crm-export | loyalty members import - --format jsonl --map email=mail',
+          'read JSON Lines from a pipe with another e-mail key',
+        ],
+      ),
+    )
+    .addHelpText(
+      'after',
+      '\nColumns that map to no member field are listed once as not imported, and kept in the rejects file.\n' +
+        'A file that cannot be read (broken quoting, binary, not UTF-8) is refused with file:line:column and what to fix.\n' +
+        '\nExit codes: 0 all rows imported, 2 usage error or unreadable file, 3 some rows rejected (see the rejects file),\n130 interrupted (resume with --resume).\n',
+    )
     .action(async (file: string, options: ImportOptions, command: Command) => {
       await (await import('../../services/import.js')).importMembers(await contextOf(command), file, options);
     });

@@ -14,11 +14,22 @@ export function membersUpdateCommand(): Command {
     command.option(`--${flag(field)} <value>`, profileFieldHelp(field));
   }
   return command
-    .addOption(new Option('--clear <field>', 'empty a field (repeatable)').choices(PROFILE_FIELDS.map(flag)).argParser(collect).default([]))
-    .addHelpText('after', examples(
-      ['loyalty members update ada@example.org --first-name Ada --last-name Lovelace', 'set the name'],
-      ['loyalty members update ada@example.org --city London --clear phone-number', 'change one field, empty another'],
-    ))
+    .addOption(
+      new Option('--clear <field>', 'empty a field (repeatable)')
+        .choices(PROFILE_FIELDS.map(flag))
+        .argParser(collect)
+        .default([]),
+    )
+    .addHelpText(
+      'after',
+      examples(
+        ['loyalty members update ada@example.org --first-name Ada --last-name Lovelace', 'set the name'],
+        [
+          'loyalty members update ada@example.org --city London --clear phone-number',
+          'change one field, empty another',
+        ],
+      ),
+    )
     .action(async (member: string, options: Record<string, string | string[]>, command: Command) => {
       const changes: Partial<Record<ProfileField, string | null>> = {};
       for (const field of PROFILE_FIELDS) {

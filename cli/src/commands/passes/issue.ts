@@ -10,11 +10,16 @@ export function passesIssueCommand(): Command {
   for (const option of voucherOptions()) command.addOption(option);
   return command
     .option('--expires <date>', 'coupon pass expiry: YYYY-MM-DD or "never"')
-    .addHelpText('after', examples(
-      ['loyalty passes issue ada@example.org --coupon coupon-welcome', 'a coupon pass; prints code and wallet link'],
-      ['loyalty passes issue ada@example.org --storecard card-points --json', 'the member\'s storecard pass'],
-    ))
-    .action(async (member: string, options: { coupon?: string; storecard?: string; expires?: string }, command: Command) => {
-      await (await import('../../services/passes.js')).issuePass(await contextOf(command), member, options);
-    });
+    .addHelpText(
+      'after',
+      examples(
+        ['loyalty passes issue ada@example.org --coupon coupon-welcome', 'a coupon pass; prints code and wallet link'],
+        ['loyalty passes issue ada@example.org --storecard card-points --json', "the member's storecard pass"],
+      ),
+    )
+    .action(
+      async (member: string, options: { coupon?: string; storecard?: string; expires?: string }, command: Command) => {
+        await (await import('../../services/passes.js')).issuePass(await contextOf(command), member, options);
+      },
+    );
 }

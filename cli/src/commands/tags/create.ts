@@ -7,7 +7,10 @@ export function tagsCreateCommand(): Command {
     .description('Create a tag in the brand')
     .argument('<label>', 'human readable label')
     .requiredOption('--ref <external-reference>', 'your identifier for the tag (unique per brand)')
-    .addHelpText('after', examples(['loyalty tags create "VIP customers" --ref vip', 'create a tag you can address as "vip"']))
+    .addHelpText(
+      'after',
+      examples(['loyalty tags create "VIP customers" --ref vip', 'create a tag you can address as "vip"']),
+    )
     .action(async (label: string, options: { ref: string }, command: Command) => {
       await (await import('../../services/tags.js')).createTag(await contextOf(command), label, options.ref);
     });

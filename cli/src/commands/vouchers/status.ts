@@ -10,8 +10,20 @@ export function vouchersStatusCommand(): Command {
     .requiredOption('--tag <tag>', 'the tag the job was started for')
     .option('--wait', 'follow the job until it is done')
     .addOption(noProgressOption())
-    .addHelpText('after', examples(['loyalty vouchers status 5f0c… --tag vip', 'current counters'], ['loyalty vouchers status 5f0c… --tag vip --wait', 'follow it']))
+    .addHelpText(
+      'after',
+      examples(
+        ['loyalty vouchers status 5f0c… --tag vip', 'current counters'],
+        ['loyalty vouchers status 5f0c… --tag vip --wait', 'follow it'],
+      ),
+    )
     .action(async (job: string, options: { tag: string; wait?: boolean; progress: boolean }, command: Command) => {
-      await (await import('../../services/vouchers.js')).voucherStatus(await contextOf(command), job, options.tag, Boolean(options.wait), options.progress);
+      await (await import('../../services/vouchers.js')).voucherStatus(
+        await contextOf(command),
+        job,
+        options.tag,
+        Boolean(options.wait),
+        options.progress,
+      );
     });
 }

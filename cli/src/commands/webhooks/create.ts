@@ -10,11 +10,22 @@ export function webhooksCreateCommand(): Command {
     .addOption(eventsOption('all'))
     .addOption(organizationOption())
     .option('--print-secret', 'print only the secret, for scripts')
-    .addHelpText('after', examples(
-      ['loyalty webhooks create --url https://example.com/hooks --events member.created,coupon.issued', 'two events'],
-      ['SECRET=$(loyalty webhooks create --url https://example.com/hooks --print-secret)', 'keep the secret in a script'],
-    ))
-    .action(async (options: { url: string; events: string[]; organization?: string; printSecret?: boolean }, command: Command) => {
-      await (await import('../../services/webhooks.js')).createSubscription(await contextOf(command), options);
-    });
+    .addHelpText(
+      'after',
+      examples(
+        ['loyalty webhooks create --url https://example.com/hooks --events member.created,coupon.issued', 'two events'],
+        [
+          'SECRET=$(loyalty webhooks create --url https://example.com/hooks --print-secret)',
+          'keep the secret in a script',
+        ],
+      ),
+    )
+    .action(
+      async (
+        options: { url: string; events: string[]; organization?: string; printSecret?: boolean },
+        command: Command,
+      ) => {
+        await (await import('../../services/webhooks.js')).createSubscription(await contextOf(command), options);
+      },
+    );
 }

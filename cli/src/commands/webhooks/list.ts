@@ -7,8 +7,17 @@ export function webhooksListCommand(): Command {
   return new Command('list')
     .description('List webhook subscriptions')
     .addOption(organizationOption())
-    .addHelpText('after', examples(['loyalty webhooks list', 'all subscriptions'], ['loyalty webhooks list --json | jq -r ".[].url"', 'URLs only']))
+    .addHelpText(
+      'after',
+      examples(
+        ['loyalty webhooks list', 'all subscriptions'],
+        ['loyalty webhooks list --json | jq -r ".[].url"', 'URLs only'],
+      ),
+    )
     .action(async (options: { organization?: string }, command: Command) => {
-      await (await import('../../services/webhooks.js')).listSubscriptions(await contextOf(command), options.organization);
+      await (await import('../../services/webhooks.js')).listSubscriptions(
+        await contextOf(command),
+        options.organization,
+      );
     });
 }
