@@ -83,13 +83,10 @@ const schema = Joi.object({
     .empty(''),
   LOYALTY_DATA_DIR: Joi.string().default('.loyalty/data'),
   LOYALTY_PG_PORT: Joi.number().integer().min(1).max(65535).empty(''),
-  LOYALTY_SECRET_KEY: Joi.string()
-    .empty('')
-    .when('DATABASE_URL', { is: Joi.exist(), then: Joi.required() })
-    .messages({
-      'any.required':
-        'LOYALTY_SECRET_KEY is required with DATABASE_URL (the key of webhook secrets at rest; e.g. `openssl rand -base64 32`)',
-    }),
+  LOYALTY_SECRET_KEY: Joi.string().empty('').when('DATABASE_URL', { is: Joi.exist(), then: Joi.required() }).messages({
+    'any.required':
+      'LOYALTY_SECRET_KEY is required with DATABASE_URL (the key of webhook secrets at rest; e.g. `openssl rand -base64 32`)',
+  }),
   LOYALTY_SECRET_KEY_PREVIOUS: Joi.string().empty(''),
   LOYALTY_FIXTURES: Joi.string().default(demoFixturesPath),
   LOYALTY_WORKER: Joi.string().valid('on', 'off').default('on'),

@@ -1,4 +1,4 @@
-// Type-level tests of the typed calls, compiled (never run) by `npx tsc -b cli`: each
+// Type-level tests of the typed calls, compiled (never run) by `npm run typecheck`: each
 // `@ts-expect-error` line must fail to compile, or the build fails on the unused directive. So a
 // path openapi.yaml does not have, a missing parameter or a misread answer cannot compile.
 import type { LoyaltyError } from '@loyalty/sdk';
@@ -11,8 +11,9 @@ export async function typedCallsRejectWhatTheDocumentLacks(ctx: Context): Promis
   await call(ctx, (api, signal) => api.GET('/no-such-path', { signal }));
   // @ts-expect-error -- /tags has GET, POST, PUT and DELETE, no PATCH
   await call(ctx, (api, signal) => api.PATCH('/tags', { signal }));
+  const withoutUuid = { params: { query: { brand_id: 'brand-acme' } } };
   // @ts-expect-error -- GET /members/{uuid} needs its uuid path parameter
-  await call(ctx, (api, signal) => api.GET('/members/{uuid}', { params: { query: { brand_id: 'brand-acme' } }, signal }));
+  await call(ctx, (api, signal) => api.GET('/members/{uuid}', { ...withoutUuid, signal }));
   // @ts-expect-error -- POST /tags needs a body
   await request(ctx, (api, signal) => api.POST('/tags', { signal }));
 
