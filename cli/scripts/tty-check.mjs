@@ -27,10 +27,10 @@ if (spawnSync('tmux', ['-V']).status !== 0) {
 }
 
 const csv = (tag) =>
-  [
+  `${[
     'email,first_name',
     ...Array.from({ length: rows }, (_, i) => `tty-${tag}-${Date.now()}-${i}@example.com,F${i}`),
-  ].join('\n') + '\n';
+  ].join('\n')}\n`;
 writeFileSync(join(work, 'live.csv'), csv('live'));
 writeFileSync(join(work, 'plain.csv'), csv('plain'));
 const env = { ...process.env, XDG_CONFIG_HOME: join(work, 'config') };

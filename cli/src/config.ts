@@ -78,7 +78,7 @@ export async function writePrivateFile(dir: string, path: string, content: strin
 }
 
 export async function writeConfigFile(dir: string, file: ConfigFile): Promise<void> {
-  await writePrivateFile(dir, join(dir, 'config.json'), JSON.stringify(file, null, 2) + '\n');
+  await writePrivateFile(dir, join(dir, 'config.json'), `${JSON.stringify(file, null, 2)}\n`);
 }
 
 export interface ResolveInput {

@@ -103,7 +103,7 @@ const ODD_VALUES = (ws: Workspace): string[] => [
   'http://[::1',
   // A path that climbs and comes back: never a path outside the workspace (tests run as root, and
   // a command that writes its output there would overwrite it: /etc/passwd was, once).
-  'nested/../../' + basename(ws.dir) + '/climbed.csv',
+  `nested/../../${basename(ws.dir)}/climbed.csv`,
 ];
 
 interface Leaf {

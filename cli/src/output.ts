@@ -75,7 +75,7 @@ export function renderTable<Row>(rows: readonly Row[], columns: readonly Column<
     text + ' '.repeat(Math.max(0, (widths[i] ?? 0) - visibleLength(text)));
   const line = (parts: string[]): string => parts.map(pad).join('  ').trimEnd();
   const header = paint.bold(line(columns.map((column) => column.header.toUpperCase())));
-  return [header, ...cells.map(line)].join('\n') + '\n';
+  return `${[header, ...cells.map(line)].join('\n')}\n`;
 }
 
 export class Output {
@@ -97,13 +97,13 @@ export class Output {
 
   /** Prints a result: JSON with --json, otherwise the human rendering. */
   result(value: unknown, human: () => string): void {
-    this.stdout.write(this.json ? JSON.stringify(value, null, 2) + '\n' : ensureNewline(human()));
+    this.stdout.write(this.json ? `${JSON.stringify(value, null, 2)}\n` : ensureNewline(human()));
   }
 
   /** Prints a list as a table, or as a JSON array with --json. */
   table<Row>(rows: readonly Row[], columns: readonly Column<Row>[], empty = 'Nothing to show.'): void {
     if (this.json) {
-      this.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+      this.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
     } else if (rows.length === 0) {
       this.info(empty);
     } else {
@@ -134,5 +134,5 @@ export class Output {
 }
 
 function ensureNewline(text: string): string {
-  return text.endsWith('\n') ? text : text + '\n';
+  return text.endsWith('\n') ? text : `${text}\n`;
 }

@@ -48,7 +48,7 @@ export function cachingTokenFetch(options: {
     const cache = await read();
     for (const [key, entry] of Object.entries(cache)) if (entry.expires_at <= now()) delete cache[key];
     change(cache);
-    await writePrivateFile(options.configDir, path, JSON.stringify(cache) + '\n').catch(() => undefined);
+    await writePrivateFile(options.configDir, path, `${JSON.stringify(cache)}\n`).catch(() => undefined);
   };
 
   return async (request) => {

@@ -54,7 +54,7 @@ function simulatedApi(opts: {
         : { 'x-ratelimit-limit': String(opts.limit), 'x-ratelimit-remaining': String(verdict.remaining) };
     if (opts.ietf) {
       headers['ratelimit-policy'] = `"token";q=${opts.limit};w=${opts.windowMs / 1000}`;
-      headers['ratelimit'] = `"token";r=${verdict.remaining};t=${Math.ceil(verdict.resetIn / 1000)}`;
+      headers.ratelimit = `"token";r=${verdict.remaining};t=${Math.ceil(verdict.resetIn / 1000)}`;
     }
     if (verdict.ok) {
       stats.ok++;

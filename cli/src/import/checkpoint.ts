@@ -97,7 +97,7 @@ export class CheckpointWriter {
 
   save(): Promise<void> {
     this.#state.updated_at = new Date().toISOString();
-    const snapshot = JSON.stringify(this.#state, null, 2) + '\n';
+    const snapshot = `${JSON.stringify(this.#state, null, 2)}\n`;
     const write = this.#queue.then(() => writeAtomically(this.path, snapshot));
     this.#queue = write.catch(() => undefined);
     return write;

@@ -35,7 +35,7 @@ export function renderRejects(
   const errorColumn = errorColumnName(columns);
   if (format === 'jsonl') {
     return sorted
-      .map((row) => JSON.stringify({ ...row.fields, [errorColumn]: `line ${row.line}: ${row.error}` }) + '\n')
+      .map((row) => `${JSON.stringify({ ...row.fields, [errorColumn]: `line ${row.line}: ${row.error}` })}\n`)
       .join('');
   }
   const header = [...columns, errorColumn];

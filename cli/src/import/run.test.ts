@@ -49,7 +49,7 @@ async function* text(content: string): AsyncGenerator<Buffer> {
 function csvOf(count: number, extra: string[] = []): string {
   const lines = ['email,first_name,last_name'];
   for (let i = 0; i < count; i++) lines.push(`member${i}@example.com,First${i},Last${i}`);
-  return [...lines, ...extra].join('\n') + '\n';
+  return `${[...lines, ...extra].join('\n')}\n`;
 }
 
 async function setup() {

@@ -68,7 +68,7 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
   const flush = async (): Promise<void> => {
     const text = stringify
       ? stringify(pending.map((member) => EXPORT_COLUMNS.map((column) => member[column] ?? '')))
-      : pending.map((member) => JSON.stringify(member) + '\n').join('');
+      : pending.map((member) => `${JSON.stringify(member)}\n`).join('');
     written += pending.length;
     pending = [];
     await write(text);

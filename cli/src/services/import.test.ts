@@ -18,7 +18,7 @@ afterAll(() => server.close());
 function csv(count: number, extra: string[] = []): string {
   const lines = ['email,first_name,last_name,unsubscribed,subscribed_at'];
   for (let i = 0; i < count; i++) lines.push(`member${i}@example.com,First${i},Last${i},no,2024-05-01 10:00:00`);
-  return [...lines, ...extra].join('\n') + '\n';
+  return `${[...lines, ...extra].join('\n')}\n`;
 }
 
 async function workspace(content: string) {

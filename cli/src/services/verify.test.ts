@@ -57,7 +57,7 @@ describe('loyalty webhooks verify', () => {
   });
 
   it('exits 1 and says "body changed or wrong secret" for a changed body, and notices an added newline', async () => {
-    const cwd = await capture({ 'body.json': vector.body + '\n', 'secret.txt': secret });
+    const cwd = await capture({ 'body.json': `${vector.body}\n`, 'secret.txt': secret });
     const result = await runCli(
       [
         'webhooks',
@@ -77,7 +77,7 @@ describe('loyalty webhooks verify', () => {
   });
 
   it('exits 1 for a wrong secret, reported as JSON with --json', async () => {
-    const env = { LOYALTY_WEBHOOK_SECRET: 'whsec_' + Buffer.from('other').toString('base64') };
+    const env = { LOYALTY_WEBHOOK_SECRET: `whsec_${Buffer.from('other').toString('base64')}` };
     const result = await runCli(['webhooks', 'verify', '--json', '--signature', vector.headers['Loyalty-Signature']!], {
       stdin: vector.body,
       env,
@@ -192,7 +192,7 @@ describe('loyalty webhooks verify: the secret never on argv', () => {
 
   it('prefers secrets from files and stdin over LOYALTY_WEBHOOK_SECRET', async () => {
     const cwd = await capture({ 'body.json': vector.body, 'secret.txt': secret });
-    const env = { LOYALTY_WEBHOOK_SECRET: 'whsec_' + Buffer.from('other').toString('base64') };
+    const env = { LOYALTY_WEBHOOK_SECRET: `whsec_${Buffer.from('other').toString('base64')}` };
     expect(
       (
         await runCli(['webhooks', 'verify', 'body.json', '--secret-file', 'secret.txt', '--signature', signature], {

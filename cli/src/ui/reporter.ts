@@ -47,7 +47,7 @@ export function lineReporter<State>(
     const text = line(latest, Date.now());
     if (text === printed) return;
     printed = text;
-    stream.write(text + '\n');
+    stream.write(`${text}\n`);
   };
   const timer = setInterval(print, intervalMs);
   timer.unref();

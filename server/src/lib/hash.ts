@@ -29,7 +29,7 @@ export function canonicalJson(value: unknown): string | undefined {
   let out = '';
   for (const key of Object.keys(record).sort()) {
     const item = canonicalJson(record[key]);
-    if (item !== undefined) out += (out ? ',' : '') + JSON.stringify(key) + ':' + item;
+    if (item !== undefined) out += `${(out ? ',' : '') + JSON.stringify(key)}:${item}`;
   }
   return `{${out}}`;
 }

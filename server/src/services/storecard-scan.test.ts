@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/db.js';
-import { DomainError } from './errors.js';
+import type { DomainError } from './errors.js';
 import { createMember } from './members.js';
 import { issuePassToMember } from './passes-issue.js';
 import { scanStorecard, type StorecardScanInput } from './storecard-scan.js';

@@ -55,7 +55,7 @@ export async function issueVoucherRound(
     const [cursor] = await tx<{ last_member_id: string | null; done: boolean }[]>`
       SELECT last_member_id, done FROM voucher_job_lanes WHERE job_id = ${jobId} AND lane = ${lane} FOR UPDATE`;
     const [job] = await tx<JobRow[]>`SELECT * FROM voucher_jobs WHERE id = ${jobId}`;
-    if (!job || job.status !== 'running' || cursor!.done) return { state: 'gone' };
+    if (job?.status !== 'running' || cursor!.done) return { state: 'gone' };
     const voucher = await loadVoucher(tx, job);
     if (!voucher?.active) return failJob(tx, job);
 
