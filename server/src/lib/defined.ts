@@ -1,0 +1,12 @@
+/** The value, or an error that says an invariant broke: for what the code knows is there but the types cannot. */
+export function defined<T>(value: T | null | undefined, what: string): T {
+  if (value === null || value === undefined) throw new Error(`Internal error: ${what} is missing`);
+  return value;
+}
+
+/** The one row of a query that always returns one (an aggregate, INSERT … RETURNING of one row). */
+export function firstRow<T>(rows: readonly T[], what: string): T {
+  const [row] = rows;
+  if (row === undefined) throw new Error(`Internal error: ${what} is missing`);
+  return row;
+}
