@@ -1308,10 +1308,21 @@ export interface components {
          */
         Error: {
             message: string;
-            error: string;
+            /**
+             * @description One of the codes of `ErrorCode`. A client treats a code it does not know as a generic
+             *     error of the response's status: codes may be added (additive change).
+             */
+            error: components["schemas"]["ErrorCode"] | string;
             /** @description Server errors (`5XX`) only (extension): the response's `X-Request-Id`, which names the server's log line. */
             request_id?: string;
         };
+        /**
+         * @description Every `error` code of the generic `Error` body this server answers with (decision; the
+         *     specification shows none). The server's code is typed from this list, so it cannot send a
+         *     code that is not here.
+         * @enum {string}
+         */
+        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "already_subscribed" | "pass_already_redeemed" | "pass_expired" | "not_a_coupon_pass" | "not_a_storecard_pass" | "insufficient_balance" | "already_reversed" | "subscription_limit_reached" | "database_unavailable" | "internal_error";
         /**
          * @description `422` validation failure. `errors` maps each failing field (dotted path for nested fields, e.g.
          *     `users.3.email`) to its messages.
