@@ -1,4 +1,5 @@
 import type { Db } from '../db/pool.js';
+import { defined, firstRow } from '../lib/defined.js';
 import type { Schemas } from '../lib/schemas.js';
 import { wakeDeliveryLanes } from './deliveries.js';
 import { invalidField, notFound } from './errors.js';
@@ -58,7 +59,10 @@ export async function listDeliveries(
     ORDER BY d.seq DESC
     LIMIT ${limit + 1}`;
   const page = rows.slice(0, limit);
-  return { data: page.map(presentDelivery), next_cursor: rows.length > limit ? String(page.at(-1)!.seq) : null };
+  return {
+    data: page.map(presentDelivery),
+    next_cursor: rows.length > limit ? String(defined(page.at(-1), 'the last delivery of the page').seq) : null,
+  };
 }
 
 /**
@@ -84,8 +88,8 @@ export async function retryDelivery(
       max_attempts = ${current.status === 'pending' ? db`max_attempts` : db`attempts + 1`}
     WHERE id = ${deliveryId}`;
   await wakeDeliveryLanes(db, [subscriptionId], lanes);
-  const [row] = await db<
+  const rows = await db<
     DeliveryRow[]
   >`SELECT ${deliveryColumns(db)} FROM webhook_deliveries d WHERE d.id = ${deliveryId}`;
-  return presentDelivery(row!);
+  return presentDelivery(firstRow(rows, 'the retried delivery'));
 }

@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import type { Db, Sql } from '../db/pool.js';
+import { defined, firstRow } from '../lib/defined.js';
 import { outcomeOf, type PostResult, type WebhookClient } from '../lib/safe-fetch.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import { signDelivery } from '@loyalty/sdk/signing';
@@ -60,7 +61,7 @@ export async function wakeDeliveryLanes(db: Db, subscriptionIds: string[], lanes
  */
 export async function fanOutEvents(db: Db, eventIds: string[], lanes = 4): Promise<number> {
   if (!eventIds.length) return 0;
-  const [row] = await db<{ created: number }[]>`
+  const rows = await db<{ created: number }[]>`
     WITH created AS (
       INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, next_attempt_at)
       SELECT s.id, e.id, e.type, now()
@@ -74,7 +75,7 @@ export async function fanOutEvents(db: Db, eventIds: string[], lanes = 4): Promi
       ${wakeLanes(db, db`SELECT DISTINCT subscription_id FROM created`, lanes)}
     )
     SELECT (SELECT count(*)::int FROM created) AS created, (SELECT count(*) FROM woken) AS woken`;
-  return row!.created;
+  return firstRow(rows, 'the count of created deliveries').created;
 }
 
 /**
@@ -250,7 +251,8 @@ async function sendAttempt(ctx: DeliveryContext, target: Target): Promise<Attemp
   const delivered = outcome === 'delivered';
   const status = retry ? 'pending' : delivered || target.delivered ? 'delivered' : 'failed';
   const delay = retry
-    ? (ctx.retryDelays[Math.min(attempt, ctx.retryDelays.length) - 1] ?? ctx.retryDelays.at(-1)!)
+    ? (ctx.retryDelays[Math.min(attempt, ctx.retryDelays.length) - 1] ??
+      defined(ctx.retryDelays.at(-1), 'the last retry delay'))
     : null;
   await recordAttempt(ctx.sql, target.id, attempt, attemptedAt, result, { status, delivered, delay });
   const final = outcome === 'retry' && !retry ? 'exhausted' : outcome;

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Sql } from '../db/pool.js';
+import { firstRow } from '../lib/defined.js';
 import type { Schemas } from '../lib/schemas.js';
 import { invalidField } from './errors.js';
 import type { EventType } from './events.js';
@@ -40,13 +41,13 @@ export async function listEvents(
   const limit = query.limit ?? 50;
   let after: { txid: string; seq: string } | undefined;
   if (query.after !== undefined) {
-    const m = CURSOR.exec(query.after);
+    const [, txid, seq] = CURSOR.exec(query.after) ?? [];
     // openapi.yaml gives the cursor's shape; the bigint bound of its seq is checked here (a pattern
     // for "at most 9223372036854775807" would be unreadable), so PostgreSQL never sees one out of range.
-    if (!m || BigInt(m[2]!) > BigInt(MAX_SEQ))
+    if (txid === undefined || seq === undefined || BigInt(seq) > BigInt(MAX_SEQ))
       throw invalidField('after', 'The after field is not a cursor of this feed.');
     // Decimal, without leading zeros: PostgreSQL reads xid8 text with a leading 0 as octal ("0796" fails).
-    after = { txid: BigInt(m[1]!).toString(), seq: m[2]! };
+    after = { txid: BigInt(txid).toString(), seq };
   }
   const deadline = Date.now() + (query.waitSeconds ?? 0) * 1000;
   const waiter = query.waitSeconds ? feedWaiter(sql) : undefined;
@@ -55,14 +56,16 @@ export async function listEvents(
     const woken = waiter?.next();
     const { rows, horizon } = await readEvents(sql, organizationId, after, query.types, limit);
     const remaining = deadline - Date.now();
-    if (rows.length || remaining <= 0 || signal?.aborted) {
+    // Without a waiter no wait was asked for: answer at once.
+    if (rows.length || remaining <= 0 || !woken || signal?.aborted) {
       woken?.cancel();
-      const next = rows.length ? encodeCursor(rows.at(-1)!) : (query.after ?? `${horizon}.${MAX_SEQ}`);
+      const last = rows.at(-1);
+      const next = last ? encodeCursor(last) : (query.after ?? `${horizon}.${MAX_SEQ}`);
       return { data: rows.map(envelope), next_cursor: next };
     }
     // Woken by a commit, or every second: an event already committed may still be hidden behind
     // the xmin horizon of a transaction that was open at the read.
-    await woken!.wait(Math.min(remaining, 1000));
+    await woken.wait(Math.min(remaining, 1000));
   }
 }
 
@@ -96,10 +99,10 @@ async function readEvents(
     ) latest ORDER BY order_txid, order_seq`;
   if (rows.length) return { rows, horizon: '0' };
   // Nothing yet: the cursor is the horizon itself; every later event lies beyond it.
-  const [h] = await sql<
+  const horizons = await sql<
     { horizon: string }[]
   >`SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::numeric - 1)::text AS horizon`;
-  return { rows, horizon: h!.horizon };
+  return { rows, horizon: firstRow(horizons, 'the snapshot horizon').horizon };
 }
 
 // `data` is what recordEvents() stored for the type: the shape of that type's event schema.
@@ -120,7 +123,10 @@ const waiters = new WeakMap<Sql, ReturnType<typeof createFeedWaiter>>();
 
 function feedWaiter(sql: Sql) {
   let waiter = waiters.get(sql);
-  if (!waiter) waiters.set(sql, (waiter = createFeedWaiter(sql)));
+  if (!waiter) {
+    waiter = createFeedWaiter(sql);
+    waiters.set(sql, waiter);
+  }
   return waiter;
 }
 

@@ -1,5 +1,6 @@
 import type { webhooks } from '@loyalty/sdk/generated';
 import type { Db } from '../db/pool.js';
+import { firstRow } from '../lib/defined.js';
 import type { OpenApiDocument } from '../lib/openapi.js';
 
 /** An event type: a key of openapi.yaml's `webhooks` section (one operation per event sent). */
@@ -37,4 +38,5 @@ export async function recordEvents(db: Db, events: NewEvent[]): Promise<string[]
   return ids;
 }
 
-export const recordEvent = async (db: Db, event: NewEvent): Promise<string> => (await recordEvents(db, [event]))[0]!;
+export const recordEvent = async (db: Db, event: NewEvent): Promise<string> =>
+  firstRow(await recordEvents(db, [event]), 'the id of the recorded event');

@@ -1,4 +1,5 @@
 import type { Db } from '../db/pool.js';
+import { defined, firstRow } from '../lib/defined.js';
 import { canonicalJson, sha256 } from '../lib/hash.js';
 import { DomainError } from './errors.js';
 
@@ -43,7 +44,7 @@ export const scopeHash = (s: KeyScope): Buffer => sha256(s.tokenHash, s.method.t
  * canonical form: the same keys and values in another order or spacing are the same request.
  */
 export const requestHash = (body: unknown, queryString: string): Buffer =>
-  sha256(canonicalJson(body ?? null)!, queryString);
+  sha256(defined(canonicalJson(body ?? null), 'the canonical JSON of the request body'), queryString);
 
 type Row = {
   claimed: string | null;
@@ -69,7 +70,7 @@ export async function claimIdempotencyKey(
 ): Promise<ClaimOutcome> {
   const ttl = input.ttlSeconds ?? IDEMPOTENCY_TTL_SECONDS;
   for (let attempt = 0; attempt < 3; attempt++) {
-    const [row] = await db<Row[]>`
+    const rows = await db<Row[]>`
       WITH existing AS (
         SELECT request_hash, state, response_status, response_headers, response_body,
                (expires_at <= now() OR (state = 'in_progress' AND locked_until <= now())) AS stale
@@ -84,10 +85,11 @@ export async function claimIdempotencyKey(
       )
       SELECT (SELECT created_at FROM claim) AS claimed, e.*
       FROM (VALUES (1)) AS one (x) LEFT JOIN existing e ON true`;
-    if (row!.claimed) return { kind: 'claimed', claimedAt: row!.claimed };
-    if (!row!.state) continue; // lost the insert race to a request whose row this snapshot cannot see: read again
-    if (row!.stale) {
-      const taken = await db`
+    const row = firstRow(rows, 'the row of the idempotency key');
+    if (row.claimed) return { kind: 'claimed', claimedAt: row.claimed };
+    if (!row.state) continue; // lost the insert race to a request whose row this snapshot cannot see: read again
+    if (row.stale) {
+      const [taken] = await db<{ claimed: string }[]>`
         UPDATE idempotency_keys SET request_hash = ${input.request}, state = 'in_progress',
           locked_until = now() + make_interval(secs => ${input.lockSeconds}),
           created_at = now(), expires_at = now() + make_interval(secs => ${ttl}),
@@ -95,14 +97,18 @@ export async function claimIdempotencyKey(
         WHERE scope_hash = ${input.scope}
           AND (expires_at <= now() OR (state = 'in_progress' AND locked_until <= now()))
         RETURNING created_at::text AS claimed`;
-      if (taken.count === 1) return { kind: 'claimed', claimedAt: taken[0]!.claimed as string };
+      if (taken) return { kind: 'claimed', claimedAt: taken.claimed };
       continue; // another request took it over first
     }
-    if (!input.request.equals(row!.request_hash!)) return { kind: 'reuse' };
-    if (row!.state === 'in_progress') return { kind: 'in_progress' };
+    if (!input.request.equals(defined(row.request_hash, 'the request hash of the key'))) return { kind: 'reuse' };
+    if (row.state === 'in_progress') return { kind: 'in_progress' };
     return {
       kind: 'replay',
-      response: { status: row!.response_status!, headers: row!.response_headers ?? {}, body: row!.response_body! },
+      response: {
+        status: defined(row.response_status, 'the stored response status'),
+        headers: row.response_headers ?? {},
+        body: defined(row.response_body, 'the stored response body'),
+      },
     };
   }
   // Three rounds of losing races means the key is very busy right now.

@@ -18,7 +18,7 @@ export async function bulkUpdateMembers(
   input: { brand_id: string; members: BulkMemberUpdate[] },
 ): Promise<{ updated: number; not_found: string[] }> {
   const errors: Record<string, string[]> = {};
-  input.members.forEach((m, i) => Object.assign(errors, checkProfile(m, `members.${i}.`)));
+  for (const [i, m] of input.members.entries()) Object.assign(errors, checkProfile(m, `members.${i}.`));
   if (Object.keys(errors).length) throw invalid(errors);
   const brand = await requireBrand(tx, scope, input.brand_id);
 

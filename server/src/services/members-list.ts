@@ -1,5 +1,6 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { Db, Sql } from '../db/pool.js';
+import { firstRow } from '../lib/defined.js';
 import { invalidField, notFound } from './errors.js';
 import type { Brand } from './members-scope.js';
 
@@ -65,11 +66,14 @@ const ENVELOPE_TAIL = ']}}';
 
 /** One page of members, as the complete JSON body. */
 export async function listMembersPage(db: Db, brand: Brand, page: ListPage, listUrl: string): Promise<string> {
-  const [counted] = await db<{ total: number }[]>`SELECT count(*)::int AS total ${membersOfBrand(db, brand)}`;
+  const counted = firstRow(
+    await db<{ total: number }[]>`SELECT count(*)::int AS total ${membersOfBrand(db, brand)}`,
+    'the count of members',
+  );
   const rows = await db<
     { j: string }[]
   >`${memberItems(db, brand, { limit: db`LIMIT ${page.perPage} OFFSET ${(page.page - 1) * page.perPage}` })}`;
-  return envelopeHead(listUrl, counted!.total, page) + rows.map((r) => r.j).join(',') + ENVELOPE_TAIL;
+  return envelopeHead(listUrl, counted.total, page) + rows.map((r) => r.j).join(',') + ENVELOPE_TAIL;
 }
 
 /** Rows fetched per statement while a list streams. */
@@ -77,20 +81,21 @@ export const STREAM_CHUNK_ROWS = 2000;
 
 /** The brand's member count and highest link sequence when a streamed list starts. */
 async function listBounds(db: Db, brand: Brand): Promise<{ total: number; lastSeq: string }> {
-  const [row] = await db<{ total: number; last_seq: string | null }[]>`
+  const rows = await db<{ total: number; last_seq: string | null }[]>`
     SELECT count(*)::int AS total, max(seq)::text AS last_seq FROM brand_members WHERE brand_id = ${brand.id}`;
-  return { total: row!.total, lastSeq: row!.last_seq ?? '0' };
+  const row = firstRow(rows, 'the bounds of the member list');
+  return { total: row.total, lastSeq: row.last_seq ?? '0' };
 }
 
 /** The upper bound of the next chunk of brand links after `afterSeq`: STREAM_CHUNK_ROWS links, or fewer at the end. */
 async function chunkEnd(db: Db, brand: Brand, afterSeq: string, lastSeq: string): Promise<string | null> {
-  const [row] = await db<{ upto: string | null }[]>`
+  const rows = await db<{ upto: string | null }[]>`
     SELECT max(seq)::text AS upto FROM (
       SELECT seq FROM brand_members
       WHERE brand_id = ${brand.id} AND seq > ${afterSeq}::bigint AND seq <= ${lastSeq}::bigint
       ORDER BY seq LIMIT ${STREAM_CHUNK_ROWS}
     ) c`;
-  return row!.upto;
+  return firstRow(rows, 'the end of the chunk').upto;
 }
 
 /**

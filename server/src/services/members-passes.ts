@@ -1,4 +1,5 @@
 import type { Db } from '../db/pool.js';
+import { firstRow } from '../lib/defined.js';
 import type { Schemas } from '../lib/schemas.js';
 import { buildPaginator, type Paginator } from '../lib/paginator.js';
 import { invalidField, notFound } from './errors.js';
@@ -57,8 +58,11 @@ export async function listMemberPasses(
   const { page, perPage } = readPage(input);
   const brand = await requireBrand(db, scope, input.brand_id);
   await requireBrandMember(db, brand, memberId);
-  const [counted] = await db<{ total: number }[]>`
-    SELECT count(*)::int AS total FROM passes WHERE member_id = ${memberId} AND brand_id = ${brand.id} AND kind = ${kind}`;
+  const counted = firstRow(
+    await db<{ total: number }[]>`
+    SELECT count(*)::int AS total FROM passes WHERE member_id = ${memberId} AND brand_id = ${brand.id} AND kind = ${kind}`,
+    'the count of passes',
+  );
   const common = db`
     to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
     to_char(p.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
@@ -80,7 +84,7 @@ export async function listMemberPasses(
         ORDER BY p.created_at DESC, p.id DESC LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`;
   return buildPaginator<CouponPassItem | StorecardPassItem>({
     data: [...rows],
-    total: counted!.total,
+    total: counted.total,
     page,
     perPage,
     path,

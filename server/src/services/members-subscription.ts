@@ -1,4 +1,5 @@
 import type { Db } from '../db/pool.js';
+import { firstRow } from '../lib/defined.js';
 import type { Schemas } from '../lib/schemas.js';
 import { DomainError, notFound } from './errors.js';
 import { requireBrand } from './members-scope.js';
@@ -44,7 +45,7 @@ export async function setSubscriptionBulk(
 ): Promise<{ amount: number; message: string }> {
   const brand = await requireBrand(tx, scope, input.brand_id);
   const emails = [...new Set(input.email.map((e) => e.toLowerCase()))];
-  const [counts] = await tx<{ matched: number; changed: number }[]>`
+  const rows = await tx<{ matched: number; changed: number }[]>`
     WITH matched AS (
       -- Locked in member order, so two bulk calls over the same members wait instead of deadlocking.
       SELECT bm.member_id
@@ -58,7 +59,8 @@ export async function setSubscriptionBulk(
       RETURNING 1
     )
     SELECT (SELECT count(*) FROM matched)::int AS matched, (SELECT count(*) FROM changed)::int AS changed`;
-  if (subscribe && !counts?.matched) throw notFound('Member');
-  const amount = counts!.changed;
+  const counts = firstRow(rows, 'the counts of matched and changed members');
+  if (subscribe && !counts.matched) throw notFound('Member');
+  const amount = counts.changed;
   return { amount, message: `${subscribe ? 'Subscribed' : 'Unsubscribed'} ${amount} members` };
 }

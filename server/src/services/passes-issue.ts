@@ -1,5 +1,6 @@
 import type { Db } from '../db/pool.js';
 import { addDays, isCalendarDate, todayUtc } from '../lib/dates.js';
+import { defined, firstRow } from '../lib/defined.js';
 import { newPassCode, walletUrl } from '../lib/pass-codes.js';
 import { invalid, invalidField, notFound } from './errors.js';
 import { recordEvents } from './events.js';
@@ -62,22 +63,25 @@ export async function issuePassToMember(
     if (!coupon.active) throw invalidField('coupon_id', 'The coupon is no longer available.');
     const expirationDate = couponExpiration(input.expiration_date, coupon.valid_days);
     const code = newPassCode();
-    const [pass] = await tx<{ id: string; pass_code: string }[]>`
+    const inserted = await tx<{ id: string; pass_code: string }[]>`
       INSERT INTO passes (organization_id, brand_id, member_id, kind, coupon_id, pass_code, qr_code, expiration_date)
       VALUES (${brand.organizationId}, ${brand.id}, ${memberId}, 'coupon', ${coupon.id}, ${code}, ${code}, ${expirationDate})
       RETURNING id, pass_code`;
+    const pass = firstRow(inserted, 'the inserted coupon pass');
     await recordEvents(tx, [
       {
         organizationId: brand.organizationId,
         type: 'coupon.issued',
-        data: { coupon_id: coupon.id, pass_id: pass!.id, member_id: memberId, expires_at: expirationDate },
+        data: { coupon_id: coupon.id, pass_id: pass.id, member_id: memberId, expires_at: expirationDate },
       },
     ]);
-    return result(true, pass!);
+    return result(true, pass);
   }
 
+  // Exactly one of the two was sent (checked above), and it was not coupon_id.
+  const storecardId = defined(input.storecard_id, 'the storecard_id');
   const [card] = await tx<{ id: string; active: boolean }[]>`
-    SELECT id, active FROM storecards WHERE id = ${input.storecard_id!} AND brand_id = ${brand.id}`;
+    SELECT id, active FROM storecards WHERE id = ${storecardId} AND brand_id = ${brand.id}`;
   if (!card) throw notFound('Storecard');
   if (!card.active) throw invalidField('storecard_id', 'The storecard is no longer available.');
   const code = newPassCode();
@@ -89,5 +93,5 @@ export async function issuePassToMember(
   if (pass) return result(true, pass);
   const [existing] = await tx<{ id: string; pass_code: string }[]>`
     SELECT id, pass_code FROM passes WHERE member_id = ${memberId} AND storecard_id = ${card.id} AND kind = 'storecard'`;
-  return result(false, existing!);
+  return result(false, defined(existing, 'the existing storecard pass'));
 }

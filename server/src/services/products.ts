@@ -25,8 +25,12 @@ export async function findProducts(
     ORDER BY p.organization_id`;
   const byId = new Map<number, ProductDetails>();
   for (const row of rows) if (!byId.has(row.id)) byId.set(row.id, row);
-  return {
-    data: ids.filter((id) => byId.has(id)).map((id) => byId.get(id)!),
-    not_found: ids.filter((id) => !byId.has(id)),
-  };
+  const data: ProductDetails[] = [];
+  const notFound: number[] = [];
+  for (const id of ids) {
+    const product = byId.get(id);
+    if (product) data.push(product);
+    else notFound.push(id);
+  }
+  return { data, not_found: notFound };
 }

@@ -1,4 +1,5 @@
 import type { Db } from '../db/pool.js';
+import { firstRow } from '../lib/defined.js';
 
 export type RateLimitPolicy = 'token' | 'ip';
 
@@ -23,14 +24,15 @@ export type RateLimitState = {
  */
 export async function addRequests(db: Db, bucket: Bucket, n: number): Promise<{ count: number; resetSeconds: number }> {
   const w = bucket.windowSeconds;
-  const [row] = await db<{ count: number; reset_seconds: number }[]>`
+  const rows = await db<{ count: number; reset_seconds: number }[]>`
     INSERT INTO rate_limits AS r (bucket, window_start, count)
     VALUES (${`${bucket.policy}:${bucket.key}`}, floor(extract(epoch FROM clock_timestamp()) / ${w}::int)::bigint * ${w}::int, ${n}::int)
     ON CONFLICT (bucket) DO UPDATE SET
       count = CASE WHEN r.window_start >= EXCLUDED.window_start THEN r.count + EXCLUDED.count ELSE EXCLUDED.count END,
       window_start = GREATEST(r.window_start, EXCLUDED.window_start)
     RETURNING count, ceil(window_start + ${w}::int - extract(epoch FROM clock_timestamp()))::int AS reset_seconds`;
-  return { count: row!.count, resetSeconds: Math.max(1, row!.reset_seconds) };
+  const row = firstRow(rows, 'the counted rate limit row');
+  return { count: row.count, resetSeconds: Math.max(1, row.reset_seconds) };
 }
 
 const stateAt = (bucket: Bucket, count: number, resetSeconds: number): RateLimitState => ({
@@ -73,10 +75,12 @@ export function createRequestCounter(db: Db) {
     addRequests(db, bucket, waiters.length)
       .then(
         ({ count, resetSeconds }) => {
-          const first = count - waiters.length + 1;
-          waiters.forEach((w, i) => w.resolve(stateAt(bucket, first + i, resetSeconds)));
+          let position = count - waiters.length + 1;
+          for (const w of waiters) w.resolve(stateAt(bucket, position++, resetSeconds));
         },
-        (error: unknown) => waiters.forEach((w) => w.reject(error)),
+        (error: unknown) => {
+          for (const w of waiters) w.reject(error);
+        },
       )
       .finally(() => flush(id));
   };

@@ -1,4 +1,5 @@
 import type { Db } from '../db/pool.js';
+import { firstRow } from '../lib/defined.js';
 
 /** Rows deleted by one purge, by kind. */
 export type PurgeCounts = {
@@ -56,18 +57,18 @@ export async function purgeOldRows(db: Db, options: PurgeOptions): Promise<Purge
   };
 
   /** Runs `batch` until it deletes fewer than n rows (its first count) or maxBatches ran. */
-  const repeat = async (batch: () => Promise<number[]>, add: (counts: number[]) => void) => {
+  const repeat = async <T extends [number, ...number[]]>(batch: () => Promise<T>, add: (counts: T) => void) => {
     for (let i = 0; i < maxBatches; i++) {
       const deleted = await batch();
       add(deleted);
-      if (deleted[0]! < n) return;
+      if (deleted[0] < n) return;
     }
   };
 
   // Deliveries first: their events are kept while a delivery refers to them.
   await repeat(
     async () => {
-      const [row] = await db<{ deliveries: number; attempts: number }[]>`
+      const rows = await db<{ deliveries: number; attempts: number }[]>`
       WITH victims AS (
         SELECT id FROM webhook_deliveries
         WHERE created_at < ${cutoff} AND updated_at < ${cutoff} AND status IN ('delivered', 'failed')
@@ -81,11 +82,12 @@ export async function purgeOldRows(db: Db, options: PurgeOptions): Promise<Purge
         RETURNING 1
       )
       SELECT (SELECT count(*)::int FROM deliveries) AS deliveries, (SELECT count(*)::int FROM attempts) AS attempts`;
-      return [row!.deliveries, row!.attempts];
+      const row = firstRow(rows, 'the counts of deleted deliveries and attempts');
+      return [row.deliveries, row.attempts];
     },
     ([deliveries, attempts]) => {
-      counts.deliveries += deliveries!;
-      counts.attempts += attempts!;
+      counts.deliveries += deliveries;
+      counts.attempts += attempts;
     },
   );
 
@@ -101,7 +103,7 @@ export async function purgeOldRows(db: Db, options: PurgeOptions): Promise<Purge
       return [rows.count];
     },
     ([c]) => {
-      counts.events += c!;
+      counts.events += c;
     },
   );
 
@@ -118,7 +120,7 @@ export async function purgeOldRows(db: Db, options: PurgeOptions): Promise<Purge
       return [rows.count];
     },
     ([c]) => {
-      counts.voucherJobs += c!;
+      counts.voucherJobs += c;
     },
   );
 
@@ -133,7 +135,7 @@ export async function purgeOldRows(db: Db, options: PurgeOptions): Promise<Purge
       return [rows.count];
     },
     ([c]) => {
-      counts.accessTokens += c!;
+      counts.accessTokens += c;
     },
   );
 
@@ -152,7 +154,7 @@ export async function purgeOldRows(db: Db, options: PurgeOptions): Promise<Purge
       return [rows.count];
     },
     ([c]) => {
-      counts.idempotencyKeys += c!;
+      counts.idempotencyKeys += c;
     },
   );
 
@@ -170,7 +172,7 @@ export async function purgeOldRows(db: Db, options: PurgeOptions): Promise<Purge
       return [rows.count];
     },
     ([c]) => {
-      counts.workerJobs += c!;
+      counts.workerJobs += c;
     },
   );
 

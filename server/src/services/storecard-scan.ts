@@ -1,4 +1,5 @@
 import type { Db } from '../db/pool.js';
+import { defined } from '../lib/defined.js';
 import type { Schemas } from '../lib/schemas.js';
 import { DomainError, invalidField } from './errors.js';
 import { recordEvents } from './events.js';
@@ -115,7 +116,7 @@ export async function scanStorecard(
             ${reversed?.id ?? null}, ${points}, ${balance})
     ON CONFLICT ON CONSTRAINT storecard_transactions_reference_key DO NOTHING
     RETURNING *`;
-  if (!row) return (await replay())!;
+  if (!row) return defined(await replay(), 'the transaction that holds this reference');
   await tx`UPDATE passes SET points = ${points}, balance = ${balance}, updated_at = now() WHERE id = ${pass.id}`;
   await recordEvents(tx, [
     {

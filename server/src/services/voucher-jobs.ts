@@ -1,5 +1,6 @@
 import type { Db } from '../db/pool.js';
 import { formatDateTime } from '../lib/dates.js';
+import { defined, firstRow } from '../lib/defined.js';
 import { notFound } from './errors.js';
 import { requireBrand } from './members-scope.js';
 import { couponExpiration } from './passes-issue.js';
@@ -43,7 +44,7 @@ export async function createVoucherJob(
   const brand = await requireBrand(db, scope, input.brand_id);
   const tagId = (await findTag(db, scope, tagIdOrReference, brand.id)).id;
   const kind: VoucherKind = input.coupon_id !== undefined ? 'coupon' : 'storecard';
-  const voucherId = (input.coupon_id ?? input.storecard_id)!;
+  const voucherId = defined(input.coupon_id ?? input.storecard_id, 'the coupon_id or storecard_id');
   const table = kind === 'coupon' ? db`coupons` : db`storecards`;
   const [voucher] = await db`SELECT 1 FROM ${table} WHERE id = ${voucherId} AND brand_id = ${brand.id}`;
   if (!voucher) throw notFound(kind === 'coupon' ? 'Coupon' : 'Storecard');
@@ -57,20 +58,21 @@ export async function createVoucherJob(
     mode = date === null ? 'none' : 'date';
   }
 
-  const [job] = await db<(VoucherJobRow & { inserted: boolean })[]>`
+  const jobs = await db<(VoucherJobRow & { inserted: boolean })[]>`
     INSERT INTO voucher_jobs AS j (organization_id, brand_id, tag_id, voucher_kind, voucher_id, expiration_mode, expiration_date, lanes)
     VALUES (${brand.organizationId}, ${brand.id}, ${tagId}, ${kind}, ${voucherId}, ${mode}, ${date}, ${VOUCHER_LANES})
     ON CONFLICT (tag_id, voucher_kind, voucher_id) WHERE status IN ('queued', 'running')
       DO UPDATE SET updated_at = j.updated_at
     RETURNING j.*, (xmax = 0) AS inserted`;
-  if (job!.inserted) {
-    await db`INSERT INTO voucher_job_lanes (job_id, lane) SELECT ${job!.id}, generate_series(0, ${VOUCHER_LANES - 1}::int)`;
+  const job = firstRow(jobs, 'the inserted or active voucher job');
+  if (job.inserted) {
+    await db`INSERT INTO voucher_job_lanes (job_id, lane) SELECT ${job.id}, generate_series(0, ${VOUCHER_LANES - 1}::int)`;
     await db`
-      SELECT graphile_worker.add_job('issue_voucher_round', json_build_object('job_id', ${job!.id}::uuid, 'lane', lane),
-               job_key => 'voucher_job:' || ${job!.id}::text || ':' || lane, priority => ${ROUND_PRIORITY})
+      SELECT graphile_worker.add_job('issue_voucher_round', json_build_object('job_id', ${job.id}::uuid, 'lane', lane),
+               job_key => 'voucher_job:' || ${job.id}::text || ':' || lane, priority => ${ROUND_PRIORITY})
       FROM generate_series(0, ${VOUCHER_LANES - 1}::int) AS lane`;
   }
-  return { ...presentVoucherJob(job!), already_running: !job!.inserted };
+  return { ...presentVoucherJob(job), already_running: !job.inserted };
 }
 
 /** GET /tags/{id}/vouchers/{job}: only through the job's own tag, brand and organization. */

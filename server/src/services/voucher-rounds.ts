@@ -1,5 +1,6 @@
 import type { Sql, Tx } from '../db/pool.js';
 import { formatDate } from '../lib/dates.js';
+import { defined, firstRow } from '../lib/defined.js';
 import { newPassCodes } from '../lib/pass-codes.js';
 import { couponExpiration } from './passes-issue.js';
 import { ROUND_PRIORITY, roundJobKey, type VoucherKind, type VoucherJobStatus } from './voucher-jobs.js';
@@ -52,10 +53,12 @@ export async function issueVoucherRound(
     await tx`SET LOCAL enable_seqscan = off`;
     // The lane row serializes rounds of this lane (a duplicate job waits, then sees the new cursor).
     await tx`INSERT INTO voucher_job_lanes (job_id, lane) VALUES (${jobId}, ${lane}) ON CONFLICT DO NOTHING`;
-    const [cursor] = await tx<{ last_member_id: string | null; done: boolean }[]>`
+    const [laneRow] = await tx<{ last_member_id: string | null; done: boolean }[]>`
       SELECT last_member_id, done FROM voucher_job_lanes WHERE job_id = ${jobId} AND lane = ${lane} FOR UPDATE`;
     const [job] = await tx<JobRow[]>`SELECT * FROM voucher_jobs WHERE id = ${jobId}`;
-    if (job?.status !== 'running' || cursor!.done) return { state: 'gone' };
+    if (job?.status !== 'running') return { state: 'gone' };
+    const cursor = defined(laneRow, 'the lane row of the voucher job');
+    if (cursor.done) return { state: 'gone' };
     const voucher = await loadVoucher(tx, job);
     if (!voucher?.active) return failJob(tx, job);
 
@@ -63,7 +66,7 @@ export async function issueVoucherRound(
       await tx<{ member_id: string }[]>`
       SELECT member_id FROM tag_members
       WHERE tag_id = ${job.tag_id} AND created_at <= ${job.started_at}
-        AND member_id > ${cursor!.last_member_id ?? '00000000-0000-0000-0000-000000000000'}::uuid
+        AND member_id > ${cursor.last_member_id ?? '00000000-0000-0000-0000-000000000000'}::uuid
         AND get_byte(uuid_send(member_id), 15) % ${job.lanes}::int = ${lane}::int
       ORDER BY member_id LIMIT ${roundSize}`
     ).map((r) => r.member_id);
@@ -101,7 +104,7 @@ export async function issueVoucherRound(
     // Lock the job row before reading the other lanes: whichever lane takes it last sees every
     // other lane's final round committed, and marks the job done.
     await tx`SELECT 1 FROM voucher_jobs WHERE id = ${jobId} FOR UPDATE`;
-    const [after] = await tx<{ status: VoucherJobStatus }[]>`
+    const updated = await tx<{ status: VoucherJobStatus }[]>`
       UPDATE voucher_jobs SET
         processed = processed + ${batch.length}, issued = issued + ${issued}, failed = failed + ${failed},
         skipped = skipped + ${batch.length - issued - failed}, updated_at = now(),
@@ -113,7 +116,8 @@ export async function issueVoucherRound(
       RETURNING status`;
     if (eventIds.length) await queueFanOut(tx, job.organization_id, eventIds);
     if (!laneDone) await queueRound(tx, jobId, lane);
-    return { state: after!.status === 'done' ? 'done' : 'running', handled: batch.length, issued, failed };
+    const after = firstRow(updated, 'the updated voucher job');
+    return { state: after.status === 'done' ? 'done' : 'running', handled: batch.length, issued, failed };
   });
 }
 
@@ -126,14 +130,15 @@ async function startJob(sql: Sql, jobId: string): Promise<RoundOutcome> {
     const [job] = await tx<JobRow[]>`SELECT * FROM voucher_jobs WHERE id = ${jobId}`;
     if (!job || job.status === 'done' || job.status === 'failed') return { state: 'gone' };
     if (job.status === 'running') return { state: 'running', handled: 0, issued: 0, failed: 0 };
-    const [locked] = await tx<JobRow[]>`SELECT * FROM voucher_jobs WHERE id = ${jobId} FOR UPDATE`;
-    if (locked!.status !== 'queued')
-      return locked!.status === 'running' ? { state: 'running', handled: 0, issued: 0, failed: 0 } : { state: 'gone' };
-    const voucher = await loadVoucher(tx, locked!);
-    if (!voucher?.active) return failJob(tx, locked!);
+    const [lockedRow] = await tx<JobRow[]>`SELECT * FROM voucher_jobs WHERE id = ${jobId} FOR UPDATE`;
+    const locked = defined(lockedRow, 'the locked voucher job');
+    if (locked.status !== 'queued')
+      return locked.status === 'running' ? { state: 'running', handled: 0, issued: 0, failed: 0 } : { state: 'gone' };
+    const voucher = await loadVoucher(tx, locked);
+    if (!voucher?.active) return failJob(tx, locked);
     await tx`
       UPDATE voucher_jobs SET status = 'running', started_at = now(), updated_at = now(),
-        total = (SELECT count(*) FROM tag_members WHERE tag_id = ${locked!.tag_id} AND created_at <= now())
+        total = (SELECT count(*) FROM tag_members WHERE tag_id = ${locked.tag_id} AND created_at <= now())
       WHERE id = ${jobId}`;
     return { state: 'running', handled: 0, issued: 0, failed: 0 };
   });
@@ -157,7 +162,8 @@ async function loadVoucher(tx: Tx, job: JobRow): Promise<Voucher | undefined> {
 /** The expiration of coupon passes issued now: as for issuing one pass to a member. */
 function passExpiration(job: JobRow, voucher: Voucher): string | null {
   if (job.expiration_mode === 'none') return null;
-  if (job.expiration_mode === 'date') return formatDate(job.expiration_date!);
+  if (job.expiration_mode === 'date')
+    return formatDate(defined(job.expiration_date, 'the expiration date of the voucher job'));
   return couponExpiration(undefined, voucher.valid_days);
 }
 
@@ -207,7 +213,7 @@ async function issueToMembers(tx: Tx, job: JobRow, voucher: Voucher, memberIds: 
 
   if (kind === 'coupon') {
     const expiration = passExpiration(job, voucher);
-    const [row] = await tx<{ claimed: number; issued: number; event_ids: string[] | null }[]>`
+    const rows = await tx<{ claimed: number; issued: number; event_ids: string[] | null }[]>`
       WITH ${claim}, numbered AS (
         SELECT c.member_id, c.pass_id, row_number() OVER () AS n FROM claimed c
       ), created AS (
@@ -225,12 +231,12 @@ async function issueToMembers(tx: Tx, job: JobRow, voucher: Voucher, memberIds: 
       )
       SELECT (SELECT count(*) FROM claimed)::int AS claimed, (SELECT count(*) FROM created)::int AS issued,
              (SELECT array_agg(id) FROM emitted) AS event_ids`;
-    if (row!.claimed !== row!.issued)
-      throw new Error(`voucher round: ${row!.claimed} grants but ${row!.issued} passes`);
-    return { issued: row!.issued, eventIds: row!.event_ids ?? [] };
+    const row = firstRow(rows, 'the counts of the coupon round');
+    if (row.claimed !== row.issued) throw new Error(`voucher round: ${row.claimed} grants but ${row.issued} passes`);
+    return { issued: row.issued, eventIds: row.event_ids ?? [] };
   }
 
-  const [row] = await tx<{ claimed: number; unlinked: number }[]>`
+  const rows = await tx<{ claimed: number; unlinked: number }[]>`
     WITH ${claim}, fresh AS (
       SELECT c.member_id, c.pass_id, row_number() OVER () AS n
       FROM claimed c WHERE NOT EXISTS (SELECT 1 FROM passes p WHERE p.id = c.pass_id)
@@ -245,9 +251,9 @@ async function issueToMembers(tx: Tx, job: JobRow, voucher: Voucher, memberIds: 
            (SELECT count(*) FROM fresh f WHERE f.pass_id NOT IN (SELECT id FROM created))::int AS unlinked`;
   // A storecard pass created for one of these members after this round's snapshot: run the
   // round again, it will then link that pass.
-  if (row!.unlinked > 0)
-    throw new RoundConflict('A storecard pass was created concurrently; the round will run again.');
-  return { issued: row!.claimed, eventIds: [] as string[] };
+  const row = firstRow(rows, 'the counts of the storecard round');
+  if (row.unlinked > 0) throw new RoundConflict('A storecard pass was created concurrently; the round will run again.');
+  return { issued: row.claimed, eventIds: [] as string[] };
 }
 
 /** The pass id a grant gets: a new one, or for storecards the member's existing storecard pass. */

@@ -1,4 +1,5 @@
 import type { Db, Sql } from '../db/pool.js';
+import { firstRow } from '../lib/defined.js';
 import type { Schemas } from '../lib/schemas.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import { newWebhookSecret } from '@loyalty/sdk/signing';
@@ -37,8 +38,9 @@ export function requireOrganization(t: OrganizationScope, organizationId: string
     if (!t.organizationIds.includes(organizationId)) throw notFound('Organization');
     return organizationId;
   }
-  if (t.organizationIds.length === 1) return t.organizationIds[0]!;
-  if (t.organizationIds.length === 0) throw notFound('Organization');
+  const [first] = t.organizationIds;
+  if (first === undefined) throw notFound('Organization');
+  if (t.organizationIds.length === 1) return first;
   throw invalidField(
     'organization_id',
     'The organization_id field is required when the token has access to several organizations.',
@@ -68,10 +70,10 @@ export async function createSubscription(
 ) {
   const organizationId = requireOrganization(t, input.organization_id);
   await db`SELECT pg_advisory_xact_lock(hashtextextended('webhook_subscriptions:' || ${organizationId}, 0))`;
-  const [count] = await db<
+  const counts = await db<
     { n: number }[]
   >`SELECT count(*)::int AS n FROM webhook_subscriptions WHERE organization_id = ${organizationId}`;
-  if (count!.n >= MAX_SUBSCRIPTIONS_PER_ORGANIZATION) {
+  if (firstRow(counts, 'the count of subscriptions').n >= MAX_SUBSCRIPTIONS_PER_ORGANIZATION) {
     throw new DomainError(
       'unprocessable',
       'subscription_limit_reached',
@@ -79,11 +81,11 @@ export async function createSubscription(
     );
   }
   const secret = newWebhookSecret();
-  const [row] = await db<SubscriptionRow[]>`
+  const inserted = await db<SubscriptionRow[]>`
     INSERT INTO webhook_subscriptions (organization_id, url, events, secret)
     VALUES (${organizationId}, ${input.url}, ${[...new Set(input.events)]}, ${secrets.seal(secret)})
     RETURNING id, organization_id, url, events, active, created_at`;
-  return { ...presentSubscription(row!), secret };
+  return { ...presentSubscription(firstRow(inserted, 'the inserted subscription')), secret };
 }
 
 /** A subscription of one of the token's organizations; 404 for unknown and foreign ids alike. */
@@ -121,13 +123,14 @@ export async function deleteSubscription(db: Db, t: OrganizationScope, id: strin
 export async function rotateSecret(db: Db, t: OrganizationScope, id: string, secrets: SecretBox) {
   await requireSubscription(db, t, id, { lock: true });
   const secret = newWebhookSecret();
-  const [row] = await db<{ previous_secret_expires_at: Date }[]>`
+  const rows = await db<{ previous_secret_expires_at: Date }[]>`
     UPDATE webhook_subscriptions
     SET previous_secret = secret, secret = ${secrets.seal(secret)},
         previous_secret_expires_at = now() + make_interval(hours => ${ROTATION_OVERLAP_HOURS})
     WHERE id = ${id}
     RETURNING previous_secret_expires_at`;
-  return { id, secret, previous_secret_expires_at: row!.previous_secret_expires_at.toISOString() };
+  const row = firstRow(rows, 'the rotated subscription');
+  return { id, secret, previous_secret_expires_at: row.previous_secret_expires_at.toISOString() };
 }
 
 /**
@@ -143,9 +146,12 @@ export async function sealWebhookSecrets(sql: Sql, secrets: SecretBox): Promise<
     SELECT id, secret, previous_secret FROM webhook_subscriptions
     WHERE NOT starts_with(secret, ${prefix}) OR NOT starts_with(previous_secret, ${prefix})`;
   if (!rows.length) return 0;
-  const reseal = (value: string | null) =>
-    value === null || value.startsWith(prefix) ? value : secrets.seal(secrets.open(value));
-  const sealed = rows.map((r) => ({ ...r, new_secret: reseal(r.secret)!, new_previous: reseal(r.previous_secret) }));
+  const reseal = (value: string) => (value.startsWith(prefix) ? value : secrets.seal(secrets.open(value)));
+  const sealed = rows.map((r) => ({
+    ...r,
+    new_secret: reseal(r.secret),
+    new_previous: r.previous_secret === null ? null : reseal(r.previous_secret),
+  }));
   const updated = await sql`
     UPDATE webhook_subscriptions s SET secret = v.new_secret, previous_secret = v.new_previous
     FROM unnest(${sealed.map((r) => r.id)}::uuid[], ${sealed.map((r) => r.secret)}::text[], ${sealed.map((r) => r.previous_secret)}::text[],

@@ -1,6 +1,7 @@
 import type { Db } from '../db/pool.js';
 import type { Schemas } from '../lib/schemas.js';
 import { formatDateTime } from '../lib/dates.js';
+import { defined, firstRow } from '../lib/defined.js';
 import { newPassCodes, promotionCodeUrl } from '../lib/pass-codes.js';
 import { recordEvents } from './events.js';
 import { DomainError, notFound } from './errors.js';
@@ -24,8 +25,6 @@ export type WebshopOrderInput = {
   }[];
   shipping_address?: ShippingAddress | null;
 };
-
-type PromotionCode = Schemas['PromotionCode'];
 
 type ProductRow = {
   id: number;
@@ -90,18 +89,25 @@ export async function createWebshopOrder(
     return [];
   });
   if (unknown.length) throw webshopError('unprocessable', 'invalid_products', unknown);
+  // From here on every line's product is in `products` (checked just above).
+  const productOf = (item: { product_id: number }) =>
+    defined(products.get(item.product_id), 'the product of an order line');
 
   const errors: Record<string, string[]> = {};
-  const fail = (field: string, message: string) => (errors[field] ??= []).push(message);
+  const fail = (field: string, message: string) => {
+    const messages = errors[field];
+    if (messages) messages.push(message);
+    else errors[field] = [message];
+  };
   input.products.forEach((item, i) => {
     const at = `products.${i}.location_id`;
-    if (products.get(item.product_id)!.fulfillment === 'pickup') {
+    if (productOf(item).fulfillment === 'pickup') {
       if (item.location_id == null) fail(at, `The ${at} field is required for pickup products.`);
     } else if (item.location_id != null) {
       fail(at, `The ${at} field must be omitted for delivery products.`);
     }
   });
-  const needsShipping = input.products.some((item) => products.get(item.product_id)!.fulfillment === 'delivery');
+  const needsShipping = input.products.some((item) => productOf(item).fulfillment === 'delivery');
   if (needsShipping && !input.shipping_address) {
     fail('shipping_address', 'The shipping_address field is required when the order contains a delivery product.');
   }
@@ -115,7 +121,7 @@ export async function createWebshopOrder(
     ).map((l) => l.id),
   );
   const mismatches = input.products.flatMap((item) => {
-    const product = products.get(item.product_id)!;
+    const product = productOf(item);
     const problems: string[] = [];
     if (item.location_id != null && !knownLocations.has(String(item.location_id)))
       problems.push(`Location ${item.location_id} does not exist.`);
@@ -127,18 +133,19 @@ export async function createWebshopOrder(
   });
   if (mismatches.length) throw webshopError('unprocessable', 'invalid_products', [...new Set(mismatches)]);
 
-  const address = needsShipping ? input.shipping_address! : null;
+  const address = needsShipping ? defined(input.shipping_address, 'the shipping address (checked above)') : null;
   const units = input.products.reduce((sum, item) => sum + item.quantity, 0);
   const memberId = await matchCustomer(tx, device.organization_id, input);
-  const [order] = await tx<{ id: string }[]>`
+  const orders = await tx<{ id: string }[]>`
     INSERT INTO webshop_orders (organization_id, promotion_id, device_id, member_id, off_peak_sale, shipping_address)
     VALUES (${device.organization_id}, ${promotion.id}, ${device.id}, ${memberId}, ${Boolean(input.off_peak_sale)},
             ${address ? tx.json(address as never) : null})
     RETURNING id`;
+  const order = firstRow(orders, 'the inserted order');
   const codes = newPassCodes(units);
   const lines = input.products.flatMap((item) => Array.from({ length: item.quantity }, () => item));
   const rows = lines.map((item, n) => ({
-    code: codes[n]!,
+    code: defined(codes[n], 'the pass code of an order unit'),
     product_id: item.product_id,
     variant_id: item.variant_id ?? null,
     value_id: item.value_id ?? null,
@@ -146,7 +153,7 @@ export async function createWebshopOrder(
   }));
   await tx`
     INSERT INTO webshop_order_codes (order_id, organization_id, product_id, variant_id, value_id, location_id, code, expires_at)
-    SELECT ${order!.id}, ${device.organization_id}, r.product_id, r.variant_id, r.value_id, r.location_id, r.code, ${promotion.ends_at}
+    SELECT ${order.id}, ${device.organization_id}, r.product_id, r.variant_id, r.value_id, r.location_id, r.code, ${promotion.ends_at}
     FROM jsonb_to_recordset(${tx.json(rows as never)}) AS r(code text, product_id int, variant_id int, value_id int, location_id text)`;
   const expiration = formatDateTime(promotion.ends_at);
   return {
@@ -154,7 +161,7 @@ export async function createWebshopOrder(
     message: 'Order created',
     shipping_address: address,
     result: rows.map((r) => {
-      const product = products.get(r.product_id)!;
+      const product = productOf(r);
       return {
         code: r.code,
         expiration_date: expiration,
@@ -182,5 +189,5 @@ async function matchCustomer(tx: Db, organizationId: string, input: WebshopOrder
   }
   const [existing] = await tx<{ id: string }[]>`
     SELECT id FROM members WHERE organization_id = ${organizationId} AND lower(email) = lower(${input.email})`;
-  return existing!.id;
+  return defined(existing, 'the member with this e-mail').id;
 }
