@@ -3,6 +3,7 @@ import { dataDirSecret, startEmbeddedPostgres, type EmbeddedDatabase } from './d
 import { migrate } from './db/migrate.js';
 import { describeDatabaseError, isDatabaseUnavailable } from './db/outage.js';
 import { createPool, type Sql } from './db/pool.js';
+import { defined, firstRow } from './lib/defined.js';
 import { StartupError } from './lib/startup-errors.js';
 import { secretBoxOf } from './lib/secret-box.js';
 import { loadFixtureFile } from './services/fixtures.js';
@@ -20,7 +21,7 @@ export async function openDatabase(config: Config, { seed = true } = {}): Promis
   const embedded = config.databaseUrl
     ? undefined
     : await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.pgPort });
-  const url = config.databaseUrl ?? embedded!.url;
+  const url = config.databaseUrl ?? defined(embedded, 'the embedded database').url;
   const sql = createPool(url, { max: 20 });
   try {
     if (!embedded) await waitForDatabase(sql, url, config.dbWaitSeconds);
@@ -53,13 +54,16 @@ export const OLDEST_POSTGRES = 14;
 
 /** A DATABASE_URL server older than OLDEST_POSTGRES stops the start with one line, before any migration runs. */
 export async function requireSupportedVersion(sql: Sql, url: string): Promise<number> {
-  const [row] = await sql<
-    { v: number; version: string }[]
-  >`SELECT current_setting('server_version_num')::int AS v, current_setting('server_version') AS version`;
-  const major = Math.floor(row!.v / 10_000);
+  const row = firstRow(
+    await sql<
+      { v: number; version: string }[]
+    >`SELECT current_setting('server_version_num')::int AS v, current_setting('server_version') AS version`,
+    'the server version',
+  );
+  const major = Math.floor(row.v / 10_000);
   if (major < OLDEST_POSTGRES) {
     throw new StartupError(
-      `PostgreSQL ${row!.version} at ${whereIs(url)} is too old: the server needs PostgreSQL ${OLDEST_POSTGRES} or newer ` +
+      `PostgreSQL ${row.version} at ${whereIs(url)} is too old: the server needs PostgreSQL ${OLDEST_POSTGRES} or newer ` +
         '(point DATABASE_URL at a newer server, or unset it to use the embedded PostgreSQL 18).',
     );
   }

@@ -3,6 +3,7 @@ import { onShutdown, openDatabase } from './boot.js';
 import type { Config } from './config.js';
 import { freePort } from './db/embedded.js';
 import { createPools } from './db/pools.js';
+import { defined } from './lib/defined.js';
 import { createLogger } from './lib/logger.js';
 import { createServer } from './server.js';
 import { drainingStop } from './lib/graceful-stop.js';
@@ -32,7 +33,8 @@ export async function runClusterPrimary(config: Config): Promise<void> {
   const env: Record<string, string> = {
     PORT: String(port),
     DATABASE_URL: db.url,
-    LOYALTY_SECRET_KEY: config.secretKey!,
+    // Set: required with DATABASE_URL (config.ts), generated with the embedded database (boot.ts).
+    LOYALTY_SECRET_KEY: defined(config.secretKey, 'the secret key of webhook secrets'),
     LOYALTY_WORKER: 'off',
     LOYALTY_FIXTURES: 'none',
   };
@@ -102,7 +104,8 @@ export async function runClusterPrimary(config: Config): Promise<void> {
 
 /** An API process of the cluster: its pools and hapi server on the primary's port; no jobs, no migrations. */
 export async function runClusterApiProcess(config: Config): Promise<void> {
-  const pools = createPools(config.databaseUrl!, config);
+  // The primary passes its database's URL to every API process.
+  const pools = createPools(defined(config.databaseUrl, 'DATABASE_URL of an API process'), config);
   const server = await createServer({
     sql: pools.api,
     streamSql: pools.streams,
@@ -122,7 +125,9 @@ export async function runClusterApiProcess(config: Config): Promise<void> {
   });
   // The primary going away without stopping us (kill -9): stop too, rather than serve alone.
   process.on('disconnect', () => process.kill(process.pid, 'SIGTERM'));
-  process.send!({ type: 'loyalty-listening', uri: server.info.uri } satisfies Ready);
+  // A cluster worker always has the IPC channel to its primary.
+  if (!process.send) throw new Error('Internal error: the IPC channel of an API process is missing');
+  process.send({ type: 'loyalty-listening', uri: server.info.uri } satisfies Ready);
 }
 
 export const isClusterApiProcess = (): boolean => cluster.isWorker;

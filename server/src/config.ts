@@ -83,10 +83,14 @@ const schema = Joi.object({
     .empty(''),
   LOYALTY_DATA_DIR: Joi.string().default('.loyalty/data'),
   LOYALTY_PG_PORT: Joi.number().integer().min(1).max(65535).empty(''),
-  LOYALTY_SECRET_KEY: Joi.string().empty('').when('DATABASE_URL', { is: Joi.exist(), then: Joi.required() }).messages({
-    'any.required':
-      'LOYALTY_SECRET_KEY is required with DATABASE_URL (the key of webhook secrets at rest; e.g. `openssl rand -base64 32`)',
-  }),
+  // Required when DATABASE_URL is set (`not` + `otherwise` is Joi's `is` + `then` the other way round).
+  LOYALTY_SECRET_KEY: Joi.string()
+    .empty('')
+    .when('DATABASE_URL', { not: Joi.exist(), otherwise: Joi.required() })
+    .messages({
+      'any.required':
+        'LOYALTY_SECRET_KEY is required with DATABASE_URL (the key of webhook secrets at rest; e.g. `openssl rand -base64 32`)',
+    }),
   LOYALTY_SECRET_KEY_PREVIOUS: Joi.string().empty(''),
   LOYALTY_FIXTURES: Joi.string().default(demoFixturesPath),
   LOYALTY_WORKER: Joi.string().valid('on', 'off').default('on'),

@@ -139,10 +139,10 @@ describe('node server/dist/start.js', () => {
     const receiver = createHttpServer((req, res) => {
       let body = '';
       req.on('data', (d: Buffer) => (body += d.toString()));
-      req.on(
-        'end',
-        () => (received.push({ body, signature: String(req.headers['loyalty-signature']) }), res.writeHead(204).end()),
-      );
+      req.on('end', () => {
+        received.push({ body, signature: String(req.headers['loyalty-signature']) });
+        res.writeHead(204).end();
+      });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const server = await start();

@@ -61,7 +61,10 @@ describe('superviseRunner', () => {
     let starts = 0;
     const supervised = await superviseRunner(
       'background',
-      async () => (starts++, only.runner),
+      async () => {
+        starts++;
+        return only.runner;
+      },
       () => {},
     );
     await supervised.stop();

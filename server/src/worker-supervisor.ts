@@ -1,5 +1,6 @@
 import type { Runner } from 'graphile-worker';
 import { describeDatabaseError } from './db/outage.js';
+import { defined } from './lib/defined.js';
 
 /** Pauses before starting a runner again, growing while it keeps failing. */
 const RESTART_BACKOFF_MS = [1000, 2000, 5000, 10_000];
@@ -49,7 +50,9 @@ export async function superviseRunner(
     log(`loyalty: the ${name} worker stopped (${why}); starting it again`);
     restarting = (async () => {
       for (let attempt = 0; !stopping; attempt++) {
-        await sleep(RESTART_BACKOFF_MS[Math.min(attempt, RESTART_BACKOFF_MS.length - 1)]!);
+        await sleep(
+          defined(RESTART_BACKOFF_MS[Math.min(attempt, RESTART_BACKOFF_MS.length - 1)], 'the restart backoff'),
+        );
         if (stopping) return;
         try {
           current = await start();

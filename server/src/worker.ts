@@ -54,10 +54,10 @@ export async function startWorker(options: {
   const stderr = options.log ?? ((line: string) => console.error(line));
   // A runner's stop and restart: the stderr line as before, and a structured record.
   const log = logger
-    ? (line: string) => (
-        stderr(line),
-        logger[/running again/.test(line) ? 'info' : 'warn']({ component: 'worker' }, line.replace(/^loyalty: /, ''))
-      )
+    ? (line: string) => {
+        stderr(line);
+        logger[/running again/.test(line) ? 'info' : 'warn']({ component: 'worker' }, line.replace(/^loyalty: /, ''));
+      }
     : stderr;
   const attempts = logger?.child({ component: 'worker', runner: 'deliveries' });
   const onDeliveryAttempt =
@@ -102,23 +102,23 @@ export async function startWorker(options: {
 
   const runners: SupervisedRunner[] = [];
   const background = pick(BACKGROUND_TASKS);
+  let backgroundRunner: SupervisedRunner | undefined;
   if (Object.keys(background).length) {
     const backgroundPool = poolOf(BACKGROUND_CONCURRENCY + 1, 'loyalty-worker-background');
-    runners.push(
-      await superviseRunner(
-        'background',
-        () =>
-          run({
-            ...common,
-            logger: loggerOf('background'),
-            concurrency: BACKGROUND_CONCURRENCY,
-            taskList: background,
-            crontab: '',
-            pgPool: backgroundPool,
-          }),
-        log,
-      ),
+    backgroundRunner = await superviseRunner(
+      'background',
+      () =>
+        run({
+          ...common,
+          logger: loggerOf('background'),
+          concurrency: BACKGROUND_CONCURRENCY,
+          taskList: background,
+          crontab: '',
+          pgPool: backgroundPool,
+        }),
+      log,
     );
+    runners.push(backgroundRunner);
   }
   const deliveries = pick(DELIVERY_TASKS);
   if (Object.keys(deliveries).length) {
@@ -146,12 +146,14 @@ export async function startWorker(options: {
       ),
     );
   }
-  const stallChecks = background.resume_stalled_jobs
-    ? queueEvery(runners[0]!, 'resume_stalled_jobs', Math.min(60, options.config.stalledJobSeconds / 2))
-    : undefined;
-  const purges = background.prune_old_rows
-    ? queueEvery(runners[0]!, 'prune_old_rows', Math.min(600, (options.config.retentionDays * 86_400) / 4))
-    : undefined;
+  const stallChecks =
+    backgroundRunner && background.resume_stalled_jobs
+      ? queueEvery(backgroundRunner, 'resume_stalled_jobs', Math.min(60, options.config.stalledJobSeconds / 2))
+      : undefined;
+  const purges =
+    backgroundRunner && background.prune_old_rows
+      ? queueEvery(backgroundRunner, 'prune_old_rows', Math.min(600, (options.config.retentionDays * 86_400) / 4))
+      : undefined;
   let lastBeatAt: number | null = null;
   const beat = () =>
     void pools[0]?.query('SELECT 1').then(

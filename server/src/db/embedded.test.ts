@@ -61,7 +61,10 @@ async function query<T>(url: string, password: string, text: string): Promise<T[
 const tcpConnect = (port: number) =>
   new Promise<string>((resolve) => {
     const socket = connect({ host: '127.0.0.1', port });
-    socket.on('connect', () => (socket.destroy(), resolve('connected')));
+    socket.on('connect', () => {
+      socket.destroy();
+      resolve('connected');
+    });
     socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
   });
 

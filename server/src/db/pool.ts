@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 
-export type Sql = postgres.Sql<{}>;
-export type Tx = postgres.TransactionSql<{}>;
+export type Sql = postgres.Sql;
+export type Tx = postgres.TransactionSql;
 /** A connection or a transaction: services take either, so callers choose the transaction. */
 export type Db = Sql | Tx;
 

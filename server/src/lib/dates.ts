@@ -1,3 +1,5 @@
+import { defined } from './defined.js';
+
 /**
  * Date formats of the API (docs/decisions.md): RFC 3339 UTC with milliseconds for timestamps,
  * `YYYY-MM-DD HH:MM:SS` (UTC) for the fields the specification gives in that form, and
@@ -28,7 +30,7 @@ const isRealDay = (year: string, month: string, day: string): boolean => {
 /** True for a real calendar date written `YYYY-MM-DD` (rejects `2026-02-30`). */
 export function isCalendarDate(value: string): boolean {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-  return m !== null && isRealDay(m[1]!, m[2]!, m[3]!);
+  return m !== null && isRealDay(defined(m[1], 'the year'), defined(m[2], 'the month'), defined(m[3], 'the day'));
 }
 
 /** `YYYY-MM-DD` plus `days` calendar days. */
@@ -46,7 +48,7 @@ const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-
  */
 export function parseDateTime(value: string): Date | null {
   const m = DATE_TIME.exec(value.trim());
-  if (!m || !isRealDay(m[1]!, m[2]!, m[3]!)) return null;
+  if (!m || !isRealDay(defined(m[1], 'the year'), defined(m[2], 'the month'), defined(m[3], 'the day'))) return null;
   const date = new Date(`${m[1]}-${m[2]}-${m[3]}T${m[4]}${m[5] ?? ''}${m[6]?.toUpperCase() ?? 'Z'}`);
   return Number.isNaN(date.getTime()) ? null : date;
 }

@@ -7,6 +7,7 @@
  * schema leaves open (extra properties of a shipping address, say) and property names are stored
  * too. So it is checked on the data itself, beside the schema, by the shared request validation.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the rule's purpose is to find U+0000 in request strings
 const NOT_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 export const isText = (value: string) => !NOT_TEXT.test(value);
@@ -20,14 +21,19 @@ export function textFaults(value: unknown): Record<string, string[]> {
   const stack: { node: unknown; path: string }[] = [{ node: value, path: '' }];
   const add = (field: string, message: string) => {
     const name = field || 'body';
-    (faults[name] ??= []).push(message.replace('{field}', name));
+    let messages = faults[name];
+    if (!messages) {
+      messages = [];
+      faults[name] = messages;
+    }
+    messages.push(message.replace('{field}', name));
   };
-  while (stack.length) {
-    const { node, path } = stack.pop()!;
+  for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
+    const { node, path } = entry;
     if (typeof node === 'string') {
       if (!isText(node)) add(path, 'The {field} field must not contain NUL characters or unpaired surrogates.');
     } else if (Array.isArray(node)) {
-      node.forEach((item, i) => stack.push({ node: item, path: path ? `${path}.${i}` : String(i) }));
+      for (const [i, item] of node.entries()) stack.push({ node: item, path: path ? `${path}.${i}` : String(i) });
     } else if (node && typeof node === 'object') {
       for (const [key, item] of Object.entries(node)) {
         if (!isText(key)) {

@@ -31,7 +31,7 @@ function encodeBase32(bytes: Uint8Array): string {
   let out = '';
   for (let i = 0; i + 5 <= bytes.length; i += 5) {
     let group = 0n;
-    for (let j = 0; j < 5; j++) group = (group << 8n) | BigInt(bytes[i + j]!);
+    for (const byte of bytes.subarray(i, i + 5)) group = (group << 8n) | BigInt(byte);
     for (let shift = 35n; shift >= 0n; shift -= 5n) out += ALPHABET[Number((group >> shift) & 31n)];
   }
   return out;

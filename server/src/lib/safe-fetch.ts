@@ -9,6 +9,7 @@ import {
   type AddressPolicy,
   type Resolver,
 } from './ssrf.js';
+import { defined } from './defined.js';
 
 /** The error codes of the delivery log (openapi.yaml, WebhookDeliveryAttempt.error). */
 export type AttemptError =
@@ -156,9 +157,8 @@ const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Cs}]/gu;
  */
 export function snippetOf(start: Buffer, contentType: string | string[] | undefined): string | null {
   if (!start.length) return null;
-  const mime = String(contentType ?? '')
-    .split(';')[0]!
-    .trim();
+  // split() always returns at least one piece.
+  const mime = defined(String(contentType ?? '').split(';')[0], 'the media type').trim();
   // The read may end inside a UTF-8 sequence: a cut sequence at the end is dropped, not shown.
   let text = start.toString('utf8').replace(/\uFFFD+$/, '');
   if (mime) {

@@ -98,6 +98,9 @@ const boxes = new Map<string, SecretBox>();
 export function secretBoxOf(config: Pick<Config, 'secretKey' | 'secretKeyPrevious'>): SecretBox {
   const cacheKey = JSON.stringify([config.secretKey, config.secretKeyPrevious]);
   let box = boxes.get(cacheKey);
-  if (!box) boxes.set(cacheKey, (box = createSecretBox({ key: config.secretKey, previous: config.secretKeyPrevious })));
+  if (!box) {
+    box = createSecretBox({ key: config.secretKey, previous: config.secretKeyPrevious });
+    boxes.set(cacheKey, box);
+  }
   return box;
 }

@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { defined } from './defined.js';
 import { isAllowedWebhookPort, portOf } from './webhook-ports.js';
 
 /**
@@ -45,16 +46,17 @@ export function isPublicAddress(address: string): boolean {
   const v6 = parsed as ipaddr.IPv6;
   const range = v6.range();
   if (range === 'ipv4Mapped') return isPublicAddress(v6.toIPv4Address().toString());
-  const words = v6.parts;
+  // An IPv6 address is always eight 16-bit words.
+  const word = (i: number) => defined(v6.parts[i], `word ${i} of an IPv6 address`);
   if (range === 'rfc6052') {
     // 64:ff9b::/96 embeds an IPv4 address in the last 32 bits; 64:ff9b:1::/48 is local-use.
-    if (words[2] !== 0) return false;
-    return isPublicAddress(embeddedIPv4(words[6]!, words[7]!));
+    if (v6.parts[2] !== 0) return false;
+    return isPublicAddress(embeddedIPv4(word(6), word(7)));
   }
-  if (range === '6to4') return isPublicAddress(embeddedIPv4(words[1]!, words[2]!));
+  if (range === '6to4') return isPublicAddress(embeddedIPv4(word(1), word(2)));
   if (range !== 'unicast') return false;
   // ::/96 (IPv4-compatible, deprecated) and anything outside global unicast 2000::/3.
-  if ((words[0]! & 0xe000) !== 0x2000) return false;
+  if ((word(0) & 0xe000) !== 0x2000) return false;
   return true;
 }
 
@@ -187,13 +189,13 @@ export function createCheckedLookup({
     const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
     resolve(hostname, { all: true, family }, (error, addresses) => {
       if (error) return callback(error, []);
-      if (!addresses.length)
-        return callback(Object.assign(new Error(`${hostname} has no addresses`), { code: 'ENOTFOUND' }), []);
+      const [first] = addresses;
+      if (!first) return callback(Object.assign(new Error(`${hostname} has no addresses`), { code: 'ENOTFOUND' }), []);
       const refused = addresses.find((a) => !addressAllowed(policy, a.address));
       if (refused)
         return callback(new AddressNotAllowedError(hostname, refused.address, policy) as NodeJS.ErrnoException, []);
       if (options.all) callback(null, addresses);
-      else callback(null, addresses[0]!.address, addresses[0]!.family);
+      else callback(null, first.address, first.family);
     });
   };
 }

@@ -33,7 +33,7 @@ function parse(text: string): Sample[] {
 }
 
 /** The value of the sample of that name whose labels include `labels` (undefined when there is none). */
-const valueOf = (samples: Sample[], name: string, labels: Record<string, string> = {}) =>
+const sampleValue = (samples: Sample[], name: string, labels: Record<string, string> = {}) =>
   samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
 
 /** The database gauges are read again at most once a second (services/metrics.ts). */
@@ -82,13 +82,13 @@ describe('GET /metrics', () => {
 
     const { text, samples } = await scrape(open);
     const count = (labels: Record<string, string>) =>
-      valueOf(samples, 'loyalty_http_request_duration_seconds_count', labels);
+      sampleValue(samples, 'loyalty_http_request_duration_seconds_count', labels);
     expect(count({ method: 'GET', route: '/members/{uuid}', status: '200' })).toBe(2);
     expect(count({ method: 'GET', route: '/members/{uuid}', status: '404' })).toBe(1);
     expect(count({ method: 'POST', route: '/members', status: '201' })).toBe(1);
     expect(count({ method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
     expect(
-      valueOf(samples, 'loyalty_http_request_duration_seconds_bucket', {
+      sampleValue(samples, 'loyalty_http_request_duration_seconds_bucket', {
         route: '/members/{uuid}',
         status: '200',
         le: '+Inf',
@@ -100,13 +100,13 @@ describe('GET /metrics', () => {
     expect(text).not.toContain('no-such-path');
     expect(text).not.toContain('brand_id=');
     // Node's process metrics, in this server's own registry.
-    expect(valueOf(samples, 'loyalty_process_cpu_user_seconds_total')).toBeGreaterThan(0);
-    expect(valueOf(samples, 'loyalty_metrics_database_up')).toBe(1);
+    expect(sampleValue(samples, 'loyalty_process_cpu_user_seconds_total')).toBeGreaterThan(0);
+    expect(sampleValue(samples, 'loyalty_metrics_database_up')).toBe(1);
   });
 
   it('counts 429 answers of the rate limit by policy and route', async () => {
     const before =
-      valueOf((await scrapeGuarded()).samples, 'loyalty_rate_limit_rejections_total', {
+      sampleValue((await scrapeGuarded()).samples, 'loyalty_rate_limit_rejections_total', {
         scope: 'token',
         route: '/tags',
       }) ?? 0;
@@ -116,7 +116,7 @@ describe('GET /metrics', () => {
       statuses.push((await guarded.inject({ method: 'GET', url: '/tags', headers })).statusCode);
     expect(statuses).toEqual([200, 200, 429, 429]);
     const { samples } = await scrapeGuarded();
-    expect(valueOf(samples, 'loyalty_rate_limit_rejections_total', { scope: 'token', route: '/tags' })).toBe(
+    expect(sampleValue(samples, 'loyalty_rate_limit_rejections_total', { scope: 'token', route: '/tags' })).toBe(
       before + 2,
     );
     // /metrics itself is not rate limited: many scrapes in a row all answer.
@@ -128,15 +128,15 @@ describe('GET /metrics', () => {
     const body = { brand_id: 'brand-acme', external_reference: `metrics-${randomUUID()}`, tag: 'Metrics' };
     expect((await open.inject({ method: 'POST', url: '/tags', headers, payload: body })).statusCode).toBe(201);
     let { samples } = await scrape(open);
-    expect(valueOf(samples, 'loyalty_idempotency_replays_total', { route: '/tags' }) ?? 0).toBe(0);
+    expect(sampleValue(samples, 'loyalty_idempotency_replays_total', { route: '/tags' }) ?? 0).toBe(0);
     const replay = await open.inject({ method: 'POST', url: '/tags', headers, payload: body });
     expect(replay.headers['idempotent-replayed']).toBe('true');
     const reuse = await open.inject({ method: 'POST', url: '/tags', headers, payload: { ...body, tag: 'Other' } });
     expect(reuse.statusCode).toBe(422);
     ({ samples } = await scrape(open));
-    expect(valueOf(samples, 'loyalty_idempotency_replays_total', { route: '/tags' })).toBe(1);
-    expect(valueOf(samples, 'loyalty_idempotency_conflicts_total', { reason: 'reuse', route: '/tags' })).toBe(1);
-    expect(valueOf(samples, 'loyalty_idempotency_conflicts_total', { reason: 'in_progress' })).toBeUndefined();
+    expect(sampleValue(samples, 'loyalty_idempotency_replays_total', { route: '/tags' })).toBe(1);
+    expect(sampleValue(samples, 'loyalty_idempotency_conflicts_total', { reason: 'reuse', route: '/tags' })).toBe(1);
+    expect(sampleValue(samples, 'loyalty_idempotency_conflicts_total', { reason: 'in_progress' })).toBeUndefined();
   });
 
   it('with LOYALTY_METRICS_TOKEN, answers 401 without that bearer token (also to an OAuth token) and 200 with it', async () => {
@@ -176,25 +176,25 @@ describe('GET /metrics', () => {
     await open.db.sql`SELECT graphile_worker.add_job(${task}, '{}'::json, run_at => now() + interval '1 hour')`;
     await afterRefreshInterval();
     const { samples } = await scrape(open);
-    expect(valueOf(samples, 'loyalty_worker_queue_depth', { task })).toBe(3);
-    expect(valueOf(samples, 'loyalty_worker_queue_due', { task })).toBe(2);
-    const age = valueOf(samples, 'loyalty_worker_oldest_job_age_seconds', { task })!;
+    expect(sampleValue(samples, 'loyalty_worker_queue_depth', { task })).toBe(3);
+    expect(sampleValue(samples, 'loyalty_worker_queue_due', { task })).toBe(2);
+    const age = sampleValue(samples, 'loyalty_worker_oldest_job_age_seconds', { task })!;
     expect(age).toBeGreaterThanOrEqual(90);
     expect(age).toBeLessThan(600);
     await open.db
       .sql`DELETE FROM graphile_worker._private_jobs WHERE task_id = (SELECT id FROM graphile_worker._private_tasks WHERE identifier = ${task})`;
     // Within a second of the last refresh a scrape answers the values read then (a flood of scrapes costs one).
-    expect(valueOf((await scrape(open)).samples, 'loyalty_worker_queue_depth', { task })).toBe(3);
+    expect(sampleValue((await scrape(open)).samples, 'loyalty_worker_queue_depth', { task })).toBe(3);
     await afterRefreshInterval();
-    expect(valueOf((await scrape(open)).samples, 'loyalty_worker_queue_depth', { task })).toBeUndefined();
+    expect(sampleValue((await scrape(open)).samples, 'loyalty_worker_queue_depth', { task })).toBeUndefined();
   });
 
   it('reports voucher jobs by status, pending deliveries and connections from the database', async () => {
     const { samples } = await scrape(open);
     for (const status of ['queued', 'running', 'done', 'failed'])
-      expect(valueOf(samples, 'loyalty_voucher_jobs', { status }), status).toBeTypeOf('number');
-    expect(valueOf(samples, 'loyalty_webhook_deliveries_pending')).toBe(0);
-    expect(valueOf(samples, 'loyalty_passes_estimate', { kind: 'coupon' })).toBeTypeOf('number');
+      expect(sampleValue(samples, 'loyalty_voucher_jobs', { status }), status).toBeTypeOf('number');
+    expect(sampleValue(samples, 'loyalty_webhook_deliveries_pending')).toBe(0);
+    expect(sampleValue(samples, 'loyalty_passes_estimate', { kind: 'coupon' })).toBeTypeOf('number');
     // The scrape itself runs on a connection of this database.
     expect(
       samples.filter((s) => s.name === 'loyalty_db_connections').reduce((n, s) => n + s.value, 0),
@@ -203,7 +203,7 @@ describe('GET /metrics', () => {
 
   it('counts event-feed long polls while they are open', async () => {
     const headers = await open.auth('acme-admin');
-    const gauge = async () => valueOf((await scrape(open)).samples, 'loyalty_event_feed_long_polls_open');
+    const gauge = async () => sampleValue((await scrape(open)).samples, 'loyalty_event_feed_long_polls_open');
     expect(await gauge()).toBe(0);
     // After the newest event, so that the request waits.
     const cursor = JSON.parse((await open.inject({ method: 'GET', url: '/events', headers })).payload)

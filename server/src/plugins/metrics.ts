@@ -73,7 +73,8 @@ export const metricsPlugin: Plugin<Record<string, never>> = {
 
     server.ext('onPreHandler', (request, h) => {
       if (request.route.path === '/events' && Number((request.query as { wait?: unknown }).wait) > 0) {
-        const state = (request.plugins.metrics ??= {});
+        const state = request.plugins.metrics ?? {};
+        request.plugins.metrics = state;
         state.longPoll = true;
         longPolls.inc();
         // hapi's 'response' event may not come for a connection closed under the handler.
@@ -91,9 +92,10 @@ export const metricsPlugin: Plugin<Record<string, never>> = {
     server.events.on('response', (request) => {
       endLongPoll(request);
       const response = request.response as
-        | (ResponseObject & { isBoom?: boolean; output?: { statusCode: number } })
+        | (ResponseObject & { isBoom?: false })
+        | { isBoom: true; output: { statusCode: number } }
         | null;
-      const status = response ? (response.isBoom ? response.output!.statusCode : response.statusCode) : 0;
+      const status = response ? (response.isBoom ? response.output.statusCode : response.statusCode) : 0;
       const route = routeTemplateOf(request);
       const seconds = ((request.info.completed || Date.now()) - request.info.received) / 1000;
       duration.observe({ method: request.method.toUpperCase(), route, status: String(status) }, Math.max(0, seconds));

@@ -45,7 +45,7 @@ describe('X-Request-Id', () => {
       payload: { tag: 'x' },
     });
     expect([invalid.statusCode, invalid.headers['x-request-id']]).toEqual([422, 'r-422']);
-    let limited;
+    let limited: Awaited<ReturnType<TestServer['inject']>> | undefined;
     for (let i = 0; i < 5 && limited?.statusCode !== 429; i++)
       limited = await t.inject({ method: 'GET', url: '/tags', headers: { ...headers, 'x-request-id': `r-429-${i}` } });
     expect(limited!.statusCode).toBe(429);

@@ -66,7 +66,12 @@ export function fieldErrors(errors: ErrorObject[] | null | undefined, prefix = '
       path = [path, (e.params as { additionalProperty: string }).additionalProperty].filter(Boolean).join('.');
     const field = [prefix, path].filter(Boolean).join('.') || prefix || 'body';
     const message = describe(field, e);
-    (fields[field] ??= []).includes(message) || fields[field]!.push(message);
+    let messages = fields[field];
+    if (!messages) {
+      messages = [];
+      fields[field] = messages;
+    }
+    if (!messages.includes(message)) messages.push(message);
   }
   return fields;
 }
@@ -124,7 +129,11 @@ export function hapiValidator(
     const valid = validate(data);
     if (valid && !Object.keys(faults).length) return data;
     const fields = valid ? {} : fieldErrors(validate.errors);
-    for (const [field, messages] of Object.entries(faults)) (fields[field] ??= []).push(...messages);
+    for (const [field, messages] of Object.entries(faults)) {
+      const existing = fields[field];
+      if (existing) existing.push(...messages);
+      else fields[field] = [...messages];
+    }
     const error = onError(fields);
     // Boomified so hapi passes the domain error on as it is (the errors plugin shapes it).
     throw Boom.boomify(error, { statusCode: error.kind === 'validation' ? 422 : 400 });
