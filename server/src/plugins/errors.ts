@@ -3,7 +3,14 @@ import type { Boom } from '@hapi/boom';
 import { appOf } from '../context.js';
 import { createDatabaseOutage, isDatabaseUnavailable } from '../db/outage.js';
 import { DomainError, type ErrorKind } from '../services/errors.js';
+import type { Schemas } from '../lib/schemas.js';
 import { requestIdOf } from './request-id.js';
+
+type ErrorCode = Schemas['ErrorCode'];
+/** The codes of the generic error body and of the idempotency errors (openapi.yaml). */
+type AnyErrorCode = ErrorCode | Schemas['IdempotencyError']['error'];
+/** A body this plugin writes: the document's Error, with a code from its list. */
+const errorBody = (body: { message: string; error: ErrorCode; request_id?: string }) => body;
 
 const statusOf: Record<ErrorKind, number> = {
   not_found: 404,
@@ -15,7 +22,8 @@ const statusOf: Record<ErrorKind, number> = {
   unprocessable: 422,
 };
 
-const codeOfStatus: Record<number, string> = {
+/** The code of an error hapi raised itself (routing, payload parsing, auth): ErrorCode of openapi.yaml. */
+const codeOfStatus: Partial<Record<number, ErrorCode>> = {
   400: 'bad_request',
   401: 'unauthenticated',
   403: 'forbidden',
@@ -63,7 +71,7 @@ const databaseOutagePlugin: Plugin<{ notice?: (line: string) => void }> = {
         const message =
           'The database is unavailable at the moment; send the request again after Retry-After seconds (with the same Idempotency-Key, if any).';
         return h
-          .response({ message, error: 'database_unavailable', request_id: requestIdOf(request) })
+          .response(errorBody({ message, error: 'database_unavailable', request_id: requestIdOf(request) }))
           .code(503)
           .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
           .takeover();
@@ -99,7 +107,7 @@ export const errorsPlugin: Plugin<{ log?: (error: Error, request: Request) => vo
           const message =
             'The request took too long and was stopped; send it again (with the same Idempotency-Key, if any).';
           return h
-            .response({ message, error: 'request_timeout', request_id: requestIdOf(request) })
+            .response(errorBody({ message, error: 'request_timeout', request_id: requestIdOf(request) }))
             .code(503)
             .header('retry-after', '1')
             .takeover();
@@ -112,7 +120,13 @@ export const errorsPlugin: Plugin<{ log?: (error: Error, request: Request) => vo
           options.log?.(error, request);
           // The request id (also in X-Request-Id) names the log line with the stack: what a bug report needs.
           return h
-            .response({ message: 'Internal server error.', error: 'internal_error', request_id: requestIdOf(request) })
+            .response(
+              errorBody({
+                message: 'Internal server error.',
+                error: 'internal_error',
+                request_id: requestIdOf(request),
+              }),
+            )
             .code(status)
             .takeover();
         }
@@ -128,7 +142,8 @@ export const errorsPlugin: Plugin<{ log?: (error: Error, request: Request) => vo
         const res = h
           .response({
             message,
-            error: (error.data as { code?: string } | null)?.code ?? codeOfStatus[status] ?? 'error',
+            // A plugin's own code (the idempotency key's), else the status's; any other 4xx is a bad request.
+            error: (error.data as { code?: AnyErrorCode } | null)?.code ?? codeOfStatus[status] ?? 'bad_request',
           })
           .code(status);
         for (const [name, value] of Object.entries(error.output.headers))
