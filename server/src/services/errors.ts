@@ -1,3 +1,5 @@
+import type { Schemas } from '../lib/schemas.js';
+
 /**
  * Domain errors: what went wrong, in the service's words. They know nothing of HTTP; the errors
  * plugin is the one place that maps a `kind` to a status code and a body.
@@ -11,15 +13,21 @@ export type ErrorKind =
   | 'unauthenticated'
   | 'unprocessable';
 
+/**
+ * The `error` codes of openapi.yaml: the generic Error's (ErrorCode), the idempotency errors' and
+ * OAuth's. A service cannot answer with a code the document lacks.
+ */
+export type ErrorCode = Schemas['ErrorCode'] | Schemas['IdempotencyError']['error'] | Schemas['OAuthError']['error'];
+
 export class DomainError extends Error {
   readonly kind: ErrorKind;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly fields: Record<string, string[]> | undefined;
   /** An exact body for endpoints whose error shape the spec fixes (webshop orders). */
   readonly body: unknown;
   constructor(
     kind: ErrorKind,
-    code: string,
+    code: ErrorCode,
     message: string,
     extra: { fields?: Record<string, string[]>; body?: unknown } = {},
   ) {

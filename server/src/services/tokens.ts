@@ -1,3 +1,4 @@
+import type { Schemas } from '../lib/schemas.js';
 import { timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/pool.js';
 import { randomToken, sha256 } from '../lib/hash.js';
@@ -15,8 +16,11 @@ export type Principal = OrganizationScope & {
   expiresAt: number;
 };
 
-const oauthError = (kind: 'bad_request' | 'unauthenticated', error: string, description: string) =>
-  new DomainError(kind, error, description, { body: { error, error_description: description } });
+const oauthError = (
+  kind: 'bad_request' | 'unauthenticated',
+  error: Schemas['OAuthError']['error'],
+  description: string,
+) => new DomainError(kind, error, description, { body: { error, error_description: description } });
 
 /** RFC 6749 §5.2: a malformed token request is a 400 with an OAuth error code, never a 422. */
 export const oauthValidationError = (fields: Record<string, string[]>) =>

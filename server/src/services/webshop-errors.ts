@@ -19,9 +19,10 @@ export const webshopValidationError = (errors: Record<string, string[]>) =>
     body: webshopValidationBody(errors),
   });
 
-export const webshopError = (kind: ErrorKind, code: string, messages: string | string[]) => {
+/** The specification's product error body; its 422 carries no code of its own. */
+export const webshopError = (kind: ErrorKind, messages: string | string[]) => {
   const list = typeof messages === 'string' ? [messages] : messages;
-  return new DomainError(kind, code, list.join(' '), {
+  return new DomainError(kind, 'validation_failed', list.join(' '), {
     body: { status: false, errors: list } satisfies Schemas['WebshopProductError'],
   });
 };

@@ -88,7 +88,7 @@ export async function createWebshopOrder(
     if (!product.in_promotion) return [`Product ${id} is not part of this promotion.`];
     return [];
   });
-  if (unknown.length) throw webshopError('unprocessable', 'invalid_products', unknown);
+  if (unknown.length) throw webshopError('unprocessable', unknown);
   // From here on every line's product is in `products` (checked just above).
   const productOf = (item: { product_id: number }) =>
     defined(products.get(item.product_id), 'the product of an order line');
@@ -131,7 +131,7 @@ export async function createWebshopOrder(
       problems.push(`Value ${item.value_id} does not belong to product ${product.id}.`);
     return problems;
   });
-  if (mismatches.length) throw webshopError('unprocessable', 'invalid_products', [...new Set(mismatches)]);
+  if (mismatches.length) throw webshopError('unprocessable', [...new Set(mismatches)]);
 
   const address = needsShipping ? defined(input.shipping_address, 'the shipping address (checked above)') : null;
   const units = input.products.reduce((sum, item) => sum + item.quantity, 0);
