@@ -1,5 +1,5 @@
 import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { createServer } from '../../server/src/server.js';
 import { createContractChecker } from './contract.js';
@@ -116,3 +116,22 @@ export const injector =
     });
     return { status: res.statusCode, body: (res.payload ? JSON.parse(res.payload) : null) as Json };
   };
+
+/**
+ * A file's API test server: started before its tests (what `createApiTestServer` answers handed to
+ * `ready`), closed after them; answers the file's `call`, acting as admin unless told otherwise.
+ */
+export function useApiTestServer(ready: (api: { t: TestServer; admin: Auth; readonly: Auth; globex: Auth }) => void) {
+  let t: TestServer | undefined;
+  let admin: Auth | undefined;
+  beforeAll(async () => {
+    const api = await createApiTestServer();
+    ({ t, admin } = api);
+    ready(api);
+  });
+  afterAll(() => t?.close());
+  return injector(
+    () => t as TestServer,
+    () => admin as Auth,
+  );
+}

@@ -1,20 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiTestServer, injector, type Auth, type Json, type TestServer } from '../../../test/helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useApiTestServer, type Auth, type Json, type TestServer } from '../../../test/helpers/server.js';
 
 /** POST /members/list, POST /import/export and POST /members/signups (routes in members.ts). */
 let t: TestServer, admin: Auth, readonly: Auth, globex: Auth;
+const call = useApiTestServer((api) => ({ t, admin, readonly, globex } = api));
 beforeAll(async () => {
-  ({ t, admin, readonly, globex } = await createApiTestServer());
   // A brand of its own so the counts below are exact.
   await t.db
     .sql`INSERT INTO brands (id, organization_id, name) VALUES ('brand-list', 'org-acme', 'List') ON CONFLICT DO NOTHING`;
 });
-afterAll(() => t.close());
-
-const call = injector(
-  () => t,
-  () => admin,
-);
 const signups = (users: Json[], brand = 'brand-list', headers = admin) =>
   call('POST', '/members/signups', { brand_id: brand, users }, headers);
 

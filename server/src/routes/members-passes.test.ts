@@ -1,17 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiTestServer, injector, type Auth, type Json, type TestServer } from '../../../test/helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { useApiTestServer, type Auth, type Json, type TestServer } from '../../../test/helpers/server.js';
 import { addDays, todayUtc } from '../lib/dates.js';
 
 let t: TestServer, admin: Auth, readonly: Auth, globex: Auth;
-beforeAll(async () => {
-  ({ t, admin, readonly, globex } = await createApiTestServer());
-});
-afterAll(() => t.close());
-
-const call = injector(
-  () => t,
-  () => admin,
-);
+const call = useApiTestServer((api) => ({ t, admin, readonly, globex } = api));
 const member = async (email: string, brand = 'brand-acme', headers = admin) =>
   (await call('POST', '/members', { brand_id: brand, email }, headers)).body.member_id as string;
 const issue = (id: string, payload: Json, headers = admin) =>

@@ -1,16 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiTestServer, injector, type Auth, type TestServer } from '../../../test/helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { useApiTestServer, type Auth, type TestServer } from '../../../test/helpers/server.js';
 
 let t: TestServer, admin: Auth, readonly: Auth, globex: Auth;
-beforeAll(async () => {
-  ({ t, admin, readonly, globex } = await createApiTestServer());
-});
-afterAll(() => t.close());
-
-const call = injector(
-  () => t,
-  () => admin,
-);
+const call = useApiTestServer((api) => ({ t, admin, readonly, globex } = api));
 const member = async (email: string, unsubscribed = false) =>
   (await call('POST', '/members', { brand_id: 'brand-acme', email, unsubscribed })).body.member_id as string;
 const state = async (id: string) =>

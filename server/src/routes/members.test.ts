@@ -1,16 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiTestServer, injector, type Auth, type Json, type TestServer } from '../../../test/helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { useApiTestServer, type Auth, type Json, type TestServer } from '../../../test/helpers/server.js';
 
 let t: TestServer, admin: Auth, readonly: Auth, globex: Auth;
-beforeAll(async () => {
-  ({ t, admin, readonly, globex } = await createApiTestServer());
-});
-afterAll(() => t.close());
-
-const call = injector(
-  () => t,
-  () => admin,
-);
+const call = useApiTestServer((api) => ({ t, admin, readonly, globex } = api));
 const create = (payload: Json, headers = admin) =>
   call('POST', '/members', { brand_id: 'brand-acme', ...payload }, headers);
 const memberId = async (email: string, extra: Json = {}) =>
