@@ -73,6 +73,7 @@ const plain = spawnSync(process.execPath, [bin, 'members', 'import', 'plain.csv'
   encoding: 'utf8',
 });
 if (plain.status !== 0) fail(`plain import exited ${plain.status}: ${plain.stderr}`);
+// biome-ignore lint/suspicious/noControlCharactersInRegex: it looks for ANSI escape sequences, which start with the ESC control character
 if (/\u001b\[/.test(plain.stderr)) fail('escape sequences on a pipe');
 if (!/import: 6,000\/6,000 rows \(100%\), 12\/12 batches/.test(plain.stderr))
   fail(`no final plain line:\n${plain.stderr}`);

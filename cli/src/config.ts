@@ -40,7 +40,8 @@ export interface ResolvedConfig {
   configDir: string;
   configPath: string;
   profile: { name: string; source: SettingSource };
-  settings: Partial<Record<SettingKey, Setting>>;
+  /** The API URL always has one (its default); the others may be unset. */
+  settings: Partial<Record<SettingKey, Setting>> & { api_url: Setting };
 }
 
 export function configDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -95,7 +96,7 @@ export function resolveConfig({ flags = {}, env = process.env, file }: ResolveIn
       ? { name: env.LOYALTY_PROFILE, source: 'env' }
       : { name: DEFAULT_PROFILE, source: 'default' };
   const stored = file?.profiles[profile.name] ?? {};
-  const settings: ResolvedConfig['settings'] = {};
+  const settings: Partial<Record<SettingKey, Setting>> = {};
   for (const key of SETTING_KEYS) {
     const fromFlag = flags[key];
     const fromEnv = env[ENV_NAMES[key]];
@@ -104,8 +105,12 @@ export function resolveConfig({ flags = {}, env = process.env, file }: ResolveIn
     else if (fromEnv) settings[key] = { value: fromEnv, source: 'env' };
     else if (fromProfile) settings[key] = { value: fromProfile, source: 'profile' };
   }
-  settings.api_url ??= { value: DEFAULT_API_URL, source: 'default' };
-  return { configDir: dir, configPath: join(dir, 'config.json'), profile, settings };
+  return {
+    configDir: dir,
+    configPath: join(dir, 'config.json'),
+    profile,
+    settings: { ...settings, api_url: settings.api_url ?? { value: DEFAULT_API_URL, source: 'default' } },
+  };
 }
 
 export async function loadConfig(input: Omit<ResolveInput, 'file'>): Promise<ResolvedConfig> {

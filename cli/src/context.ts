@@ -66,7 +66,7 @@ export async function contextOf(command: Command): Promise<Context> {
     json: Boolean(options.json),
     ...(options.color === false ? { color: false } : {}),
   });
-  const apiUrl = config.settings.api_url!.value.replace(/\/+$/, '');
+  const apiUrl = config.settings.api_url.value.replace(/\/+$/, '');
   let client: LoyaltyClient | undefined;
   return {
     runtime,
@@ -107,7 +107,7 @@ const SOURCE_NAMES: Record<SettingSource, string> = {
  * still runs to fix a bad value.
  */
 export function requireHttpUrl(config: ResolvedConfig): void {
-  const setting = config.settings.api_url!;
+  const setting = config.settings.api_url;
   // URL() forgives surrounding spaces; the SDK, which gets the raw value, would not.
   const url =
     setting.value === setting.value.trim() && URL.canParse(setting.value) ? new URL(setting.value) : undefined;
@@ -130,28 +130,27 @@ function createClient(
   const { token, client_id: clientId, client_secret: clientSecret } = config.settings;
   const credentialsRank = clientId && clientSecret ? Math.min(rank[clientId.source], rank[clientSecret.source]) : -1;
   const tokenRank = token ? rank[token.source] : -1;
-  if (tokenRank < 0 && credentialsRank < 0) {
-    const profile = config.profile.name === 'default' ? '' : ` --profile ${config.profile.name}`;
-    throw new CliError(`Not logged in${profile ? ` (profile ${config.profile.name})` : ''}.`, {
-      exitCode: ExitCode.auth,
-      hint: `Run \`loyalty login${profile}\`, or set LOYALTY_TOKEN, or LOYALTY_CLIENT_ID and LOYALTY_CLIENT_SECRET.`,
-    });
-  }
   // Client credentials win a tie: the SDK refreshes their tokens, a fixed token just expires.
-  if (credentialsRank >= tokenRank) {
+  if (clientId && clientSecret && credentialsRank >= tokenRank) {
     // Observed inside the cache: only requests that reach the API are shown and noted.
     const fetch = cachingTokenFetch({
       configDir: config.configDir,
-      key: tokenCacheKey(baseUrl, clientId!.value, clientSecret!.value),
+      key: tokenCacheKey(baseUrl, clientId.value, clientSecret.value),
       fetch: observed,
     });
     return createLoyaltyClient({
       ...tuning,
       baseUrl,
       fetch,
-      clientCredentials: { clientId: clientId!.value, clientSecret: clientSecret!.value },
+      clientCredentials: { clientId: clientId.value, clientSecret: clientSecret.value },
       userAgent: USER_AGENT,
     });
   }
-  return createLoyaltyClient({ ...tuning, baseUrl, fetch: observed, token: token!.value, userAgent: USER_AGENT });
+  if (token)
+    return createLoyaltyClient({ ...tuning, baseUrl, fetch: observed, token: token.value, userAgent: USER_AGENT });
+  const profile = config.profile.name === 'default' ? '' : ` --profile ${config.profile.name}`;
+  throw new CliError(`Not logged in${profile ? ` (profile ${config.profile.name})` : ''}.`, {
+    exitCode: ExitCode.auth,
+    hint: `Run \`loyalty login${profile}\`, or set LOYALTY_TOKEN, or LOYALTY_CLIENT_ID and LOYALTY_CLIENT_SECRET.`,
+  });
 }

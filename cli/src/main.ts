@@ -119,8 +119,9 @@ export async function run(argv: readonly string[], runtime: Runtime): Promise<nu
  */
 function refuseMalformedArguments(argv: readonly string[]): void {
   const index = argv.findIndex((arg) => /[\0\p{Cs}]/u.test(arg));
-  if (index === -1) return;
-  const what = argv[index]!.includes('\0') ? 'a NUL character' : 'a lone UTF-16 surrogate';
+  const arg = argv[index];
+  if (arg === undefined) return;
+  const what = arg.includes('\0') ? 'a NUL character' : 'a lone UTF-16 surrogate';
   throw usageError(`Argument ${index + 1} is not valid text (it has ${what}).`);
 }
 

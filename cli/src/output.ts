@@ -54,7 +54,7 @@ export function colorEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv
   return Boolean(stream.isTTY);
 }
 
-// eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: it matches ANSI escape sequences, which start with the ESC control character
 const ANSI_PATTERN = /\u001b\[[0-9;]*m/g;
 export const visibleLength = (text: string): number => text.replace(ANSI_PATTERN, '').length;
 

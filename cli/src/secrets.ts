@@ -55,7 +55,7 @@ export async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
 }
 
 /** The non-empty lines of a file (or stdin for `-`), trimmed. */
-async function readSecretText(path: string, runtime: Runtime, flag: string): Promise<string[]> {
+async function readSecretText(path: string, runtime: Runtime, flag: string): Promise<[string, ...string[]]> {
   let text: string;
   try {
     text = path === '-' ? await readStdin(runtime.stdin) : await readFile(resolve(runtime.cwd, path), 'utf8');
@@ -64,18 +64,19 @@ async function readSecretText(path: string, runtime: Runtime, flag: string): Pro
       `Cannot read ${flag} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`,
     );
   }
-  const lines = text
+  const [first, ...rest] = text
     .split(/\r?\n/)
     .map((line) => line.trim())
     .filter((line) => line !== '');
-  if (lines.length === 0)
+  if (first === undefined)
     throw usageError(path === '-' ? `${flag}: nothing was read from stdin.` : `${flag} ${path} is empty.`);
-  return lines;
+  return [first, ...rest];
 }
 
 /** The first line of a file (or stdin for `-`), trimmed: the usual shape of a token or secret file. */
 export async function readSecretFile(path: string, runtime: Runtime, flag: string): Promise<string> {
-  return (await readSecretText(path, runtime, flag))[0]!;
+  const [first] = await readSecretText(path, runtime, flag);
+  return first;
 }
 
 /** Every non-empty line of a file (or stdin for `-`), trimmed: one secret per line, as during a rotation. */
@@ -142,8 +143,14 @@ function readHidden(runtime: Runtime, question: string): Promise<string> {
     };
     const onData = (chunk: string): void => {
       for (const char of chunk) {
-        if (char === '\r' || char === '\n' || char === '\u0004') return finish();
-        if (char === '\u0003') return finish(new InterruptedError());
+        if (char === '\r' || char === '\n' || char === '\u0004') {
+          finish();
+          return;
+        }
+        if (char === '\u0003') {
+          finish(new InterruptedError());
+          return;
+        }
         if (char === '\u007f' || char === '\b') value = value.slice(0, -1);
         else if (char >= ' ') value += char;
       }

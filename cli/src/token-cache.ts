@@ -87,7 +87,8 @@ export function cachingTokenFetch(options: {
     const response = await inner(request);
     if (response.status === 401 && sentWith) {
       await update((cache) => {
-        if (cache[options.key] && sentWith === `Bearer ${cache[options.key]!.access_token}`) delete cache[options.key];
+        const cached = cache[options.key];
+        if (cached && sentWith === `Bearer ${cached.access_token}`) delete cache[options.key];
       });
     }
     return response;

@@ -61,7 +61,8 @@ export async function runChunked<T, D>(
   const chunks = chunk(items, size);
   const reports: ChunkReport<T, D>[] = new Array(chunks.length);
   const { signal } = options;
-  let next = 0;
+  // Shared by the workers: each takes the next chunk not yet taken.
+  const queue = chunks.entries();
 
   async function run(index: number, part: T[]): Promise<ChunkReport<T, D>> {
     const key = options.idempotencyKeyPrefix === undefined ? undefined : `${options.idempotencyKeyPrefix}-${index}`;
@@ -83,10 +84,9 @@ export async function runChunked<T, D>(
   }
 
   async function worker(): Promise<void> {
-    while (next < chunks.length) {
+    for (const [index, part] of queue) {
       signal?.throwIfAborted();
-      const index = next++;
-      reports[index] = await run(index, chunks[index]!);
+      reports[index] = await run(index, part);
       options.onChunk?.(reports[index] as ChunkReport<unknown, unknown>);
     }
   }

@@ -7,6 +7,7 @@ import type { ClientCredentials } from './auth.js';
 import type { paths } from './generated/openapi.js';
 import type { PacingOptions } from './rate-limit.js';
 import { callRequest, ReplayableRequest, trustedBase } from './internal/call-request.js';
+import { defined } from './internal/defined.js';
 import { isLeanInit, leanCaller, leanMethods } from './internal/lean-call.js';
 import { createTransport, type FetchLike } from './internal/transport.js';
 import type { RetryOptions } from './retry.js';
@@ -87,7 +88,7 @@ export function createLoyaltyClient(options: LoyaltyClientOptions): LoyaltyClien
   };
   const calls = client as unknown as Record<string, (...args: unknown[]) => unknown>;
   for (const name of methods) {
-    const send = calls[name]!;
+    const send = defined(calls[name], `client.${name}`);
     calls[name] = leanMethods.has(name)
       ? (url, init) =>
           registered.length === 0 && isLeanInit(init)

@@ -6,6 +6,7 @@
 import type { LoyaltyClient } from './client.js';
 import { LoyaltyError, toLoyaltyError } from './errors.js';
 import type { components } from './generated/openapi.js';
+import { defined } from './internal/defined.js';
 import { sleep } from './internal/sleep.js';
 
 export type VoucherJobStatus = components['schemas']['VoucherJobStatus'];
@@ -53,7 +54,7 @@ export async function* waitForVoucherJob(
     });
     const err = toLoyaltyError(result);
     if (err) throw err;
-    last = result.data!;
+    last = defined(result.data, 'voucher job status');
     yield last;
     if (last.status === 'done' || last.status === 'failed') return;
     if (Date.now() + intervalMs > deadline)

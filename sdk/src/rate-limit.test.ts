@@ -73,7 +73,8 @@ async function paced(limiter: RateLimiter, send: () => Promise<Response>, signal
   const ticket = await limiter.acquire(signal);
   let response: Response | undefined;
   try {
-    return (response = await send());
+    response = await send();
+    return response;
   } finally {
     limiter.settle(ticket, response);
   }
@@ -190,7 +191,14 @@ describe('RateLimiter', () => {
     await vi.advanceTimersByTimeAsync(10);
     expect((await firstCall).status).toBe(429);
     const sentAt: number[] = [];
-    const rest = Promise.all(Array.from({ length: 20 }, () => paced(limiter, () => (sentAt.push(Date.now()), send()))));
+    const rest = Promise.all(
+      Array.from({ length: 20 }, () =>
+        paced(limiter, () => {
+          sentAt.push(Date.now());
+          return send();
+        }),
+      ),
+    );
     await settleWithTime(rest, 5);
     expect(Math.min(...sentAt)).toBeGreaterThanOrEqual(holdEnds);
     expect(sentAt.filter((t) => t === Math.min(...sentAt))).toHaveLength(1);
@@ -235,7 +243,14 @@ describe('RateLimiter', () => {
         new Response('{}', { status: 401, headers: { 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '0' } }),
     );
     let sent = 0;
-    await Promise.all(Array.from({ length: 5 }, () => paced(limiter, async () => (sent++, ok('400')))));
+    await Promise.all(
+      Array.from({ length: 5 }, () =>
+        paced(limiter, async () => {
+          sent++;
+          return ok('400');
+        }),
+      ),
+    );
     expect(sent).toBe(5);
     expect(limiter.limit).toBe(600);
   });

@@ -15,6 +15,7 @@
  * - Before the first response, a small burst learns the limit. Responses without the headers
  *   switch pacing off (a server or mock without rate limiting).
  */
+import { defined } from './internal/defined.js';
 import { parseRetryAfter } from './internal/retry-after.js';
 
 export interface PacingOptions {
@@ -187,8 +188,9 @@ export class RateLimiter {
       else this.#newEpoch();
     }
     while (this.#queue.length > 0 && this.#canSend(now)) {
-      const waiter = this.#queue.shift()!;
-      if (waiter.onAbort) waiter.signal!.removeEventListener('abort', waiter.onAbort);
+      const waiter = defined(this.#queue.shift(), 'queued waiter');
+      const { signal, onAbort } = waiter;
+      if (signal && onAbort) signal.removeEventListener('abort', onAbort);
       waiter.resolve(this.#take());
     }
     if (this.#queue.length > 0 && now < this.#holdUntil && this.#timerAt !== this.#holdUntil) {

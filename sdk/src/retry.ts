@@ -166,7 +166,8 @@ export async function sendWithRetry(
     signal: callerSignal,
     headers,
     send: (fetchFn, s = signal) => {
-      const id = (lastId = nextId());
+      const id = nextId();
+      lastId = id;
       setHeader(headers, REQUEST_ID_HEADER, id);
       return sendOne(fetchFn, s).then((response) => {
         noteSentRequestId(response, id);

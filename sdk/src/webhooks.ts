@@ -56,9 +56,9 @@ export type HeaderSource = Headers | Record<string, string | string[] | undefine
 /** One secret, or several during a rotation (any may match). */
 export type Secrets = string | readonly string[];
 
-const fail = (reason: WebhookVerificationReason, message: string): never => {
+function fail(reason: WebhookVerificationReason, message: string): never {
   throw new WebhookVerificationError(reason, message);
-};
+}
 
 /** The body as HMAC input: a string (hashed as UTF-8) or bytes, never copied. */
 function rawOf(body: RawBody): string | Uint8Array {
@@ -127,7 +127,7 @@ function header(headers: HeaderSource, name: string): string | undefined {
 function requireHeader(headers: HeaderSource, name: string): string {
   const value = header(headers, name)?.trim();
   if (!value) fail('missing_header', `The ${name} header is missing.`);
-  return value!;
+  return value;
 }
 
 /** Constant-time comparison of a signature against candidates (length checked first). */
@@ -143,7 +143,8 @@ function standardKey(keys: SecretKeys): KeyObject {
   const key = standardKeyBytesOf(keys.secret);
   if (key.length === 0 || key.toString('base64').replace(/=+$/, '') !== encoded.replace(/=+$/, ''))
     fail('secret_format', 'The part of the webhook secret after "whsec_" must be base64.');
-  return (keys.standard = createSecretKey(key));
+  keys.standard = createSecretKey(key);
+  return keys.standard;
 }
 
 const mismatch = () =>
@@ -168,11 +169,11 @@ export function verifySignature(
   const value = (
     typeof signature === 'object' && signature !== null ? header(signature, 'loyalty-signature') : signature
   )?.trim();
-  if (!value) return fail('missing_header', 'The Loyalty-Signature header is missing.');
+  if (!value) fail('missing_header', 'The Loyalty-Signature header is missing.');
   const entries = value.includes(' ') ? value.split(/\s+/) : [value];
   // Hex decoding stops at the first non-hex character, so a malformed entry comes out short.
   const given = entries.map((e) => Buffer.from(e, 'hex'));
-  if (given.some((g, i) => g.length !== 32 || entries[i]!.length !== 64))
+  if (given.some((g) => g.length !== 32) || entries.some((e) => e.length !== 64))
     fail(
       'malformed_header',
       value.startsWith('v1,')

@@ -2,6 +2,7 @@
 // batch N holds the same rows in every run over the same file, and its idempotency key
 // (file identity + batch index + content) is the same when a resumed import re-sends it.
 import { createHash } from 'node:crypto';
+import { defined } from '../defined.js';
 import type { AcceptedRow, SignupUser } from './validate.js';
 
 /** POST /members/signups takes at most this many users per request. */
@@ -24,7 +25,8 @@ export function planBatches(sourceRowCount: number, accepted: readonly AcceptedR
   }
   const count = Math.ceil(sourceRowCount / size);
   const batches: SignupBatch[] = Array.from({ length: count }, (_, index) => ({ index, rows: [] }));
-  for (const row of accepted) batches[Math.floor(row.position / size)]!.rows.push(row);
+  for (const row of accepted)
+    defined(batches[Math.floor(row.position / size)], 'batch of an accepted row').rows.push(row);
   return batches;
 }
 

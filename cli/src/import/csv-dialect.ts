@@ -1,6 +1,7 @@
 // What real CSV files look like: Excel writes `;` where the decimal separator is a comma,
 // "Text (tab delimited)" writes tabs, and it may put a `sep=;` line first. And when a file
 // cannot be read, what the user has to fix, at which line and column.
+import { defined } from '../defined.js';
 import { usageError, type CliError } from '../errors.js';
 
 const CANDIDATES = [',', ';', '\t'] as const;
@@ -27,7 +28,7 @@ export function parseDelimiter(value: string): string {
 export function detectDialect(head: string, given?: string): Dialect {
   const lines = head.replace(/^\uFEFF/, '').split('\n');
   const sep = /^sep=(.)\r?$/i.exec(lines[0] ?? '');
-  if (sep) return { delimiter: given ?? sep[1]!, sepLine: true };
+  if (sep) return { delimiter: given ?? defined(sep[1], 'sep= line delimiter'), sepLine: true };
   if (given) return { delimiter: given, sepLine: false };
   const header = lines[0] ?? '';
   let best: string = ',';

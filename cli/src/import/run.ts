@@ -244,8 +244,9 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
   let next = 0;
   let failure: unknown;
   const worker = async (): Promise<void> => {
-    while (failure === undefined && !request.signal.aborted && next < pending.length) {
-      const batch = pending[next++]!;
+    while (failure === undefined && !request.signal.aborted) {
+      const batch = pending[next++];
+      if (!batch) break; // none left
       try {
         await sendBatch(batch);
       } catch (error) {

@@ -55,7 +55,8 @@ export class TextGuard {
     const start = this.offset;
     let i = 0;
     while (i < bytes.length) {
-      const byte = bytes[i]!;
+      const byte = bytes[i];
+      if (byte === undefined) throw new Error('Internal error: byte within the chunk is missing');
       if (byte < 0x80) {
         if (byte === 0) throw this.refusal(start + i, NOT_TEXT);
         if (this.delimiter !== undefined) this.followQuotes(byte, start + i);
@@ -66,7 +67,7 @@ export class TextGuard {
         i += 1;
         continue;
       }
-      const length = sequenceLength(bytes, i);
+      const length = sequenceLength(bytes, i, byte);
       if (length === 0) break; // cut off by the chunk's end: completed by the next chunk
       if (length < 0) {
         if (hasControlCharacters(bytes.subarray(Math.max(0, i - 512), i + 512)))
@@ -108,9 +109,10 @@ export class TextGuard {
     for (let i = this.offset - first.offset - 1; i >= 0; i--) if (text[i] === NEWLINE) lineAtStart -= 1;
     const lines = text.toString('utf8').split('\n');
     const index = line - lineAtStart;
+    const found = lines[index];
     // Unless the window starts the file, its first line may have begun before it.
-    if (index < (first.offset === 0 ? 0 : 1) || index >= lines.length) return undefined;
-    return lines[index]!.replace(/\r$/, '').replace(/^\uFEFF/, '');
+    if (index < (first.offset === 0 ? 0 : 1) || found === undefined) return undefined;
+    return found.replace(/\r$/, '').replace(/^\uFEFF/, '');
   }
 
   private followQuotes(byte: number, at: number): void {
@@ -158,18 +160,20 @@ export class TextGuard {
     this.recent.push({ offset: this.received, bytes: chunk });
     this.received += chunk.length;
     this.recentBytes += chunk.length;
-    while (this.recent.length > 2 && this.recentBytes - this.recent[0]!.bytes.length >= WINDOW_BYTES) {
-      this.recentBytes -= this.recent.shift()!.bytes.length;
+    while (this.recent.length > 2) {
+      const oldest = this.recent[0];
+      if (!oldest || this.recentBytes - oldest.bytes.length < WINDOW_BYTES) break;
+      this.recent.shift();
+      this.recentBytes -= oldest.bytes.length;
     }
   }
 }
 
 /**
- * Length of the UTF-8 sequence that starts at `i`: 2 to 4, 0 when the buffer ends inside it,
- * -1 when it is not UTF-8 (a stray continuation byte, an overlong form, a surrogate).
+ * Length of the UTF-8 sequence that starts at `i` with byte `lead`: 2 to 4, 0 when the buffer
+ * ends inside it, -1 when it is not UTF-8 (a stray continuation byte, an overlong form, a surrogate).
  */
-function sequenceLength(bytes: Buffer, i: number): number {
-  const lead = bytes[i]!;
+function sequenceLength(bytes: Buffer, i: number, lead: number): number {
   let length: number;
   let low = 0x80;
   let high = 0xbf;
@@ -184,8 +188,8 @@ function sequenceLength(bytes: Buffer, i: number): number {
     if (lead === 0xf4) high = 0x8f;
   } else return -1;
   for (let k = 1; k < length; k++) {
-    if (i + k >= bytes.length) return 0;
-    const next = bytes[i + k]!;
+    const next = bytes[i + k];
+    if (next === undefined) return 0;
     if (k === 1 ? next < low || next > high : (next & 0xc0) !== 0x80) return -1;
   }
   return length;

@@ -89,7 +89,10 @@ export class RecentIds {
   add(id: string): boolean {
     if (this.#ids.has(id)) return false;
     this.#ids.add(id);
-    if (this.#ids.size > this.#size) this.#ids.delete(this.#ids.values().next().value!);
+    if (this.#ids.size > this.#size) {
+      const oldest = this.#ids.values().next();
+      if (!oldest.done) this.#ids.delete(oldest.value);
+    }
     return true;
   }
 }
@@ -103,11 +106,12 @@ export function isTransient(error: unknown): boolean {
 
 export async function listen(ctx: Context, options: ListenOptions): Promise<void> {
   const { output } = ctx;
-  const secret = options.forwardTo || options.printSecret ? await localSecret(ctx) : undefined;
   if (options.printSecret) {
-    output.write(secret!);
+    output.write(await localSecret(ctx));
     return;
   }
+  // Where events are forwarded, and the secret they are signed with.
+  const forward = options.forwardTo ? { url: options.forwardTo, secret: await localSecret(ctx) } : undefined;
   if (options.forwardTo && !/^https?:\/\//.test(options.forwardTo))
     throw usageError(`--forward-to must be an http(s) URL (got "${options.forwardTo}").`);
   const types = options.events.length ? parseEvents(options.events).join(',') : undefined;
@@ -135,8 +139,8 @@ export async function listen(ctx: Context, options: ListenOptions): Promise<void
       output.write(
         `${event.created_at}  ${output.out.bold(event.type.padEnd(15))}  ${event.id}  ${output.out.dim(describe(event))}`,
       );
-    if (!options.forwardTo) return;
-    const result = await forwardEvent(event, options.forwardTo, secret!, ctx.signal);
+    if (!forward) return;
+    const result = await forwardEvent(event, forward.url, forward.secret, ctx.signal);
     if (result.status !== undefined && result.status >= 200 && result.status < 300) {
       output.info(`  ${output.err.green(`→ ${result.status}`)} POST ${options.forwardTo} [${result.ms} ms]`);
     } else {
@@ -170,9 +174,9 @@ export async function listen(ctx: Context, options: ListenOptions): Promise<void
           output.success(
             `Listening for ${types ?? 'all events'} on ${ctx.apiUrl}${options.forwardTo ? `, forwarding to ${options.forwardTo}` : ''}. Ctrl-C to stop.`,
           );
-          if (secret)
+          if (forward)
             output.info(
-              `Signing secret for ${options.forwardTo}: ${output.err.bold(secret)} (same every run; \`--print-secret\` prints it)`,
+              `Signing secret for ${forward.url}: ${output.err.bold(forward.secret)} (same every run; \`--print-secret\` prints it)`,
             );
         }
         const events = first ? (replay > 0 ? page.data.slice(-replay) : []) : page.data;

@@ -133,9 +133,8 @@ export async function collectEmails(
 
 export async function setSubscription(ctx: Context, subscribe: boolean, emails: readonly string[]): Promise<void> {
   const brandId = ctx.brand();
-  const verb = subscribe ? 'subscribe' : 'unsubscribe';
-  if (emails.length === 1) {
-    const email = emails[0]!;
+  const [email] = emails;
+  if (emails.length === 1 && email !== undefined) {
     const body = { brand_id: brandId, email };
     const result = await request(ctx, (api, signal) =>
       subscribe

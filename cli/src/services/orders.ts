@@ -1,6 +1,7 @@
 // Webshop promotion orders (device token): build the order from flags or a JSON file.
 import type { components } from '@loyalty/sdk';
 import type { Context } from '../context.js';
+import { defined } from '../defined.js';
 import { usageError } from '../errors.js';
 import { call } from './api.js';
 import { readTextInput } from './inputs.js';
@@ -41,7 +42,11 @@ const positive = (value: string, what: string): number => {
 /** `1`, `1x2`, or `id=1,qty=2,location=1,variant=11,value=21`. */
 export function parseProduct(spec: string): Product {
   const short = /^(\d+)(?:x(\d+))?$/.exec(spec.trim());
-  if (short) return { product_id: positive(short[1]!, 'id'), quantity: short[2] ? positive(short[2], 'quantity') : 1 };
+  if (short)
+    return {
+      product_id: positive(defined(short[1], '--product id digits'), 'id'),
+      quantity: short[2] ? positive(short[2], 'quantity') : 1,
+    };
   const p = pairs(spec, '--product');
   const known = new Set(['id', 'qty', 'quantity', 'location', 'variant', 'value']);
   const unknown = Object.keys(p).find((key) => !known.has(key));

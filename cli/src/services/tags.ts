@@ -40,8 +40,9 @@ export async function resolveTagUuid(ctx: Context, tag: string): Promise<string>
   const { data } = await call(ctx, (api, signal) => api.GET('/tags', { signal }));
   const brand = ctx.config.settings.brand?.value;
   const matches = data.filter((t) => t.external_reference === tag && (!brand || t.brand_id === brand));
-  if (matches.length === 1) return matches[0]!.uuid;
-  if (matches.length === 0)
+  const [match, other] = matches;
+  if (match && !other) return match.uuid;
+  if (!match)
     throw new CliError(`No tag with external reference "${tag}"${brand ? ` in ${brand}` : ''}.`, {
       hint: 'See `loyalty tags list`.',
     });
@@ -127,11 +128,12 @@ export async function addMembersToTag(
     },
   );
   const failed = reports.filter((report) => !report.ok);
-  if (failed.length === reports.length && failed[0]?.error) throw apiFailure(ctx, failed[0].error);
-  if (failed.length > 0) {
+  const [firstFailed] = failed;
+  if (firstFailed) {
+    if (failed.length === reports.length) throw apiFailure(ctx, firstFailed.error);
     const missed = failed.reduce((sum, report) => sum + report.size, 0);
     throw new CliError(
-      `${formatCount(missed)} of ${formatCount(ids.length)} members were not added: ${failed[0]!.error!.message}`,
+      `${formatCount(missed)} of ${formatCount(ids.length)} members were not added: ${firstFailed.error.message}`,
       {
         hint: 'Run the same command again: members already on the tag are skipped.',
       },

@@ -16,12 +16,10 @@ export interface VerifyOptions {
   tolerance: string;
 }
 
-export interface Check {
-  header: 'Loyalty-Signature' | 'webhook-signature';
-  valid: boolean;
-  reason?: string;
-  message?: string;
-}
+type CheckedHeader = 'Loyalty-Signature' | 'webhook-signature';
+export type Check =
+  | { header: CheckedHeader; valid: true }
+  | { header: CheckedHeader; valid: false; reason: string; message: string };
 
 /** Headers captured as JSON (`{"name": "value"}`) or as HTTP text (`Name: value` lines). */
 export function parseHeaders(text: string): Record<string, string> {
@@ -80,9 +78,10 @@ export function verifyDelivery(
   const loyaltySignature = input.signature ?? input.headers?.['loyalty-signature'];
   if (loyaltySignature !== undefined)
     checks.push(check('Loyalty-Signature', () => verifySignature(body, loyaltySignature, secrets)));
-  if (input.headers && (input.headers['webhook-signature'] || input.headers['webhook-timestamp'])) {
+  const { headers } = input;
+  if (headers && (headers['webhook-signature'] || headers['webhook-timestamp'])) {
     const options = { tolerance: input.toleranceSeconds, ...(input.now ? { now: input.now } : {}) };
-    checks.push(check('webhook-signature', () => verifyStandardWebhook(body, input.headers!, secrets, options)));
+    checks.push(check('webhook-signature', () => verifyStandardWebhook(body, headers, secrets, options)));
   }
   return checks;
 }
@@ -143,23 +142,22 @@ export async function verifyCommand(ctx: Context, file: string | undefined, opti
   if (checks.length === 0)
     throw usageError(`${options.headersFile} has neither Loyalty-Signature nor webhook-signature.`);
 
-  const valid = checks.every((c) => c.valid);
-  ctx.output.result({ valid, checks }, () =>
+  const failed = checks.find((c) => !c.valid);
+  ctx.output.result({ valid: failed === undefined, checks }, () =>
     checks
       .map((c) =>
         c.valid
           ? `${ctx.output.out.green('✔')} ${c.header}: valid`
-          : `${ctx.output.out.red('✖')} ${c.header}: invalid — ${REASONS[c.reason!] ?? c.reason}`,
+          : `${ctx.output.out.red('✖')} ${c.header}: invalid — ${REASONS[c.reason] ?? c.reason}`,
       )
       .join('\n'),
   );
-  if (!valid) {
-    const failed = checks.find((c) => !c.valid)!;
+  if (failed) {
     const newline =
       body.length > 0 && body[body.length - 1] === 0x0a
         ? ' The body file ends with a newline: was one added when it was saved?'
         : '';
-    throw new CliError(`The delivery does not verify: ${REASONS[failed.reason!] ?? failed.reason}.`, {
+    throw new CliError(`The delivery does not verify: ${REASONS[failed.reason] ?? failed.reason}.`, {
       hint: `${failed.message}${failed.reason === 'signature_mismatch' ? newline : ''}`,
     });
   }

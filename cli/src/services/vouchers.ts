@@ -34,12 +34,14 @@ export function voucherBody(
   brandId: string,
   options: { coupon?: string | undefined; storecard?: string | undefined; expires?: string | undefined },
 ): IssueVouchersRequest {
-  if (Boolean(options.coupon) === Boolean(options.storecard))
-    throw usageError('Pass exactly one of --coupon and --storecard.');
+  const { coupon, storecard } = options;
+  const target =
+    coupon && !storecard ? { coupon_id: coupon } : storecard && !coupon ? { storecard_id: storecard } : undefined;
+  if (!target) throw usageError('Pass exactly one of --coupon and --storecard.');
   const expires = expirationDate(options.expires);
   return {
     brand_id: brandId,
-    ...(options.coupon ? { coupon_id: options.coupon } : { storecard_id: options.storecard! }),
+    ...target,
     ...(expires ? { expiration_date: expires } : {}),
   };
 }

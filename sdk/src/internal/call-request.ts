@@ -56,7 +56,7 @@ export class CallRequest {
  * those parts of an http(s) URL always parse, so the URL does (cheaper than parsing it per call).
  */
 export const isBelow = (url: string, base: string | undefined) =>
-  base !== undefined && url.startsWith(base) && (url.length === base.length || '/?#'.includes(url[base.length]!));
+  base !== undefined && url.startsWith(base) && (url.length === base.length || '/?#'.includes(url.charAt(base.length)));
 
 /** `baseUrl` when it is an http(s) URL that parses and ends before a path (see `isBelow`), else undefined. */
 export function trustedBase(baseUrl: string): string | undefined {

@@ -240,7 +240,12 @@ describe('calls without middleware (lean path)', () => {
 
   it('rejects with the reason of a signal aborted before the call, sending nothing', async () => {
     let calls = 0;
-    server.use(http.get(`${api}/tags`, () => (calls++, HttpResponse.json({}))));
+    server.use(
+      http.get(`${api}/tags`, () => {
+        calls++;
+        return HttpResponse.json({});
+      }),
+    );
     const client = createLoyaltyClient({ baseUrl: api, token: token() });
     const reason = new Error('already stopped');
     await expect(client.GET('/tags', { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);

@@ -17,7 +17,7 @@ import {
   type Token,
   type TokenSource,
 } from '../auth.js';
-import { limiterFor, type PacingOptions, type Ticket } from '../rate-limit.js';
+import { limiterFor, type PacingOptions } from '../rate-limit.js';
 import {
   fetchWithTimeout,
   retryDefaults,
@@ -78,8 +78,12 @@ export function createTransport(options: TransportOptions): (request: Sendable) 
 
   async function sendAs(token: string, ctx: AttemptContext): Promise<Response> {
     const limiter = pacing && limiterFor(baseUrl, token, pacing);
-    let ticket: Ticket | undefined;
-    if (limiter && !(ticket = ctx.signal.aborted ? undefined : limiter.tryAcquire())) {
+    if (!limiter) {
+      setHeader(ctx.headers, 'authorization', `Bearer ${token}`);
+      return fetchWithTimeout((signal) => ctx.send(baseFetch, signal), ctx.signal, ctx.timeoutMs);
+    }
+    let ticket = ctx.signal.aborted ? undefined : limiter.tryAcquire();
+    if (!ticket) {
       const waitStart = Date.now();
       ticket = await limiter.acquire(abortable(ctx.signal));
       ctx.waited(Date.now() - waitStart);
@@ -87,9 +91,10 @@ export function createTransport(options: TransportOptions): (request: Sendable) 
     setHeader(ctx.headers, 'authorization', `Bearer ${token}`);
     let response: Response | undefined;
     try {
-      return (response = await fetchWithTimeout((signal) => ctx.send(baseFetch, signal), ctx.signal, ctx.timeoutMs));
+      response = await fetchWithTimeout((signal) => ctx.send(baseFetch, signal), ctx.signal, ctx.timeoutMs);
+      return response;
     } finally {
-      if (limiter) limiter.settle(ticket!, response);
+      limiter.settle(ticket, response);
     }
   }
 
@@ -114,12 +119,13 @@ export function createTransport(options: TransportOptions): (request: Sendable) 
       }
     };
     return async (ctx) => {
-      if (!pinned) {
-        const token = await tokens.get(abortable(ctx.signal));
-        if (token instanceof Response) return token;
-        pin(token, ctx);
+      let token = pinned;
+      if (!token) {
+        const got = await tokens.get(abortable(ctx.signal));
+        if (got instanceof Response) return got;
+        pin(got, ctx);
+        token = got;
       }
-      const token = pinned!;
       const unsafe = mayHaveRun && hasHeader(ctx.headers, 'idempotency-key');
       const response = await send(token, ctx);
       if (response.status !== 401 || unsafe || !tokens.invalidate(token.value)) return response;

@@ -37,7 +37,10 @@ export function createLifecycle(options: MockLoyaltyApiOptions, requests: MockRe
     if (!limit) return {};
     const t = Date.now();
     let w = windows.get(token);
-    if (!w || t >= w.start + limit.windowMs) windows.set(token, (w = { start: t, count: 0 }));
+    if (!w || t >= w.start + limit.windowMs) {
+      w = { start: t, count: 0 };
+      windows.set(token, w);
+    }
     const resetIn = Math.ceil((w.start + limit.windowMs - t) / 1000);
     const headers = {
       'x-ratelimit-limit': String(limit.limit),
