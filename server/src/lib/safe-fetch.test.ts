@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookClient, SNIPPET_CHARS, snippetOf, type WebhookClient } from './safe-fetch.js';
 import type { Resolver } from './ssrf.js';
+import { resolverTo, unresolvable } from '../../../test/helpers/resolver.js';
 import { BLOCKED_PORTS } from './webhook-ports.js';
 
 /**
@@ -39,26 +40,6 @@ let listed: Server;
 let listedPort: number;
 const clients: WebhookClient[] = [];
 
-const resolverTo = (address: string): Resolver & { calls: string[] } => {
-  const calls: string[] = [];
-  return Object.assign(
-    ((hostname, _o, cb) => {
-      calls.push(hostname);
-      cb(null, [{ address, family: 4 }]);
-    }) as Resolver,
-    { calls },
-  );
-};
-const unresolvable = (): Resolver & { calls: string[] } => {
-  const calls: string[] = [];
-  return Object.assign(
-    ((hostname, _o, cb) => {
-      calls.push(hostname);
-      cb(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
-    }) as Resolver,
-    { calls },
-  );
-};
 const client = (allowInsecure: boolean, resolve?: Resolver) => {
   const made = createWebhookClient({ timeoutMs: 1000, allowInsecure, resolve });
   clients.push(made);

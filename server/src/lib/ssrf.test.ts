@@ -8,18 +8,7 @@ import {
   isPublicAddress,
   type Resolver,
 } from './ssrf.js';
-
-const resolverTo = (...addresses: string[]): Resolver & { calls: string[] } => {
-  const calls: string[] = [];
-  const fn: Resolver = (hostname, _options, callback) => {
-    calls.push(hostname);
-    callback(
-      null,
-      addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
-    );
-  };
-  return Object.assign(fn, { calls });
-};
+import { resolverTo } from '../../../test/helpers/resolver.js';
 
 describe('isPublicAddress', () => {
   it.each([
