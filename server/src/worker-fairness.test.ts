@@ -3,6 +3,7 @@ import { createServer as createTcpServer, type AddressInfo, type Server as TcpSe
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../test/helpers/server.js';
 import { until as untilTruthy } from '../../test/helpers/until.js';
+import { subscribeWebhook } from '../../test/helpers/webhook-receiver.js';
 import { fanOutEvents } from './services/deliveries.js';
 import { startWorker, type WorkerRunner } from './worker.js';
 
@@ -54,15 +55,7 @@ afterAll(async () => {
   await t.close();
 });
 
-async function subscribe(clientId: string, url: string, events: string[]) {
-  const res = await t.inject({
-    method: 'POST',
-    url: '/webhook-subscriptions',
-    payload: { url, events },
-    headers: await t.auth(clientId),
-  });
-  expect(res.statusCode, res.payload).toBe(201);
-}
+const subscribe = (clientId: string, url: string, events: string[]) => subscribeWebhook(t, url, events, clientId);
 
 const until = <T>(what: () => Promise<T | undefined | false>, timeoutMs: number) => untilTruthy(what, timeoutMs, 50);
 

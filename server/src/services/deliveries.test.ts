@@ -1,15 +1,16 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import type { TestServer } from '../../../test/helpers/server.js';
 import { until } from '../../../test/helpers/until.js';
-import { clearWebhookWork, startReceiver, type Receiver } from '../../../test/helpers/webhook-receiver.js';
+import { subscribeWebhook, useWebhookTestBed } from '../../../test/helpers/webhook-receiver.js';
 import type { Config } from '../config.js';
 import type { Schemas } from '../lib/schemas.js';
 import { snippetOf } from '../lib/safe-fetch.js';
 import type { Resolver } from '../lib/ssrf.js';
-import { startWorker, type WorkerRunner } from '../worker.js';
+import { resolverTo } from '../../../test/helpers/resolver.js';
+import { startWorker } from '../worker.js';
 import { recordEvents } from './events.js';
 
 /**
@@ -22,18 +23,16 @@ type Received = { path: string; headers: IncomingHttpHeaders; body: string; at: 
 type Behaviour = (req: Received, res: ServerResponse) => void;
 
 let t: TestServer;
-let receiver: Receiver;
 let base: string;
 let port: number;
 const received: Received[] = [];
 const behaviours = new Map<string, Behaviour>();
-let runner: WorkerRunner | undefined;
 
 const delays = [0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3];
 
-beforeAll(async () => {
-  t = await createTestServer();
-  receiver = await startReceiver((req, res) => {
+// Every test starts without subscriptions (or queued work) of the ones before it.
+const { run } = useWebhookTestBed(
+  (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -46,41 +45,28 @@ beforeAll(async () => {
       received.push(r);
       (behaviours.get(r.path) ?? ((_r, out) => out.writeHead(200).end('ok')))(r, res);
     });
-  });
-  ({ port, base } = receiver);
-});
-afterEach(async () => {
-  // Every test starts without subscriptions (or queued work) of the ones before it.
-  await clearWebhookWork(t.db.sql, runner);
-  runner = undefined;
-});
-afterAll(async () => {
-  await receiver.close();
-  await t.close();
-});
+  },
+  (bed) => {
+    t = bed.t;
+    ({ port, base } = bed.receiver);
+  },
+);
 
 async function work(overrides: Partial<Config> = {}, resolve?: Resolver) {
   const config: Config = { ...t.config, webhookRetryDelays: delays, webhookTimeoutMs: 400, ...overrides };
-  runner = await startWorker({
-    connectionString: t.db.url,
-    sql: t.db.sql,
-    config,
-    concurrency: 8,
-    pollInterval: 50,
-    tasks: { resolve },
-  });
+  await run(() =>
+    startWorker({
+      connectionString: t.db.url,
+      sql: t.db.sql,
+      config,
+      concurrency: 8,
+      pollInterval: 50,
+      tasks: { resolve },
+    }),
+  );
 }
 
-async function subscribe(path: string, events = ['member.created'], url = `${base}${path}`) {
-  const res = await t.inject({
-    method: 'POST',
-    url: '/webhook-subscriptions',
-    payload: { url, events },
-    headers: await t.auth('acme-admin'),
-  });
-  expect(res.statusCode, res.payload).toBe(201);
-  return (res.result as { data: { id: string; secret: string } }).data;
-}
+const subscribe = (path: string, events?: string[], url = `${base}${path}`) => subscribeWebhook(t, url, events);
 
 /** A member.created event through the outbox, as every other part of the server records it. */
 async function emit(organizationId = 'org-acme') {
@@ -365,22 +351,12 @@ describe('sending safely (SSRF)', () => {
       VALUES ('org-acme', ${url}, '{member.created}', 'whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=') RETURNING id`;
     return row!.id;
   };
-  const pointAt = (address: string): Resolver & { calls: string[] } => {
-    const calls: string[] = [];
-    return Object.assign(
-      ((hostname, _o, cb) => {
-        calls.push(hostname);
-        cb(null, [{ address, family: 4 }]);
-      }) as Resolver,
-      { calls },
-    );
-  };
 
   it('refuses at send time a name that resolves to 127.0.0.1, a literal private address and localhost', async () => {
     const named = await insertSubscription(`https://hooks.example.test:${port}/ssrf-named`);
     const literal = await insertSubscription(`https://127.0.0.1:${port}/ssrf-literal`);
     const local = await insertSubscription(`https://localhost:${port}/ssrf-localhost`);
-    const resolve = pointAt('127.0.0.1');
+    const resolve = resolverTo('127.0.0.1');
     await work({ webhookAllowInsecure: false }, (host, options, cb) =>
       host === 'localhost' ? cb(null, [{ address: '127.0.0.1', family: 4 }]) : resolve(host, options, cb),
     );
@@ -404,7 +380,7 @@ describe('sending safely (SSRF)', () => {
 
   it('does not send to a stored URL whose port the rule refuses (stored before the rule, or by hand)', async () => {
     const sub = await insertSubscription('https://hooks.example.test:6379/ssrf-port');
-    const resolve = pointAt('93.184.216.34');
+    const resolve = resolverTo('93.184.216.34');
     await work({ webhookAllowInsecure: false }, resolve);
     const eventId = await emit();
     await until(
@@ -421,7 +397,7 @@ describe('sending safely (SSRF)', () => {
 
   it('connects to the address the checked lookup returned (no second resolution)', async () => {
     await subscribe('/pinned', ['member.created'], `http://hooks.example.test:${port}/pinned`);
-    const resolve = pointAt('127.0.0.1');
+    const resolve = resolverTo('127.0.0.1');
     await work({}, resolve);
     await emit();
     const [req] = await until(() => requestsTo('/pinned').length >= 1 && requestsTo('/pinned'));

@@ -1,9 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import type { TestServer } from '../../../test/helpers/server.js';
 import { until as untilTruthy } from '../../../test/helpers/until.js';
-import { clearWebhookWork, startReceiver, type Receiver } from '../../../test/helpers/webhook-receiver.js';
+import { subscribeWebhook, useWebhookTestBed } from '../../../test/helpers/webhook-receiver.js';
 import type { Config } from '../config.js';
-import { startWorker, type WorkerRunner } from '../worker.js';
+import { startWorker } from '../worker.js';
 import { wakeOverdueLanes } from './deliveries.js';
 import { recordEvents } from './events.js';
 
@@ -13,16 +13,13 @@ import { recordEvents } from './events.js';
  * worker died, and attempt jobs of older versions, do not strand deliveries.
  */
 let t: TestServer;
-let receiver: Receiver;
 let base: string;
 let inFlight = 0;
 let maxInFlight = 0;
 const received: string[] = [];
-let runner: WorkerRunner | undefined;
 
-beforeAll(async () => {
-  t = await createTestServer();
-  receiver = await startReceiver((req, res) => {
+const { run } = useWebhookTestBed(
+  (req, res) => {
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
     let body = '';
@@ -34,17 +31,12 @@ beforeAll(async () => {
         res.writeHead(200).end('ok');
       }, 100),
     );
-  });
-  base = receiver.base;
-});
-afterEach(async () => {
-  await clearWebhookWork(t.db.sql, runner);
-  runner = undefined;
-});
-afterAll(async () => {
-  await receiver.close();
-  await t.close();
-});
+  },
+  (bed) => {
+    t = bed.t;
+    base = bed.receiver.base;
+  },
+);
 
 const config = (overrides: Partial<Config> = {}): Config => ({
   ...t.config,
@@ -53,20 +45,11 @@ const config = (overrides: Partial<Config> = {}): Config => ({
   ...overrides,
 });
 const work = (overrides: Partial<Config> = {}, only?: string[]) =>
-  startWorker({ connectionString: t.db.url, sql: t.db.sql, config: config(overrides), pollInterval: 50, only }).then(
-    (r) => (runner = r),
+  run(() =>
+    startWorker({ connectionString: t.db.url, sql: t.db.sql, config: config(overrides), pollInterval: 50, only }),
   );
 
-async function subscribe() {
-  const res = await t.inject({
-    method: 'POST',
-    url: '/webhook-subscriptions',
-    payload: { url: `${base}/hook`, events: ['member.created'] },
-    headers: await t.auth('acme-admin'),
-  });
-  expect(res.statusCode, res.payload).toBe(201);
-  return (res.result as { data: { id: string } }).data.id;
-}
+const subscribe = async () => (await subscribeWebhook(t, `${base}/hook`)).id;
 const emit = (n: number) =>
   t.db.sql.begin((tx) =>
     recordEvents(

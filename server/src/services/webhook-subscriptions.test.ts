@@ -1,7 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, TEST_SECRET_KEY, type TestServer } from '../../../test/helpers/server.js';
+import { startReceiver, subscribeWebhook, type Receiver } from '../../../test/helpers/webhook-receiver.js';
 import { createWebhookClient } from '../lib/safe-fetch.js';
 import { createSecretBox, SecretKeyError, type SecretBox } from '../lib/secret-box.js';
 import { newWebhookSecret } from '@loyalty/sdk/signing';
@@ -12,36 +11,25 @@ import { sealWebhookSecrets } from './webhook-subscriptions.js';
 /** Webhook secrets at rest (issue 11): sealed in the database, plaintext only in the API's answers and signatures. */
 
 let t: TestServer;
-let receiver: Server;
+let receiver: Receiver;
 let base: string;
 let received = 0;
 const box = createSecretBox({ key: TEST_SECRET_KEY });
 
 beforeAll(async () => {
   t = await createTestServer();
-  receiver = createServer((req, res) => {
+  receiver = await startReceiver((req, res) => {
     received++;
     req.resume().on('end', () => res.writeHead(204).end());
   });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  base = receiver.base;
 });
 afterAll(async () => {
-  receiver.closeAllConnections();
-  await new Promise((r) => receiver.close(r));
+  await receiver.close();
   await t.close();
 });
 
-async function subscribe() {
-  const res = await t.inject({
-    method: 'POST',
-    url: '/webhook-subscriptions',
-    payload: { url: `${base}/hook`, events: ['member.created'] },
-    headers: await t.auth('acme-admin'),
-  });
-  expect(res.statusCode, res.payload).toBe(201);
-  return (res.result as { data: { id: string; secret: string } }).data;
-}
+const subscribe = () => subscribeWebhook(t, `${base}/hook`);
 const stored = async (id: string) =>
   (
     await t.db.sql<
