@@ -1,8 +1,9 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { Db, Sql } from '../db/pool.js';
 import { firstRow } from '../lib/defined.js';
-import { invalidField, notFound } from './errors.js';
+import { notFound } from './errors.js';
 import type { Brand } from './members-scope.js';
+import { readPaging, type Paging } from './paging.js';
 
 /** Page sizes of POST /members/list (per_page up to 1000: openapi.yaml, docs/decisions.md). */
 export const MEMBERS_PER_PAGE_MAX = 1000;
@@ -30,23 +31,15 @@ const membersOfBrand = (db: Db, brand: Brand) => db`
   FROM brand_members bm JOIN members m ON m.id = bm.member_id
   WHERE bm.brand_id = ${brand.id}`;
 
-export type ListPage = { page: number; perPage: number };
+export type ListPage = Paging;
 
 /** page/per_page arrive as strings (spec) or numbers; both absent means the whole list. */
 export function readListPage(input: { page?: unknown; per_page?: unknown }): ListPage | null {
   if (input.page == null && input.per_page == null) return null;
-  const read = (field: string, value: unknown, fallback: number, max: number) => {
-    if (value == null) return fallback;
-    const n = typeof value === 'number' ? value : /^\s*\d+\s*$/.test(String(value)) ? Number(value) : NaN;
-    if (!Number.isInteger(n) || n < 1)
-      throw invalidField(field, `The ${field} field must be an integer of at least 1.`);
-    if (n > max) throw invalidField(field, `The ${field} field must not be greater than ${max}.`);
-    return n;
-  };
-  return {
-    page: read('page', input.page, 1, Number.MAX_SAFE_INTEGER),
-    perPage: read('per_page', input.per_page, MEMBERS_PER_PAGE_DEFAULT, MEMBERS_PER_PAGE_MAX),
-  };
+  return readPaging(input, { fallback: MEMBERS_PER_PAGE_DEFAULT, max: MEMBERS_PER_PAGE_MAX }, (value) => {
+    if (value == null) return undefined;
+    return typeof value === 'number' ? value : /^\s*\d+\s*$/.test(String(value)) ? Number(value) : NaN;
+  });
 }
 
 /** The envelope of POST /members/list up to (not including) the members array. */

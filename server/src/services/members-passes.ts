@@ -2,9 +2,10 @@ import type { Db } from '../db/pool.js';
 import { firstRow } from '../lib/defined.js';
 import type { Schemas } from '../lib/schemas.js';
 import { buildPaginator, type Paginator } from '../lib/paginator.js';
-import { invalidField, notFound } from './errors.js';
+import { notFound } from './errors.js';
 import { isUuid, requireBrand, requireBrandMember } from './members-scope.js';
 import type { OrganizationScope } from './organization-scope.js';
+import { readPaging, type Paging } from './paging.js';
 
 /** Page size of member coupons/storecards (10 by default, at most 100: openapi.yaml, docs/decisions.md). */
 export const PASSES_PER_PAGE_DEFAULT = 10;
@@ -15,19 +16,10 @@ type StorecardPassItem = Schemas['StorecardPass'];
 
 type PageInput = { brand_id: string; page?: number | string; per_page?: number | string };
 
-function readPage(input: PageInput): { page: number; perPage: number } {
-  const read = (field: string, value: unknown, fallback: number, max: number) => {
-    if (value == null || value === '') return fallback;
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 1)
-      throw invalidField(field, `The ${field} field must be an integer of at least 1.`);
-    if (n > max) throw invalidField(field, `The ${field} field must not be greater than ${max}.`);
-    return n;
-  };
-  return {
-    page: read('page', input.page, 1, Number.MAX_SAFE_INTEGER),
-    perPage: read('per_page', input.per_page, PASSES_PER_PAGE_DEFAULT, PASSES_PER_PAGE_MAX),
-  };
+function readPage(input: PageInput): Paging {
+  return readPaging(input, { fallback: PASSES_PER_PAGE_DEFAULT, max: PASSES_PER_PAGE_MAX }, (value) =>
+    value == null || value === '' ? undefined : Number(value),
+  );
 }
 
 /** GET /members/{uuid}/coupons and /storecards: the member's passes of the brand, newest first. */
