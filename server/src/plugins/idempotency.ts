@@ -13,6 +13,7 @@ import {
 } from '../services/idempotency.js';
 import type { Principal } from '../services/tokens.js';
 import { JSON_TYPE } from '../routes/route-options.js';
+import { purgeWhileStarted } from '../lib/purge-while-started.js';
 
 export type IdempotencyOptions = {
   sql: Sql;
@@ -211,17 +212,7 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
       { before: ['loyalty-errors'] },
     );
 
-    let timer: NodeJS.Timeout | undefined;
-    server.ext('onPostStart', () => {
-      timer = setInterval(
-        () => {
-          purgeExpiredIdempotencyKeys(sql).catch(() => {});
-        },
-        options.purgeIntervalMs ?? 10 * 60_000,
-      );
-      timer.unref();
-    });
-    server.ext('onPreStop', () => clearInterval(timer));
+    purgeWhileStarted(server, options.purgeIntervalMs ?? 10 * 60_000, () => purgeExpiredIdempotencyKeys(sql));
   },
 };
 

@@ -9,6 +9,7 @@ import {
   type RateLimitState,
 } from '../services/rate-limits.js';
 import type { Principal } from '../services/tokens.js';
+import { purgeWhileStarted } from '../lib/purge-while-started.js';
 
 export type RateLimitOptions = {
   sql: Sql;
@@ -110,17 +111,9 @@ export const rateLimitPlugin: Plugin<RateLimitOptions> = {
       { before: ['loyalty-errors'] },
     );
 
-    let timer: NodeJS.Timeout | undefined;
-    server.ext('onPostStart', () => {
-      timer = setInterval(
-        () => {
-          purgeRateLimits(options.sql, options.windowSeconds).catch(() => {});
-        },
-        options.purgeIntervalMs ?? 10 * 60_000,
-      );
-      timer.unref();
-    });
-    server.ext('onPreStop', () => clearInterval(timer));
+    purgeWhileStarted(server, options.purgeIntervalMs ?? 10 * 60_000, () =>
+      purgeRateLimits(options.sql, options.windowSeconds),
+    );
   },
 };
 
