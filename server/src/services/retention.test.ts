@@ -5,7 +5,7 @@ import { loadConfig, type Config } from '../config.js';
 import type { Sql } from '../db/pool.js';
 import { pruneOldRowsTask } from '../tasks/prune_old_rows.js';
 import { startWorker } from '../worker.js';
-import { describePurge, purgeOldRows } from './retention.js';
+import { describePurge, noPurgeCounts, purgeOldRows } from './retention.js';
 import { deleteTag } from './tags.js';
 
 /**
@@ -273,17 +273,7 @@ describe('the prune_old_rows task', () => {
   });
 
   it('describePurge names each kind, singular or plural', () => {
-    expect(
-      describePurge({
-        events: 0,
-        deliveries: 0,
-        attempts: 0,
-        voucherJobs: 0,
-        accessTokens: 0,
-        idempotencyKeys: 0,
-        workerJobs: 0,
-      }),
-    ).toBeUndefined();
+    expect(describePurge(noPurgeCounts())).toBeUndefined();
     expect(
       describePurge({
         events: 1,

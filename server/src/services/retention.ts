@@ -12,6 +12,17 @@ export type PurgeCounts = {
   workerJobs: number;
 };
 
+/** The counts of a purge that deleted nothing. */
+export const noPurgeCounts = (): PurgeCounts => ({
+  events: 0,
+  deliveries: 0,
+  attempts: 0,
+  voucherJobs: 0,
+  accessTokens: 0,
+  idempotencyKeys: 0,
+  workerJobs: 0,
+});
+
 export type PurgeOptions = {
   /** LOYALTY_RETENTION_DAYS (may be fractional). */
   retentionDays: number;
@@ -46,15 +57,7 @@ export async function purgeOldRows(db: Db, options: PurgeOptions): Promise<Purge
   const maxBatches = Math.max(1, Math.floor(options.maxBatches ?? 100));
   const seconds = Math.max(0, options.retentionDays * 86_400);
   const cutoff = db`now() - make_interval(secs => ${seconds}::float8)`;
-  const counts: PurgeCounts = {
-    events: 0,
-    deliveries: 0,
-    attempts: 0,
-    voucherJobs: 0,
-    accessTokens: 0,
-    idempotencyKeys: 0,
-    workerJobs: 0,
-  };
+  const counts = noPurgeCounts();
 
   /** Runs `batch` until it deletes fewer than n rows (its first count) or maxBatches ran. */
   const repeat = async <T extends [number, ...number[]]>(batch: () => Promise<T>, add: (counts: T) => void) => {
