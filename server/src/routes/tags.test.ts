@@ -41,13 +41,21 @@ async function createTag(client: string, body: Record<string, unknown>) {
   };
 }
 
+/** A tag of brand-acme, created as acme-admin. */
+const acmeTag = (external_reference: string, tag: string) =>
+  createTag('acme-admin', { brand_id: 'brand-acme', external_reference, tag });
+
+/** `ts.inject` as acme-admin: the method, the URL and the payload if any. */
+const send = async (method: string, url: string, payload?: ServerInjectOptions['payload']) =>
+  ts.inject({ method, url, headers: await ts.auth('acme-admin'), ...(payload !== undefined && { payload }) });
+
 let vip: { uuid: string };
 let globexVip: { uuid: string };
 
 beforeAll(async () => {
   ts = await createTestServer();
   await seedPeople(ts.db.sql);
-  vip = await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'vip', tag: 'VIP customers' });
+  vip = await acmeTag('vip', 'VIP customers');
   // The same reference in another organization is a different tag.
   globexVip = await createTag('globex-admin', {
     brand_id: 'brand-globex',
@@ -59,8 +67,8 @@ afterAll(() => ts?.close());
 
 describe('GET /tags', () => {
   it('lists the tags of the token’s organizations only, oldest first, with RFC 3339 timestamps', async () => {
-    const late = await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'late', tag: 'Late' });
-    const res = await ts.inject({ method: 'GET', url: '/tags', headers: await ts.auth('acme-admin') });
+    const late = await acmeTag('late', 'Late');
+    const res = await send('GET', '/tags');
     expect(res.statusCode).toBe(200);
     const body = json(res.payload);
     expect(body.success).toBe(true);
@@ -88,25 +96,16 @@ describe('GET /tags', () => {
   });
 
   it('lists each tag exactly as POST and PUT answer it, with any characters in tag and reference', async () => {
-    const headers = await ts.auth('acme-admin');
-    const res = await ts.inject({
-      method: 'POST',
-      url: '/tags',
-      headers,
-      payload: {
-        brand_id: 'brand-acme',
-        external_reference: 'odd "ref" \\ </script>',
-        tag: 'Line\nbreak\ttab "quotes" \\ ü € 😀 \u0001',
-      },
+    const res = await send('POST', '/tags', {
+      brand_id: 'brand-acme',
+      external_reference: 'odd "ref" \\ </script>',
+      tag: 'Line\nbreak\ttab "quotes" \\ ü € 😀 \u0001',
     });
     const created = json(res.payload).data;
-    const listed = () => ts.inject({ method: 'GET', url: '/tags', headers }).then((r) => r.payload);
+    const listed = () => send('GET', '/tags').then((r) => r.payload);
     expect((await listed()).includes(JSON.stringify(created))).toBe(true);
     await new Promise((r) => setTimeout(r, 5));
-    const updated = json(
-      (await ts.inject({ method: 'PUT', url: '/tags', headers, payload: { tag_id: created.uuid, tag: 'Renamed ✓' } }))
-        .payload,
-    ).data;
+    const updated = json((await send('PUT', '/tags', { tag_id: created.uuid, tag: 'Renamed ✓' })).payload).data;
     expect(updated.updated_at).not.toBe(created.updated_at);
     const after = await listed();
     expect(after.includes(JSON.stringify(updated))).toBe(true);
@@ -116,26 +115,15 @@ describe('GET /tags', () => {
 
 describe('POST /tags', () => {
   it('creates a tag (201) with the fields sent', async () => {
-    const tag = await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'new-1', tag: 'New one' });
+    const tag = await acmeTag('new-1', 'New one');
     expect(tag).toMatchObject({ brand_id: 'brand-acme', external_reference: 'new-1', tag: 'New one' });
     expect(tag.created_at).toBe(tag.updated_at);
   });
 
   it('answers the Tag object exactly as GET /tags lists it (one builder: the api_json trigger)', async () => {
-    const tag = await createTag('acme-admin', {
-      brand_id: 'brand-acme',
-      external_reference: 'same-1',
-      tag: 'Quote " and \u00e9',
-    });
-    const put = await ts.inject({
-      method: 'PUT',
-      url: '/tags',
-      headers: await ts.auth('acme-admin'),
-      payload: { tag_id: tag.uuid, tag: 'Put \\ back' },
-    });
-    const list = json(
-      (await ts.inject({ method: 'GET', url: '/tags', headers: await ts.auth('acme-admin') })).payload,
-    ).data;
+    const tag = await acmeTag('same-1', 'Quote " and \u00e9');
+    const put = await send('PUT', '/tags', { tag_id: tag.uuid, tag: 'Put \\ back' });
+    const list = json((await send('GET', '/tags')).payload).data;
     const listed = list.find((t: { uuid: string }) => t.uuid === tag.uuid);
     expect(json(put.payload).data).toStrictEqual(listed);
     expect(Object.keys(tag)).toEqual(['tag', 'external_reference', 'uuid', 'created_at', 'updated_at', 'brand_id']);
@@ -143,12 +131,7 @@ describe('POST /tags', () => {
   });
 
   it('answers 422 on external_reference when the organization already uses it', async () => {
-    const res = await ts.inject({
-      method: 'POST',
-      url: '/tags',
-      headers: await ts.auth('acme-admin'),
-      payload: { brand_id: 'brand-acme', external_reference: 'vip', tag: 'Again' },
-    });
+    const res = await send('POST', '/tags', { brand_id: 'brand-acme', external_reference: 'vip', tag: 'Again' });
     expect(res.statusCode).toBe(422);
     expect(json(res.payload)).toMatchObject({
       error: 'validation_failed',
@@ -158,12 +141,7 @@ describe('POST /tags', () => {
 
   it('answers 404 for an unknown or foreign brand', async () => {
     for (const brand_id of ['brand-nope', 'brand-globex']) {
-      const res = await ts.inject({
-        method: 'POST',
-        url: '/tags',
-        headers: await ts.auth('acme-admin'),
-        payload: { brand_id, external_reference: `x-${brand_id}`, tag: 'X' },
-      });
+      const res = await send('POST', '/tags', { brand_id, external_reference: `x-${brand_id}`, tag: 'X' });
       expect(res.statusCode).toBe(404);
       expect(json(res.payload)).toEqual({ message: 'Brand not found.', error: 'not_found' });
     }
@@ -172,14 +150,9 @@ describe('POST /tags', () => {
 
 describe('PUT /tags', () => {
   it('changes only the fields sent and moves updated_at', async () => {
-    const tag = await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'put-1', tag: 'Before' });
+    const tag = await acmeTag('put-1', 'Before');
     await new Promise((r) => setTimeout(r, 5));
-    const res = await ts.inject({
-      method: 'PUT',
-      url: '/tags',
-      headers: await ts.auth('acme-admin'),
-      payload: { tag_id: tag.uuid, tag: 'After' },
-    });
+    const res = await send('PUT', '/tags', { tag_id: tag.uuid, tag: 'After' });
     expect(res.statusCode).toBe(200);
     const data = json(res.payload).data;
     expect(data).toMatchObject({
@@ -191,49 +164,24 @@ describe('PUT /tags', () => {
     });
     expect(Date.parse(data.updated_at)).toBeGreaterThan(Date.parse(tag.updated_at));
 
-    const ref = await ts.inject({
-      method: 'PUT',
-      url: '/tags',
-      headers: await ts.auth('acme-admin'),
-      payload: { tag_id: tag.uuid, brand_id: 'brand-acme', external_reference: 'put-1b' },
-    });
+    const ref = await send('PUT', '/tags', { tag_id: tag.uuid, brand_id: 'brand-acme', external_reference: 'put-1b' });
     expect(json(ref.payload).data).toMatchObject({ tag: 'After', external_reference: 'put-1b' });
   });
 
   it('answers 422 when the new external_reference is taken', async () => {
-    const tag = await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'put-2', tag: 'Two' });
-    const res = await ts.inject({
-      method: 'PUT',
-      url: '/tags',
-      headers: await ts.auth('acme-admin'),
-      payload: { tag_id: tag.uuid, external_reference: 'vip' },
-    });
+    const tag = await acmeTag('put-2', 'Two');
+    const res = await send('PUT', '/tags', { tag_id: tag.uuid, external_reference: 'vip' });
     expect(res.statusCode).toBe(422);
     expect(json(res.payload).errors).toHaveProperty('external_reference');
   });
 
   it('takes the uuid only (an external_reference is a 422) and a brand_id other than the tag’s is a 404', async () => {
-    const byRef = await ts.inject({
-      method: 'PUT',
-      url: '/tags',
-      headers: await ts.auth('acme-admin'),
-      payload: { tag_id: 'vip', tag: 'X' },
-    });
+    const byRef = await send('PUT', '/tags', { tag_id: 'vip', tag: 'X' });
     expect(byRef.statusCode).toBe(422);
     expect(json(byRef.payload).errors).toHaveProperty('tag_id');
-    const otherBrand = await ts.inject({
-      method: 'PUT',
-      url: '/tags',
-      headers: await ts.auth('acme-admin'),
-      payload: { tag_id: vip.uuid, brand_id: 'brand-globex', tag: 'X' },
-    });
+    const otherBrand = await send('PUT', '/tags', { tag_id: vip.uuid, brand_id: 'brand-globex', tag: 'X' });
     expect(otherBrand.statusCode).toBe(404);
-    const unknown = await ts.inject({
-      method: 'PUT',
-      url: '/tags',
-      headers: await ts.auth('acme-admin'),
-      payload: { tag_id: randomUUID(), tag: 'X' },
-    });
+    const unknown = await send('PUT', '/tags', { tag_id: randomUUID(), tag: 'X' });
     expect(unknown.statusCode).toBe(404);
     expect(json(unknown.payload)).toEqual({ message: 'Tag not found.', error: 'not_found' });
   });
@@ -241,26 +189,10 @@ describe('PUT /tags', () => {
 
 describe('DELETE /tags', () => {
   it('removes the tag with its member and pass links (body form), then 404s', async () => {
-    const tag = await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'del-1', tag: 'Doomed' });
-    const headers = await ts.auth('acme-admin');
-    await ts.inject({
-      method: 'POST',
-      url: '/tags/members',
-      headers,
-      payload: { tag_id: tag.uuid, member_id: ids.ada },
-    });
-    await ts.inject({
-      method: 'POST',
-      url: '/tags/passes',
-      headers,
-      payload: { tag_id: tag.uuid, pass_code: 'ACME-ADA-1' },
-    });
-    const res = await ts.inject({
-      method: 'DELETE',
-      url: '/tags',
-      headers,
-      payload: { tag_id: tag.uuid, brand_id: 'brand-acme' },
-    });
+    const tag = await acmeTag('del-1', 'Doomed');
+    await send('POST', '/tags/members', { tag_id: tag.uuid, member_id: ids.ada });
+    await send('POST', '/tags/passes', { tag_id: tag.uuid, pass_code: 'ACME-ADA-1' });
+    const res = await send('DELETE', '/tags', { tag_id: tag.uuid, brand_id: 'brand-acme' });
     expect(res.statusCode).toBe(200);
     expect(json(res.payload)).toEqual({ success: true, message: 'Tag removed' });
     const [links] = await ts.db
@@ -268,27 +200,19 @@ describe('DELETE /tags', () => {
     expect(Number(links!.n)).toBe(0);
     const [member] = await ts.db.sql`SELECT 1 FROM members WHERE id = ${ids.ada}`;
     expect(member).toBeDefined();
-    const again = await ts.inject({ method: 'DELETE', url: '/tags', headers, payload: { tag_id: tag.uuid } });
+    const again = await send('DELETE', '/tags', { tag_id: tag.uuid });
     expect(again.statusCode).toBe(404);
   });
 
   it('accepts the parameters as a query string too', async () => {
-    const tag = await createTag('acme-admin', {
-      brand_id: 'brand-acme',
-      external_reference: 'del-2',
-      tag: 'Doomed too',
-    });
-    const res = await ts.inject({
-      method: 'DELETE',
-      url: `/tags?tag_id=${tag.uuid}&brand_id=brand-acme`,
-      headers: await ts.auth('acme-admin'),
-    });
+    const tag = await acmeTag('del-2', 'Doomed too');
+    const res = await send('DELETE', `/tags?tag_id=${tag.uuid}&brand_id=brand-acme`);
     expect(res.statusCode).toBe(200);
     expect(json(res.payload).message).toBe('Tag removed');
   });
 
   it('answers 422 naming tag_id when it is missing', async () => {
-    const res = await ts.inject({ method: 'DELETE', url: '/tags', headers: await ts.auth('acme-admin') });
+    const res = await send('DELETE', '/tags');
     expect(res.statusCode).toBe(422);
     expect(json(res.payload).errors).toHaveProperty('tag_id');
   });
@@ -296,92 +220,56 @@ describe('DELETE /tags', () => {
 
 describe('tag passes', () => {
   it('adds by uuid or external_reference, lists, removes; adding twice keeps one link', async () => {
-    const tag = await createTag('acme-admin', {
-      brand_id: 'brand-acme',
-      external_reference: 'passes-1',
-      tag: 'Passes',
-    });
-    const headers = await ts.auth('acme-admin');
+    const tag = await acmeTag('passes-1', 'Passes');
     for (const [tag_id, pass_code] of [
       [tag.uuid, 'ACME-ADA-1'],
       ['passes-1', 'ACME-BOB-1'],
       ['passes-1', 'ACME-ADA-1'],
     ]) {
-      const res = await ts.inject({
-        method: 'POST',
-        url: '/tags/passes',
-        headers,
-        payload: { tag_id, pass_code, brand_id: 'brand-acme' },
-      });
+      const res = await send('POST', '/tags/passes', { tag_id, pass_code, brand_id: 'brand-acme' });
       expect(res.statusCode).toBe(200);
       expect(json(res.payload)).toEqual({ success: true, message: 'Pass added to tag' });
     }
-    const list = await ts.inject({ method: 'GET', url: '/tags/passes?tag_id=passes-1&brand_id=brand-acme', headers });
+    const list = await send('GET', '/tags/passes?tag_id=passes-1&brand_id=brand-acme');
     expect(json(list.payload)).toEqual({
       success: true,
       data: [{ pass_code: 'ACME-ADA-1' }, { pass_code: 'ACME-BOB-1' }],
     });
 
-    const removed = await ts.inject({
-      method: 'DELETE',
-      url: '/tags/passes',
-      headers,
-      payload: { tag_id: 'passes-1', pass_code: 'ACME-ADA-1' },
-    });
+    const removed = await send('DELETE', '/tags/passes', { tag_id: 'passes-1', pass_code: 'ACME-ADA-1' });
     expect(json(removed.payload)).toEqual({ success: true, message: 'Pass removed from tag' });
-    const viaQuery = await ts.inject({
-      method: 'DELETE',
-      url: `/tags/passes?tag_id=${tag.uuid}&pass_code=ACME-BOB-1`,
-      headers,
-    });
+    const viaQuery = await send('DELETE', `/tags/passes?tag_id=${tag.uuid}&pass_code=ACME-BOB-1`);
     expect(viaQuery.statusCode).toBe(200);
-    const notOnTag = await ts.inject({
-      method: 'DELETE',
-      url: '/tags/passes',
-      headers,
-      payload: { tag_id: 'passes-1', pass_code: 'ACME-BOB-1' },
-    });
+    const notOnTag = await send('DELETE', '/tags/passes', { tag_id: 'passes-1', pass_code: 'ACME-BOB-1' });
     expect(notOnTag.statusCode).toBe(200);
-    const empty = await ts.inject({
-      method: 'GET',
-      url: '/tags/passes',
-      headers,
-      payload: JSON.stringify({ tag_id: 'passes-1', brand_id: 'brand-acme' }),
-    });
+    const empty = await send('GET', '/tags/passes', JSON.stringify({ tag_id: 'passes-1', brand_id: 'brand-acme' }));
     expect(json(empty.payload)).toEqual({ success: true, data: [] });
   });
 
   it('answers 404 for an unknown pass code, a foreign pass and a brand_id that is not the tag’s', async () => {
-    const headers = await ts.auth('acme-admin');
     for (const payload of [
       { tag_id: 'vip', pass_code: 'NOPE' },
       { tag_id: 'vip', pass_code: 'GLOBEX-GUS-1' },
       { tag_id: 'vip', pass_code: 'ACME-ADA-1', brand_id: 'brand-globex' },
       { tag_id: 'no-such-tag', pass_code: 'ACME-ADA-1' },
     ]) {
-      const res = await ts.inject({ method: 'POST', url: '/tags/passes', headers, payload });
+      const res = await send('POST', '/tags/passes', payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(404);
     }
-    const list = await ts.inject({ method: 'GET', url: '/tags/passes?tag_id=vip&brand_id=brand-globex', headers });
+    const list = await send('GET', '/tags/passes?tag_id=vip&brand_id=brand-globex');
     expect(list.statusCode).toBe(404);
   });
 });
 
 describe('tag members', () => {
   it('adds one member by tag uuid or reference, lists {identifier, email} in order, removes', async () => {
-    await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'members-1', tag: 'Members' });
-    const headers = await ts.auth('acme-admin');
+    await acmeTag('members-1', 'Members');
     for (const member_id of [ids.bob, ids.ada, ids.bob]) {
-      const res = await ts.inject({
-        method: 'POST',
-        url: '/tags/members',
-        headers,
-        payload: { tag_id: 'members-1', member_id, brand_id: 'brand-acme' },
-      });
+      const res = await send('POST', '/tags/members', { tag_id: 'members-1', member_id, brand_id: 'brand-acme' });
       expect(res.statusCode).toBe(200);
       expect(json(res.payload)).toEqual({ success: true, message: 'Member added to tag' });
     }
-    const list = await ts.inject({ method: 'GET', url: '/tags/members?tag_id=members-1&brand_id=brand-acme', headers });
+    const list = await send('GET', '/tags/members?tag_id=members-1&brand_id=brand-acme');
     expect(json(list.payload)).toEqual({
       success: true,
       data: [
@@ -390,25 +278,11 @@ describe('tag members', () => {
       ],
     });
 
-    const removed = await ts.inject({
-      method: 'DELETE',
-      url: '/tags/members',
-      headers,
-      payload: { tag_id: 'members-1', member_id: ids.bob },
-    });
+    const removed = await send('DELETE', '/tags/members', { tag_id: 'members-1', member_id: ids.bob });
     expect(json(removed.payload)).toEqual({ success: true, message: 'Member removed from tag' });
-    const viaQuery = await ts.inject({
-      method: 'DELETE',
-      url: `/tags/members?tag_id=members-1&member_id=${ids.ada}&brand_id=brand-acme`,
-      headers,
-    });
+    const viaQuery = await send('DELETE', `/tags/members?tag_id=members-1&member_id=${ids.ada}&brand_id=brand-acme`);
     expect(viaQuery.statusCode).toBe(200);
-    const viaBody = await ts.inject({
-      method: 'GET',
-      url: '/tags/members',
-      headers,
-      payload: JSON.stringify({ tag_id: 'members-1', brand_id: 'brand-acme' }),
-    });
+    const viaBody = await send('GET', '/tags/members', JSON.stringify({ tag_id: 'members-1', brand_id: 'brand-acme' }));
     expect(json(viaBody.payload).data).toEqual([]);
   });
 
@@ -417,91 +291,50 @@ describe('tag members', () => {
     const leaver = randomUUID();
     await sql`INSERT INTO members (id, organization_id, email) VALUES (${leaver}, 'org-acme', 'leaver@example.org')`;
     await sql`INSERT INTO brand_members (brand_id, member_id) VALUES ('brand-acme', ${leaver})`;
-    await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'members-2', tag: 'Leavers' });
-    const headers = await ts.auth('acme-admin');
-    await ts.inject({
-      method: 'POST',
-      url: '/tags/members',
-      headers,
-      payload: { tag_id: 'members-2', member_id: leaver },
-    });
+    await acmeTag('members-2', 'Leavers');
+    await send('POST', '/tags/members', { tag_id: 'members-2', member_id: leaver });
     await sql`DELETE FROM brand_members WHERE member_id = ${leaver}`;
-    const list = await ts.inject({ method: 'GET', url: '/tags/members?tag_id=members-2&brand_id=brand-acme', headers });
+    const list = await send('GET', '/tags/members?tag_id=members-2&brand_id=brand-acme');
     expect(json(list.payload).data).toEqual([]);
     // ...and they can still be taken off the tag.
-    const removed = await ts.inject({
-      method: 'DELETE',
-      url: '/tags/members',
-      headers,
-      payload: { tag_id: 'members-2', member_id: leaver },
-    });
+    const removed = await send('DELETE', '/tags/members', { tag_id: 'members-2', member_id: leaver });
     expect(removed.statusCode).toBe(200);
     const [row] = await sql`SELECT count(*)::int AS n FROM tag_members WHERE member_id = ${leaver}`;
     expect(row!.n).toBe(0);
   });
 
   it('answers 404 for an unknown member, a foreign member and a person who is not a member of the brand', async () => {
-    const headers = await ts.auth('acme-admin');
     for (const member_id of [randomUUID(), ids.gus, ids.cy]) {
-      const res = await ts.inject({
-        method: 'POST',
-        url: '/tags/members',
-        headers,
-        payload: { tag_id: 'vip', member_id },
-      });
+      const res = await send('POST', '/tags/members', { tag_id: 'vip', member_id });
       expect(res.statusCode).toBe(404);
       expect(json(res.payload)).toEqual({ message: 'Member not found.', error: 'not_found' });
     }
-    const foreignRemove = await ts.inject({
-      method: 'DELETE',
-      url: '/tags/members',
-      headers,
-      payload: { tag_id: 'vip', member_id: ids.gus },
-    });
+    const foreignRemove = await send('DELETE', '/tags/members', { tag_id: 'vip', member_id: ids.gus });
     expect(foreignRemove.statusCode).toBe(404);
   });
 });
 
 describe('POST /tags/members/bulk', () => {
   it('adds members of the brand, skips the rest silently, and is safe to repeat', async () => {
-    await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'bulk-1', tag: 'Bulk' });
-    const headers = await ts.auth('acme-admin');
+    await acmeTag('bulk-1', 'Bulk');
     const users = [ids.ada, ids.bob, ids.ada, ids.cy, ids.gus, randomUUID()];
-    const first = await ts.inject({
-      method: 'POST',
-      url: '/tags/members/bulk',
-      headers,
-      payload: { brand_id: 'brand-acme', tag_id: 'bulk-1', users },
-    });
+    const first = await send('POST', '/tags/members/bulk', { brand_id: 'brand-acme', tag_id: 'bulk-1', users });
     expect(first.statusCode).toBe(200);
     expect(json(first.payload)).toEqual({ success: true, message: 'Added 2 members to tag' });
-    const again = await ts.inject({
-      method: 'POST',
-      url: '/tags/members/bulk',
-      headers,
-      payload: { brand_id: 'brand-acme', tag_id: 'bulk-1', users },
-    });
+    const again = await send('POST', '/tags/members/bulk', { brand_id: 'brand-acme', tag_id: 'bulk-1', users });
     expect(json(again.payload)).toEqual({ success: true, message: 'Added 0 members to tag' });
-    const list = json(
-      (await ts.inject({ method: 'GET', url: '/tags/members?tag_id=bulk-1&brand_id=brand-acme', headers })).payload,
-    );
+    const list = json((await send('GET', '/tags/members?tag_id=bulk-1&brand_id=brand-acme')).payload);
     expect(list.data.map((m: { identifier: string }) => m.identifier).sort()).toEqual([ids.ada, ids.bob].sort());
   });
 
   it('takes 2000 users in one call', async () => {
-    const tag = await createTag('acme-admin', { brand_id: 'brand-acme', external_reference: 'bulk-2000', tag: 'Big' });
+    const tag = await acmeTag('bulk-2000', 'Big');
     const users = Array.from({ length: 1999 }, () => randomUUID()).concat(ids.ada);
-    const res = await ts.inject({
-      method: 'POST',
-      url: '/tags/members/bulk',
-      headers: await ts.auth('acme-admin'),
-      payload: { brand_id: 'brand-acme', tag_id: tag.uuid, users },
-    });
+    const res = await send('POST', '/tags/members/bulk', { brand_id: 'brand-acme', tag_id: tag.uuid, users });
     expect(json(res.payload)).toEqual({ success: true, message: 'Added 1 members to tag' });
   });
 
   it('answers 422 for users empty, over 2000, or holding a non-UUID (named users.N)', async () => {
-    const headers = await ts.auth('acme-admin');
     const cases: [unknown, string][] = [
       [[], 'users'],
       [Array.from({ length: 2001 }, () => randomUUID()), 'users'],
@@ -509,31 +342,20 @@ describe('POST /tags/members/bulk', () => {
       ['not-a-list', 'users'],
     ];
     for (const [users, field] of cases) {
-      const res = await ts.inject({
-        method: 'POST',
-        url: '/tags/members/bulk',
-        headers,
-        payload: { brand_id: 'brand-acme', tag_id: 'vip', users },
-      });
+      const res = await send('POST', '/tags/members/bulk', { brand_id: 'brand-acme', tag_id: 'vip', users });
       expect(res.statusCode).toBe(422);
       expect(json(res.payload).errors).toHaveProperty([field]);
     }
   });
 
   it('answers 404 for an unknown or foreign brand or tag, and a tag of another brand', async () => {
-    const headers = await ts.auth('acme-admin');
     for (const [brand_id, tag_id] of [
       ['brand-nope', 'vip'],
       ['brand-globex', 'vip'],
       ['brand-acme', 'nope'],
       ['brand-acme', globexVip.uuid],
     ]) {
-      const res = await ts.inject({
-        method: 'POST',
-        url: '/tags/members/bulk',
-        headers,
-        payload: { brand_id, tag_id, users: [ids.ada] },
-      });
+      const res = await send('POST', '/tags/members/bulk', { brand_id, tag_id, users: [ids.ada] });
       expect(res.statusCode, `${brand_id} ${tag_id}`).toBe(404);
     }
   });
@@ -683,50 +505,29 @@ describe('bad input on tag routes: a 4xx JSON error, never a 5xx', () => {
   });
 
   it('an oversized body is a 413 payload_too_large', async () => {
-    const res = await ts.inject({
-      method: 'POST',
-      url: '/tags/members/bulk',
-      headers: await ts.auth('acme-admin'),
-      payload: JSON.stringify({ brand_id: 'brand-acme', tag_id: 'vip', users: [], pad: 'x'.repeat(6 * 1024 * 1024) }),
-    });
+    const res = await send(
+      'POST',
+      '/tags/members/bulk',
+      JSON.stringify({ brand_id: 'brand-acme', tag_id: 'vip', users: [], pad: 'x'.repeat(6 * 1024 * 1024) }),
+    );
     expect(res.statusCode).toBe(413);
     expect(json(res.payload).error).toBe('payload_too_large');
   });
 
   it('wrong types name each field', async () => {
-    const headers = await ts.auth('acme-admin');
-    const res = await ts.inject({
-      method: 'POST',
-      url: '/tags',
-      headers,
-      payload: { brand_id: 5, external_reference: null, tag: ['x'] },
-    });
+    const res = await send('POST', '/tags', { brand_id: 5, external_reference: null, tag: ['x'] });
     expect(res.statusCode).toBe(422);
     expect(Object.keys(json(res.payload).errors).sort()).toEqual(['brand_id', 'external_reference', 'tag']);
-    const empty = await ts.inject({
-      method: 'POST',
-      url: '/tags',
-      headers,
-      payload: { brand_id: 'brand-acme', external_reference: '', tag: 'x'.repeat(192) },
-    });
+    const empty = await send('POST', '/tags', { brand_id: 'brand-acme', external_reference: '', tag: 'x'.repeat(192) });
     expect(Object.keys(json(empty.payload).errors).sort()).toEqual(['external_reference', 'tag']);
-    const array = await ts.inject({ method: 'POST', url: '/tags/members', headers, payload: JSON.stringify([1, 2]) });
+    const array = await send('POST', '/tags/members', JSON.stringify([1, 2]));
     expect(array.statusCode).toBe(422);
-    const member = await ts.inject({
-      method: 'POST',
-      url: '/tags/members',
-      headers,
-      payload: { tag_id: 'vip', member_id: 'not-a-uuid' },
-    });
+    const member = await send('POST', '/tags/members', { tag_id: 'vip', member_id: 'not-a-uuid' });
     expect(json(member.payload).errors).toHaveProperty('member_id');
-    const missing = await ts.inject({ method: 'GET', url: '/tags/members?tag_id=vip', headers });
+    const missing = await send('GET', '/tags/members?tag_id=vip');
     expect(missing.statusCode).toBe(422);
     expect(json(missing.payload).errors).toHaveProperty('brand_id');
-    const twice = await ts.inject({
-      method: 'GET',
-      url: '/tags/passes?tag_id=vip&tag_id=other&brand_id=brand-acme',
-      headers,
-    });
+    const twice = await send('GET', '/tags/passes?tag_id=vip&tag_id=other&brand_id=brand-acme');
     expect(twice.statusCode).toBe(422);
     expect(json(twice.payload).errors).toHaveProperty('tag_id');
   });
