@@ -13,6 +13,7 @@ import {
   isRunning,
   postmasterPidOf,
   root,
+  spawnStart,
   startServerProcess,
 } from '../../test/helpers/server-process.js';
 
@@ -42,19 +43,7 @@ const start = () =>
 
 /** `node server/dist/start.js` with `env` over this process's environment, to its exit: its code and stderr. */
 async function startToExit(env: Record<string, string>): Promise<{ code: number | null; err: string }> {
-  const child = spawn(process.execPath, ['server/dist/start.js'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATABASE_URL: '',
-      LOYALTY_SECRET_KEY: '',
-      LOYALTY_DEBUG: '',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnStart({ DATABASE_URL: '', LOYALTY_SECRET_KEY: '', LOYALTY_DEBUG: '', ...env });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const timer = setTimeout(() => child.kill('SIGKILL'), 30_000); // a start that should fail but listens (or hangs) instead: within the tests' timeouts

@@ -24,6 +24,18 @@ export type ServerProcess = {
 };
 
 /**
+ * `node server/dist/start.js` with PORT=0, HOST=127.0.0.1 and `env` over this process's environment,
+ * its stdout and stderr piped. `detached`: its own process group, as test harnesses run it.
+ */
+export const spawnStart = (env: Record<string, string>, { detached = false } = {}): ChildProcess =>
+  spawn(process.execPath, ['server/dist/start.js'], {
+    cwd: root,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached,
+  });
+
+/**
  * `node server/dist/start.js` with PORT=0 and `env` over this process's environment; resolves once
  * it prints the URL it listens on. `detached`: its own process group, as test harnesses run it.
  */
@@ -31,12 +43,7 @@ export async function startServerProcess(
   env: Record<string, string>,
   { detached = false } = {},
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['server/dist/start.js'], {
-    cwd: root,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached,
-  });
+  const child = spawnStart(env, { detached });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
