@@ -5,6 +5,7 @@ import { quietLogger } from '../db/migrate.js';
 import type { Sql } from '../db/pool.js';
 import { createTaskList } from '../tasks/index.js';
 import { addDays, todayUtc } from '../lib/dates.js';
+import type { Schemas } from '../lib/schemas.js';
 
 let t: TestServer;
 let admin: { authorization: string };
@@ -55,18 +56,7 @@ const post = (tag: string, payload: Record<string, unknown>, headers = admin) =>
 const status = (tag: string, job: string, brand = 'brand-acme', headers = admin) =>
   t.inject({ method: 'GET', url: `/tags/${encodeURIComponent(tag)}/vouchers/${job}?brand_id=${brand}`, headers });
 
-type Job = {
-  job_id: string;
-  status: string;
-  total: number;
-  processed: number;
-  issued: number;
-  skipped: number;
-  failed: number;
-  has_errors: boolean;
-  started_at: string | null;
-  finished_at: string | null;
-};
+type Job = Schemas['VoucherJobStatus'];
 const finished = (tag: string, job: string) => async () => {
   const body = (await status(tag, job)).result as Job;
   return body.status === 'done' || body.status === 'failed' ? body : undefined;
