@@ -81,7 +81,7 @@ export function leanCaller(
     // the client's defaults alone are known to be valid and lower case.
     if (custom)
       headers = mergeHeaders(body === undefined ? {} : { 'Content-Type': 'application/json' }, baseHeaders, ...own);
-    else headers = body === undefined ? { ...baseHeaders } : { 'content-type': 'application/json', ...baseHeaders };
+    else headers = Object.assign(body === undefined ? {} : { 'content-type': 'application/json' }, baseHeaders);
     if ((body !== undefined && method === 'GET') || !(isBelow(url, trusted) || URL.canParse(url)))
       new Request(url, { method, body }); // throws the TypeError openapi-fetch's Request would
     const response = await send(new CallRequest(url, { method, headers, body, signal: init?.signal }));
