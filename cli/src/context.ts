@@ -8,6 +8,7 @@ import { readSecretFile } from './secrets.js';
 import { runtimeOf, type Runtime } from './runtime.js';
 import { observedFetch, type FetchLike } from './request-log.js';
 import { cachingTokenFetch, tokenCacheKey } from './token-cache.js';
+import { CLI_VERSION } from './version.js';
 
 export interface GlobalOptions {
   profile?: string;
@@ -42,7 +43,7 @@ export interface ClientTuning {
 
 const rank: Record<SettingSource, number> = { flag: 3, env: 2, profile: 1, default: 0 };
 
-export const USER_AGENT = 'loyalty-cli/0.1';
+export const USER_AGENT = `loyalty-cli/${CLI_VERSION}`;
 
 export async function contextOf(command: Command): Promise<Context> {
   const runtime = runtimeOf(command);

@@ -1,6 +1,5 @@
 // The `loyalty` program: the command tree, registered explicitly, and the one place that
 // turns errors into output and exit codes.
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { CliError, ExitCode, usageError } from './errors.js';
 import { examples } from './help.js';
@@ -19,14 +18,12 @@ import { serverCommand } from './commands/server.js';
 import { tagsCommand } from './commands/tags/index.js';
 import { vouchersCommand } from './commands/vouchers/index.js';
 import { webhooksCommand } from './commands/webhooks/index.js';
-
-const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
-  .version;
+import { CLI_VERSION } from './version.js';
 
 export function buildProgram(): Command {
   const program = new Command('loyalty')
     .description('Work with the Loyalty Pass API from the terminal: imports, tags, vouchers, webhooks.')
-    .version(version, '-v, --version')
+    .version(CLI_VERSION, '-v, --version')
     .option('--profile <name>', 'settings profile to use (env LOYALTY_PROFILE; default "default")')
     .option('--api-url <url>', 'API base URL (env LOYALTY_API_URL; default http://127.0.0.1:3000)')
     .option('--brand <id>', 'brand for brand-scoped commands (env LOYALTY_BRAND)')

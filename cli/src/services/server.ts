@@ -9,6 +9,7 @@ import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Context } from '../context.js';
 import { CliError, ExitCode } from '../errors.js';
+import { CLI_VERSION } from '../version.js';
 
 export interface ServerOptions {
   port?: string;
@@ -75,7 +76,7 @@ export function serverEntryPoint(): string {
       throw new CliError(
         '`loyalty server` needs the reference server package, @loyalty/server, which is not installed.',
         {
-          hint: 'Install it next to the CLI: `npm install @loyalty/server@0.1.0` (with `-g` if the CLI is global).',
+          hint: `Install it next to the CLI: \`npm install @loyalty/server@${CLI_VERSION}\` (with \`-g\` if the CLI is global).`,
         },
       );
     }
