@@ -4,8 +4,9 @@ import type { components, LoyaltyError } from '@loyalty/sdk';
 
 type Schemas = components['schemas'];
 
-/** The `error` codes of the document's error bodies: OAuth (RFC 6749), idempotency and validation. */
+/** The `error` codes of the document's error bodies: the generic Error's, OAuth (RFC 6749), idempotency and validation. */
 export type DocumentedErrorCode =
+  | Schemas['ErrorCode']
   | Schemas['OAuthError']['error']
   | Schemas['IdempotencyError']['error']
   | Schemas['ValidationError']['error'];
