@@ -1,21 +1,10 @@
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addMembersToTag, chunk, importSignups, runChunked, subscribeMembers, updateMembers } from './bulk.js';
-import { createLoyaltyClient } from './client.js';
+import { api, clients, mswServer } from './test-support.js';
 
-const api = 'http://api.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
-let n = 0;
-const client = () =>
-  createLoyaltyClient({
-    baseUrl: api,
-    token: `bulk-${++n}`,
-    retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, deadlineMs: 1000 },
-  });
+const server = mswServer();
+const client = clients('bulk', { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, deadlineMs: 1000 });
 const ids = (count: number) =>
   Array.from({ length: count }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
 

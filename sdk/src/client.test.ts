@@ -1,23 +1,13 @@
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLoyaltyClient } from './client.js';
 import { toLoyaltyError } from './errors.js';
 import { wasReplayed } from './idempotency.js';
+import { api, fast, mswServer, tokens } from './test-support.js';
 
-const api = 'http://api.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => {
-  server.resetHandlers();
-  vi.useRealTimers();
-});
-afterAll(() => server.close());
-
-let n = 0;
-/** A fresh token per test keeps the process-wide rate limiters apart. */
-const token = () => `tok-${++n}`;
-const fast = { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5, deadlineMs: 5_000 };
+const server = mswServer();
+afterEach(() => vi.useRealTimers());
+const token = tokens('tok');
 
 /** A `GET /tags` whose caller aborts after 20 ms rejects with the abort reason at once. */
 async function expectCallerAbortStopsAtOnce() {
@@ -269,8 +259,9 @@ describe('client credentials', () => {
     );
     return { issued, seenHeaders };
   }
+  const clientId = tokens('acme-admin');
   const credentials = () => ({
-    clientId: `acme-admin-${++n}`,
+    clientId: clientId(),
     clientSecret: 'acme-admin-secret',
     scope: ['tags.get', 'tags.store'],
   });

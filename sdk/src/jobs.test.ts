@@ -1,20 +1,12 @@
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createLoyaltyClient } from './client.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { components } from './generated/openapi.js';
 import { VoucherJobTimeoutError, waitForVoucherJob } from './jobs.js';
+import { api, clients, mswServer } from './test-support.js';
 
-const api = 'http://api.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => {
-  server.resetHandlers();
-  vi.useRealTimers();
-});
-afterAll(() => server.close());
-let n = 0;
-const client = () => createLoyaltyClient({ baseUrl: api, token: `jobs-${++n}`, retry: false });
+const server = mswServer();
+afterEach(() => vi.useRealTimers());
+const client = clients('jobs', false);
 
 type Job = components['schemas']['VoucherJobStatus'];
 const job = (status: Job['status'], processed: number): Job => ({

@@ -1,20 +1,13 @@
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLoyaltyClient } from './client.js';
 import { LoyaltyError, toLoyaltyError, unwrap } from './errors.js';
 import { requestIdOf } from './index.js';
+import { api, fast, mswServer, tokens } from './test-support.js';
 import { mockLoyaltyApi } from './testing.js';
 
-const api = 'http://api.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
-
-let n = 0;
-const token = () => `rid-${++n}`;
-const fast = { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5, deadlineMs: 5_000 };
+const server = mswServer();
+const token = tokens('rid');
 const generated = /^([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})-(\d+)$/;
 const tags = { success: true, data: [] };
 

@@ -1,31 +1,22 @@
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLoyaltyClient } from './client.js';
 import { toLoyaltyError } from './errors.js';
 import { wasReplayed } from './idempotency.js';
 import { waitForVoucherJob } from './jobs.js';
 import { iterateEvents, iterateMembers } from './paginate.js';
+import { clients, mswServer } from './test-support.js';
 import { mockLoyaltyApi, type MockLoyaltyApi } from './testing.js';
 
 const baseUrl = 'http://mock.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
-
-let n = 0;
+const server = mswServer();
+const newClient = clients('testing', { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 2, deadlineMs: 5000 }, baseUrl);
 function setup(options: Parameters<typeof mockLoyaltyApi>[0] = {}): {
   api: MockLoyaltyApi;
   client: ReturnType<typeof createLoyaltyClient>;
 } {
   const api = mockLoyaltyApi({ baseUrl, ...options });
   server.use(...api.handlers);
-  const client = createLoyaltyClient({
-    baseUrl,
-    token: `testing-${++n}`,
-    retry: { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 2, deadlineMs: 5000 },
-  });
-  return { api, client };
+  return { api, client: newClient() };
 }
 const tagBody = { brand_id: 'brand-acme', external_reference: 'vip', tag: 'VIP' };
 

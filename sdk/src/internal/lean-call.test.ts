@@ -1,22 +1,13 @@
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLoyaltyClient, type LoyaltyClient } from '../client.js';
 import { LoyaltyError } from '../errors.js';
+import { api, fast, mswServer, tokens } from '../test-support.js';
 import { isLeanInit } from './lean-call.js';
 
-const api = 'http://api.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => {
-  server.resetHandlers();
-  vi.restoreAllMocks();
-});
-afterAll(() => server.close());
-
-let n = 0;
-const token = () => `lean-${++n}`;
-const fast = { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5, deadlineMs: 5_000 };
+const server = mswServer();
+afterEach(() => vi.restoreAllMocks());
+const token = tokens('lean');
 /** Any call, typed loosely: the cases below go beyond what the generated types allow. */
 type Loose = (
   url: string,
