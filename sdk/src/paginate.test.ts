@@ -1,38 +1,19 @@
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createLoyaltyClient } from './client.js';
+import { describe, expect, it } from 'vitest';
 import type { components } from './generated/openapi.js';
+import { listItem } from './mock-api/members.js';
 import { iterateEvents, iterateMemberCoupons, iterateMembers, type LoyaltyEvent } from './paginate.js';
+import { api, clients, mswServer } from './test-support.js';
 
-const api = 'http://api.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
-let n = 0;
-const client = () =>
-  createLoyaltyClient({
-    baseUrl: api,
-    token: `paginate-${++n}`,
-    retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, deadlineMs: 1000 },
+const server = mswServer();
+const client = clients('paginate', { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, deadlineMs: 1000 });
+
+const member = (i: number): components['schemas']['MemberListItem'] =>
+  listItem({
+    id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    email: `m${i}@example.com`,
+    subscribed_at: '2026-11-21 10:15:30',
   });
-
-const member = (i: number): components['schemas']['MemberListItem'] => ({
-  email: `m${i}@example.com`,
-  full_name: null,
-  identifier: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-  unsubscribed: 0,
-  last_name: null,
-  phone_number: null,
-  birth_date: null,
-  street: null,
-  house_number: null,
-  postcode: null,
-  city: null,
-  country: null,
-  subscribed_at: '2026-11-21 10:15:30',
-});
 
 describe('iterateMembers', () => {
   it('posts page after page until last_page and yields every member in order', async () => {

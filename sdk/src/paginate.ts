@@ -63,14 +63,24 @@ export interface MemberPassesOptions {
   signal?: AbortSignal;
 }
 
-/** Every coupon pass of a member in a brand (`GET /members/{uuid}/coupons`, Laravel paginator). */
-export async function* iterateMemberCoupons(
-  client: LoyaltyClient,
+/** What both pass lists take: the member, the brand and the page. */
+type MemberPassesInit = {
+  params: { path: { uuid: string }; query: { brand_id: string; page: number; per_page: number } };
+  signal: AbortSignal | undefined;
+};
+
+/** The pages of a member's passes (a Laravel paginator), one `GET` through `get` each. */
+async function* memberPasses<Pass>(
   options: MemberPassesOptions,
-): AsyncGenerator<CouponPass, void, undefined> {
+  get: (init: MemberPassesInit) => Promise<{
+    data?: { data?: Pass[]; current_page: number; last_page: number };
+    error?: unknown;
+    response: Response;
+  }>,
+): AsyncGenerator<Pass, void, undefined> {
   for (let page = 1; ; page++) {
     const data = orThrow(
-      await client.GET('/members/{uuid}/coupons', {
+      await get({
         params: {
           path: { uuid: options.memberId },
           query: { brand_id: options.brandId, page, per_page: options.perPage ?? 100 },
@@ -83,24 +93,20 @@ export async function* iterateMemberCoupons(
   }
 }
 
+/** Every coupon pass of a member in a brand (`GET /members/{uuid}/coupons`, Laravel paginator). */
+export function iterateMemberCoupons(
+  client: LoyaltyClient,
+  options: MemberPassesOptions,
+): AsyncGenerator<CouponPass, void, undefined> {
+  return memberPasses(options, (init) => client.GET('/members/{uuid}/coupons', init));
+}
+
 /** Every storecard pass of a member in a brand (`GET /members/{uuid}/storecards`, Laravel paginator). */
-export async function* iterateMemberStorecards(
+export function iterateMemberStorecards(
   client: LoyaltyClient,
   options: MemberPassesOptions,
 ): AsyncGenerator<StorecardPass, void, undefined> {
-  for (let page = 1; ; page++) {
-    const data = orThrow(
-      await client.GET('/members/{uuid}/storecards', {
-        params: {
-          path: { uuid: options.memberId },
-          query: { brand_id: options.brandId, page, per_page: options.perPage ?? 100 },
-        },
-        signal: options.signal,
-      }),
-    );
-    yield* data.data ?? [];
-    if (data.current_page >= data.last_page || !data.data?.length) return;
-  }
+  return memberPasses(options, (init) => client.GET('/members/{uuid}/storecards', init));
 }
 
 export interface EventsOptions {

@@ -7,7 +7,8 @@ import { served } from './lifecycle.js';
 import { addMember, emailError, emit, fullName, now, sql, type MockContext } from './context.js';
 import type { MockMember, Schemas } from './types.js';
 
-const listItem = (m: MockMember): Schemas['MemberListItem'] => ({
+/** A member as POST /members/list shows it: what the mock does not keep is null. */
+export const listItem = (m: MockMember): Schemas['MemberListItem'] => ({
   ...{
     email: m.email,
     full_name: fullName(m),
