@@ -6,20 +6,16 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Command } from 'commander';
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildProgram } from './main.js';
-import { API, fakeApi, loggedInEnv } from './testing/fake-api.js';
+import { API, loggedInEnv, fakeApiServer } from './testing/fake-api.js';
 import { runCli, tempConfigHome, type CliRun } from './testing/run-cli.js';
 
 // Whatever the fake API does not implement answers like the API does for an unknown id.
 const notFound = http.all(`${API}/*`, () =>
   HttpResponse.json({ message: 'Not found.', error: 'not_found' }, { status: 404 }),
 );
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-beforeEach(() => server.resetHandlers(...fakeApi().handlers, notFound));
-afterAll(() => server.close());
+fakeApiServer({ fallback: [notFound] });
 
 const EXIT_CODES = [0, 1, 2, 3, 4, 130];
 

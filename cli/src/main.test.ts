@@ -1,13 +1,9 @@
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { API, fakeApi, loggedInEnv } from './testing/fake-api.js';
+import { describe, expect, it } from 'vitest';
+import { API, loggedInEnv, fakeApiServer } from './testing/fake-api.js';
 import { runCli, tempConfigHome } from './testing/run-cli.js';
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-beforeEach(() => server.resetHandlers(...fakeApi().handlers));
-afterAll(() => server.close());
+const server = fakeApiServer();
 
 describe('exit codes and error output', { timeout: 20_000 }, () => {
   it('prints help with examples and exits 0', async () => {

@@ -1,19 +1,16 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { setupServer } from 'msw/node';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { fakeApi, loggedInEnv, type FakeApi } from '../testing/fake-api.js';
+import { describe, expect, it } from 'vitest';
+import { loggedInEnv, type FakeApi, fakeApiServer } from '../testing/fake-api.js';
 import { runCli, tempConfigHome } from '../testing/run-cli.js';
 
-const server = setupServer();
 let api: FakeApi;
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-beforeEach(() => {
-  api = fakeApi();
-  server.resetHandlers(...api.handlers);
+const server = fakeApiServer({
+  each: (fresh) => {
+    api = fresh;
+  },
 });
-afterAll(() => server.close());
 
 function csv(count: number, extra: string[] = []): string {
   const lines = ['email,first_name,last_name,unsubscribed,subscribed_at'];

@@ -2,17 +2,13 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { constructEvent } from '@loyalty/sdk/webhooks';
 import { http, HttpResponse, delay } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { API, fakeApi, loggedInEnv } from '../testing/fake-api.js';
+import { describe, expect, it } from 'vitest';
+import { API, loggedInEnv, fakeApiServer } from '../testing/fake-api.js';
 import { runCli, tempConfigHome } from '../testing/run-cli.js';
 import { RecentIds, reconnectDelay } from './listen.js';
 
-const server = setupServer();
 // The forwarded deliveries go to a real local receiver: let them through.
-beforeAll(() => server.listen({ onUnhandledRequest: 'bypass' }));
-beforeEach(() => server.resetHandlers(...fakeApi().handlers));
-afterAll(() => server.close());
+const server = fakeApiServer({ onUnhandledRequest: 'bypass' });
 
 const event = (id: string, type = 'member.created') => ({
   id,

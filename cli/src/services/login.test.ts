@@ -1,14 +1,10 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setupServer } from 'msw/node';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { API, fakeApi } from '../testing/fake-api.js';
+import { describe, expect, it } from 'vitest';
+import { API, fakeApiServer } from '../testing/fake-api.js';
 import { runCli, tempConfigHome } from '../testing/run-cli.js';
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-beforeEach(() => server.resetHandlers(...fakeApi().handlers));
-afterAll(() => server.close());
+fakeApiServer();
 
 const readConfig = async (home: string) => JSON.parse(await readFile(join(home, 'loyalty', 'config.json'), 'utf8'));
 

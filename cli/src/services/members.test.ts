@@ -2,26 +2,17 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { API, fakeApi, loggedInEnv, type FakeApi } from '../testing/fake-api.js';
+import { describe, expect, it } from 'vitest';
+import { API, loggedInEnv, type FakeApi, fakeApiServer, addMembers } from '../testing/fake-api.js';
 import { runCli, tempConfigHome } from '../testing/run-cli.js';
 
-const server = setupServer();
 let api: FakeApi;
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-beforeEach(() => {
-  api = fakeApi();
-  server.resetHandlers(...api.handlers);
-  for (let i = 0; i < 2500; i++)
-    api.members.set(`m${i}@example.com`, {
-      id: `00000000-0000-4000-9000-${String(i).padStart(12, '0')}`,
-      email: `m${i}@example.com`,
-      first_name: `F${i}`,
-      last_name: `L${i}`,
-    });
+const server = fakeApiServer({
+  each: (fresh) => {
+    api = fresh;
+    addMembers(api, 2500, (i) => ({ first_name: `F${i}`, last_name: `L${i}` }));
+  },
 });
-afterAll(() => server.close());
 
 describe('loyalty members get', () => {
   it('looks a member up by e-mail and shows profile and passes', async () => {

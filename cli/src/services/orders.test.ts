@@ -1,14 +1,10 @@
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { API, fakeApi, loggedInEnv } from '../testing/fake-api.js';
+import { describe, expect, it } from 'vitest';
+import { API, loggedInEnv, fakeApiServer } from '../testing/fake-api.js';
 import { runCli, tempConfigHome } from '../testing/run-cli.js';
 import { parseProduct } from './orders.js';
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-beforeEach(() => server.resetHandlers(...fakeApi().handlers));
-afterAll(() => server.close());
+const server = fakeApiServer();
 
 describe('parseProduct', () => {
   it('reads the short and the key=value forms', () => {

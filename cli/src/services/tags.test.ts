@@ -1,22 +1,15 @@
-import { setupServer } from 'msw/node';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { fakeApi, loggedInEnv, type FakeApi } from '../testing/fake-api.js';
+import { describe, expect, it } from 'vitest';
+import { loggedInEnv, type FakeApi, fakeApiServer, addMembers } from '../testing/fake-api.js';
 import { runCli, tempConfigHome } from '../testing/run-cli.js';
 import { parseMemberReferences } from './tags.js';
 
-const server = setupServer();
 let api: FakeApi;
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-beforeEach(() => {
-  api = fakeApi();
-  server.resetHandlers(...api.handlers);
-  for (let i = 0; i < 3000; i++)
-    api.members.set(`m${i}@example.com`, {
-      id: `00000000-0000-4000-9000-${String(i).padStart(12, '0')}`,
-      email: `m${i}@example.com`,
-    });
+fakeApiServer({
+  each: (fresh) => {
+    api = fresh;
+    addMembers(api, 3000);
+  },
 });
-afterAll(() => server.close());
 
 describe('parseMemberReferences', () => {
   it('takes the first UUID (else e-mail) of each line, skips a header, de-duplicates', () => {

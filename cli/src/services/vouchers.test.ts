@@ -1,14 +1,10 @@
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { API, fakeApi, loggedInEnv } from '../testing/fake-api.js';
+import { describe, expect, it } from 'vitest';
+import { API, loggedInEnv, fakeApiServer } from '../testing/fake-api.js';
 import { runCli, tempConfigHome } from '../testing/run-cli.js';
 import { expirationDate, voucherBody } from './vouchers.js';
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-beforeEach(() => server.resetHandlers(...fakeApi().handlers));
-afterAll(() => server.close());
+const server = fakeApiServer();
 
 const JOB = '7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d';
 const snapshot = (status: string, processed: number, extra: Record<string, unknown> = {}) => ({

@@ -1,13 +1,9 @@
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { API, fakeApi, loggedInEnv } from '../testing/fake-api.js';
+import { describe, expect, it } from 'vitest';
+import { API, loggedInEnv, fakeApiServer } from '../testing/fake-api.js';
 import { runCli, tempConfigHome } from '../testing/run-cli.js';
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-beforeEach(() => server.resetHandlers(...fakeApi().handlers));
-afterAll(() => server.close());
+const server = fakeApiServer();
 
 const subscription = {
   id: '3c9e0000-0000-4000-8000-000000000001',

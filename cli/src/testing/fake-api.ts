@@ -5,6 +5,8 @@
 import type { MockMember, MockRequest } from '@loyalty/sdk/testing';
 import { mockLoyaltyApi } from '@loyalty/sdk/testing';
 import type { HttpHandler } from 'msw';
+import { setupServer, type SetupServer } from 'msw/node';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 
 export const API = 'http://api.test';
 
@@ -62,6 +64,41 @@ export function fakeApi(): FakeApi {
       mock.rejectEmail = reject;
     },
   };
+}
+
+export interface FakeApiServerOptions {
+  /** What a request no handler answers does. Default: fails the test. */
+  onUnhandledRequest?: 'error' | 'bypass';
+  /** Handlers after the fake API's, for what it leaves unanswered. */
+  fallback?: HttpHandler[];
+  /** Called with each test's fresh fake API, once its handlers are in place. */
+  each?: (api: FakeApi) => void;
+}
+
+/**
+ * An msw server for the test file: listening from the first test on, answering as a fresh
+ * `fakeApi()` in each test (the handlers a test added are gone), closed after the last test.
+ */
+export function fakeApiServer(options: FakeApiServerOptions = {}): SetupServer {
+  const server = setupServer();
+  beforeAll(() => server.listen({ onUnhandledRequest: options.onUnhandledRequest ?? 'error' }));
+  beforeEach(() => {
+    const api = fakeApi();
+    server.resetHandlers(...api.handlers, ...(options.fallback ?? []));
+    options.each?.(api);
+  });
+  afterAll(() => server.close());
+  return server;
+}
+
+/** Members m0@example.com … m<count - 1>@example.com, ids 00000000-0000-4000-9000-<i, 12 digits>, each with `fields(i)`. */
+export function addMembers(api: FakeApi, count: number, fields: (i: number) => Partial<MockMember> = () => ({})): void {
+  for (let i = 0; i < count; i++)
+    api.members.set(`m${i}@example.com`, {
+      id: `00000000-0000-4000-9000-${String(i).padStart(12, '0')}`,
+      email: `m${i}@example.com`,
+      ...fields(i),
+    });
 }
 
 /** A logged-in environment for `runCli`: client credentials that the fake API accepts. */
