@@ -42,6 +42,23 @@ export interface ImportProgress {
   startedAt: number;
 }
 
+/** Where an import starts: reading, nothing counted yet. */
+export function startingProgress(startedAt: number): ImportProgress {
+  return {
+    phase: 'reading',
+    rows: 0,
+    rejected: 0,
+    batchesTotal: 0,
+    batchesDone: 0,
+    rowsDone: 0,
+    rowsTotal: 0,
+    new: 0,
+    found: 0,
+    rowsThisRun: 0,
+    startedAt,
+  };
+}
+
 export interface ImportRequest {
   input: {
     name: string;
@@ -90,19 +107,7 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
   const startedAt = Date.now();
   const now = request.now ?? (() => new Date());
   const log = request.log ?? (() => undefined);
-  const progress: ImportProgress = {
-    phase: 'reading',
-    rows: 0,
-    rejected: 0,
-    batchesTotal: 0,
-    batchesDone: 0,
-    rowsDone: 0,
-    rowsTotal: 0,
-    new: 0,
-    found: 0,
-    rowsThisRun: 0,
-    startedAt,
-  };
+  const progress = startingProgress(startedAt);
   const report = (): void => request.onProgress?.({ ...progress });
   report();
 

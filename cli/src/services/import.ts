@@ -8,7 +8,7 @@ import { MAX_BATCH_SIZE } from '../import/batch.js';
 import { parseMapOptions } from '../import/columns.js';
 import { parseDelimiter } from '../import/csv-dialect.js';
 import { formatFromName, type InputFormat } from '../import/parse.js';
-import { runImport, type ImportProgress, type ImportSummary, type SendSignups } from '../import/run.js';
+import { runImport, startingProgress, type ImportSummary, type SendSignups } from '../import/run.js';
 import { formatCount } from '../ui/format.js';
 import { liveView } from '../ui/live.js';
 import { importReporter } from '../ui/reporters.js';
@@ -107,19 +107,7 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
   // Fail on missing credentials before reading a large file.
   if (!options.dryRun) ctx.client();
 
-  const initial: ImportProgress = {
-    phase: 'reading',
-    rows: 0,
-    rejected: 0,
-    batchesTotal: 0,
-    batchesDone: 0,
-    rowsDone: 0,
-    rowsTotal: 0,
-    new: 0,
-    found: 0,
-    rowsThisRun: 0,
-    startedAt: Date.now(),
-  };
+  const initial = startingProgress(Date.now());
   const reporter = await importReporter(
     { stream: ctx.runtime.stderr, env: ctx.runtime.env, plain: !options.progress },
     file === '-' ? 'stdin' : file,
