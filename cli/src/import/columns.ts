@@ -3,22 +3,14 @@
 import { usageError } from '../errors.js';
 import type { SignupUser } from '../generated/signup-user.js';
 
-/** The fields of a sign-up (the users item of POST /members/signups), in column order. */
-export const MEMBER_FIELDS = [
-  'email',
-  'first_name',
-  'last_name',
-  'unsubscribed',
-  'subscribed_at',
-] as const satisfies readonly (keyof SignupUser)[];
-type Holds<T extends true> = T;
-/** Compiles only while every field of the sign-up item is a member field. */
-export type MemberFieldsComplete = Holds<
-  Exclude<keyof SignupUser, (typeof MEMBER_FIELDS)[number]> extends never ? true : false
->;
-export type MemberField = (typeof MEMBER_FIELDS)[number];
+/** A field of a sign-up (the users item of POST /members/signups). */
+export type MemberField = keyof SignupUser;
 export type MemberFields = Partial<Record<MemberField, unknown>>;
 
+/**
+ * The column names each field is recognised by (normalized), in column order. A Record of every
+ * field: it compiles only while it names each field of the sign-up item, and no other.
+ */
 const ALIASES: Record<MemberField, string[]> = {
   email: ['email', 'emailaddress', 'mail', 'mailaddress'],
   first_name: ['firstname', 'givenname', 'forename', 'first', 'vorname'],
@@ -26,6 +18,9 @@ const ALIASES: Record<MemberField, string[]> = {
   unsubscribed: ['unsubscribed', 'unsubscribe', 'optedout', 'optout'],
   subscribed_at: ['subscribedat', 'subscriptiondate', 'signupdate', 'signedupat', 'joinedat', 'joined'],
 };
+
+/** The fields of a sign-up, in column order. */
+export const MEMBER_FIELDS = Object.keys(ALIASES) as readonly MemberField[];
 
 const normalize = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]/g, '');
 
