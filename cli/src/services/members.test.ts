@@ -5,6 +5,7 @@ import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { API, loggedInEnv, type FakeApi, fakeApiServer, addMembers } from '../testing/fake-api.js';
 import { runCli, tempConfigHome } from '../testing/run-cli.js';
+import { EXPORT_COLUMNS } from './export.js';
 
 let api: FakeApi;
 const server = fakeApiServer({
@@ -48,23 +49,9 @@ describe('loyalty members export', { timeout: 20_000 }, () => {
     });
     expect(result.code).toBe(0);
     const rows = parse(result.stdout) as string[][];
-    expect(rows[0]).toEqual([
-      'identifier',
-      'email',
-      'full_name',
-      'last_name',
-      'unsubscribed',
-      'subscribed_at',
-      'phone_number',
-      'birth_date',
-      'street',
-      'house_number',
-      'postcode',
-      'city',
-      'country',
-    ]);
+    expect(rows[0]).toEqual([...EXPORT_COLUMNS]);
     expect(rows).toHaveLength(2501);
-    expect(rows[2501 - 1]![1]).toBe('m2499@example.com');
+    expect(rows[2501 - 1]![EXPORT_COLUMNS.indexOf('email')]).toBe('m2499@example.com');
     expect(
       api.requests.filter((r) => r.path === '/members/list').map((r) => (r.body as { page: number }).page),
     ).toEqual([1, 2, 3]);
