@@ -23,6 +23,10 @@ async function capture(files: Record<string, string>): Promise<string> {
   return dir;
 }
 
+/** `loyalty webhooks verify body.json` and `flags` (words at spaces, then `more`), in `cwd` (a directory from `capture`). */
+const verifyIn = (cwd: string, flags: string, ...more: string[]) =>
+  runCli(['webhooks', 'verify', 'body.json', ...flags.split(' '), ...more], { cwd });
+
 describe('loyalty webhooks verify', () => {
   it('accepts the published test vector (Loyalty-Signature and webhook-signature)', async () => {
     const cwd = await capture({
@@ -30,20 +34,7 @@ describe('loyalty webhooks verify', () => {
       'headers.json': JSON.stringify(vector.headers),
       'secret.txt': secret,
     });
-    const result = await runCli(
-      [
-        'webhooks',
-        'verify',
-        'body.json',
-        '--secret-file',
-        'secret.txt',
-        '--headers-file',
-        'headers.json',
-        '--tolerance',
-        '1000000000',
-      ],
-      { cwd },
-    );
+    const result = await verifyIn(cwd, '--secret-file secret.txt --headers-file headers.json --tolerance 1000000000');
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('✔ Loyalty-Signature: valid\n✔ webhook-signature: valid\n');
   });
@@ -58,18 +49,7 @@ describe('loyalty webhooks verify', () => {
 
   it('exits 1 and says "body changed or wrong secret" for a changed body, and notices an added newline', async () => {
     const cwd = await capture({ 'body.json': `${vector.body}\n`, 'secret.txt': secret });
-    const result = await runCli(
-      [
-        'webhooks',
-        'verify',
-        'body.json',
-        '--secret-file',
-        'secret.txt',
-        '--signature',
-        vector.headers['Loyalty-Signature']!,
-      ],
-      { cwd },
-    );
+    const result = await verifyIn(cwd, '--secret-file secret.txt --signature', vector.headers['Loyalty-Signature']!);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('✖ Loyalty-Signature: invalid — the body was changed or the secret is wrong\n');
     expect(result.stderr).toContain('The delivery does not verify: the body was changed or the secret is wrong.');
@@ -100,27 +80,11 @@ describe('loyalty webhooks verify', () => {
       body,
     ].join('\r\n');
     const cwd = await capture({ 'body.json': body, 'request.txt': raw, 'secret.txt': `${secret}\n` });
-    const stale = await runCli(
-      ['webhooks', 'verify', 'body.json', '--secret-file', 'secret.txt', '--headers-file', 'request.txt'],
-      { cwd },
-    );
+    const stale = await verifyIn(cwd, '--secret-file secret.txt --headers-file request.txt');
     expect(stale.code).toBe(1);
     expect(stale.stdout).toContain('✖ webhook-signature: invalid — stale timestamp');
     expect(stale.stderr).toContain('3600 s old (tolerance 300 s)');
-    const widened = await runCli(
-      [
-        'webhooks',
-        'verify',
-        'body.json',
-        '--secret-file',
-        'secret.txt',
-        '--headers-file',
-        'request.txt',
-        '--tolerance',
-        '7200',
-      ],
-      { cwd },
-    );
+    const widened = await verifyIn(cwd, '--secret-file secret.txt --headers-file request.txt --tolerance 7200');
     expect(widened.code).toBe(0);
   });
 
@@ -215,30 +179,11 @@ describe('loyalty webhooks verify: the secret never on argv', () => {
       'both.txt': `${newest}\n\n${previous}\n`,
       'headers.json': JSON.stringify(headers),
     });
-    const onlyNew = await runCli(
-      ['webhooks', 'verify', 'body.json', '--secret-file', 'new.txt', '--headers-file', 'headers.json'],
-      { cwd },
-    );
+    const onlyNew = await verifyIn(cwd, '--secret-file new.txt --headers-file headers.json');
     expect(onlyNew.code).toBe(1);
-    const twoFiles = await runCli(
-      [
-        'webhooks',
-        'verify',
-        'body.json',
-        '--secret-file',
-        'new.txt',
-        '--secret-file',
-        'old.txt',
-        '--headers-file',
-        'headers.json',
-      ],
-      { cwd },
-    );
+    const twoFiles = await verifyIn(cwd, '--secret-file new.txt --secret-file old.txt --headers-file headers.json');
     expect(twoFiles.code, twoFiles.stderr).toBe(0);
-    const oneFile = await runCli(
-      ['webhooks', 'verify', 'body.json', '--secret-file', 'both.txt', '--headers-file', 'headers.json'],
-      { cwd },
-    );
+    const oneFile = await verifyIn(cwd, '--secret-file both.txt --headers-file headers.json');
     expect(oneFile.code, oneFile.stderr).toBe(0);
     const piped = await runCli(
       ['webhooks', 'verify', 'body.json', '--secret-stdin', '--headers-file', 'headers.json'],
@@ -249,16 +194,10 @@ describe('loyalty webhooks verify: the secret never on argv', () => {
 
   it('says when a secret file is empty or missing, without a stack', async () => {
     const cwd = await capture({ 'body.json': vector.body, 'empty.txt': '\n' });
-    const empty = await runCli(
-      ['webhooks', 'verify', 'body.json', '--secret-file', 'empty.txt', '--signature', signature],
-      { cwd },
-    );
+    const empty = await verifyIn(cwd, '--secret-file empty.txt --signature', signature);
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain('--secret-file empty.txt is empty');
-    const missing = await runCli(
-      ['webhooks', 'verify', 'body.json', '--secret-file', 'nope.txt', '--signature', signature],
-      { cwd },
-    );
+    const missing = await verifyIn(cwd, '--secret-file nope.txt --signature', signature);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('Cannot read --secret-file nope.txt: ENOENT');
   });
