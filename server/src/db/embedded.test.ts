@@ -1,6 +1,7 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { connect } from 'node:net';
-import { chmod, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -153,6 +154,46 @@ describe('startEmbeddedPostgres', () => {
     expect(endpointOf(db.url).password).toBe(password);
     expect(await query(db.url, password, 'SELECT n FROM kept')).toEqual([{ n: 42 }]);
   }, 60_000);
+
+  // Linux only: the test reads /proc for the zombie's state, and the server only recognises zombies there.
+  it.skipIf(process.platform !== 'linux')(
+    'starts on a data directory whose postmaster.pid names a postmaster that died but was never reaped (a zombie)',
+    async () => {
+      await query(
+        db.url,
+        endpointOf(db.url).password,
+        'CREATE TABLE kept_past_zombie (n int); INSERT INTO kept_past_zombie VALUES (7)',
+      );
+      await db.stop();
+      // A process named postgres that exits at once under a parent that never waits for it: a zombie
+      // whose pid still answers kill(pid, 0), so PostgreSQL itself takes its lock file for a live one.
+      const bin = await mkdtemp(path.join(parent, 'zombie-'));
+      await chmod(bin, 0o755); // mkdtemp's 0700 would keep the postgres user from running what is inside
+      await symlink('/bin/true', path.join(bin, 'postgres'));
+      // It belongs to the user PostgreSQL runs as (`postgres` when the tests run as root), as a real one would.
+      const owner = (await stat(dataDir)).uid;
+      const holder = spawn('sh', ['-c', '"$1" & echo $!; exec sleep 60', 'sh', path.join(bin, 'postgres')], {
+        uid: owner,
+        gid: (await stat(dataDir)).gid,
+      });
+      try {
+        const zombie = Number((await once(holder.stdout, 'data'))[0].toString().trim());
+        for (let state = ''; state !== 'Z'; await new Promise((r) => setTimeout(r, 20)))
+          state = (await readFile(`/proc/${zombie}/stat`, 'utf8')).split(') ')[1]?.split(' ')[0] ?? '';
+        const pidFile = path.join(dataDir, 'postmaster.pid');
+        await writeFile(
+          pidFile,
+          `${zombie}\n${dataDir}\n${Math.floor(Date.now() / 1000)}\n${port}\n\n\n  5432001  0\n`,
+        );
+        db = await startEmbeddedPostgres({ dataDir, port, durable: false });
+        const { password } = endpointOf(db.url);
+        expect(await query(db.url, password, 'SELECT n FROM kept_past_zombie')).toEqual([{ n: 7 }]);
+      } finally {
+        holder.kill('SIGKILL');
+      }
+    },
+    60_000,
+  );
 });
 
 describe('a data directory whose path is too long for a socket', () => {

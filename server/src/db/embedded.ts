@@ -261,6 +261,20 @@ async function stopOrphanedPostmaster(dataDir: string, log: (line: string) => vo
     throw error;
   }
   const pid = Number(lines[0]);
+  if (Number.isSafeInteger(pid) && pid > 0 && (await isUnreapedPostgres(pid))) {
+    // It exited, but its parent never waited for it: the pid still answers kill(pid, 0), so
+    // PostgreSQL would take the lock file for a live postmaster's and refuse to start. The file
+    // goes only when no process is attached to the shared memory it names (no backend survived).
+    if (await sharedMemoryInUse(lines[6])) {
+      throw new StartupError(
+        `the PostgreSQL (pid ${pid}) that last ran on ${dataDir} has exited, but processes of it still hold its shared memory: ` +
+          `stop them (ps -u postgres) and start again.`,
+      );
+    }
+    log(`loyalty: the PostgreSQL (pid ${pid}) that last ran on ${dataDir} has exited; removing its lock file`);
+    await rm(pidFile, { force: true });
+    return;
+  }
   const postmaster = Number.isSafeInteger(pid) && pid > 0 ? await processInfo(pid) : undefined;
   // No such process, or the pid now belongs to something else: PostgreSQL deals with a stale file itself.
   if (!postmaster || !/postgres/.test(postmaster.command) || path.resolve(lines[1]?.trim() ?? '') !== dataDir) return;
@@ -285,6 +299,30 @@ async function stopOrphanedPostmaster(dataDir: string, log: (line: string) => vo
     if (!existsSync(pidFile) || !(await processInfo(pid))) return;
   }
   throw cannot('did not stop within 60 seconds');
+}
+
+/** A process named postgres that has exited and was never reaped (a zombie). Linux only: elsewhere, false. */
+async function isUnreapedPostgres(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+  return name === 'postgres' && stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+}
+
+/**
+ * Whether a process is attached to the System V segment a lock file names on its 7th line
+ * (`<key> <shmid>`), which PostgreSQL keeps for exactly this check; a segment that is gone is not.
+ */
+async function sharedMemoryInUse(line: string | undefined): Promise<boolean> {
+  const shmid = line?.trim().split(/\s+/)[1];
+  if (!shmid) return false;
+  const table = (await readFile('/proc/sysvipc/shm', 'utf8').catch(() => '')).trim().split('\n');
+  const columns = table[0]?.trim().split(/\s+/) ?? [];
+  const [idAt, attachedAt] = [columns.indexOf('shmid'), columns.indexOf('nattch')];
+  const row = table
+    .slice(1)
+    .map((r) => r.trim().split(/\s+/))
+    .find((cells) => cells[idAt] === shmid);
+  return row !== undefined && Number(row[attachedAt]) > 0;
 }
 
 /** A live process's command line and parent (zombies count as gone); undefined when there is none. */
