@@ -303,9 +303,17 @@ async function stopOrphanedPostmaster(dataDir: string, log: (line: string) => vo
 
 /** A process named postgres that has exited and was never reaped (a zombie). Linux only: elsewhere, false. */
 async function isUnreapedPostgres(pid: number): Promise<boolean> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-  return name === 'postgres' && stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  const stat = await procStat(pid);
+  return stat?.name === 'postgres' && stat.state === 'Z';
+}
+
+/** Name, state and parent of a process from /proc/<pid>/stat (Linux); undefined when there is none. */
+async function procStat(pid: number): Promise<{ name: string; state: string; ppid: number } | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  if (!stat) return undefined;
+  // The name is in parentheses and may itself hold spaces and parentheses: the fields follow the last `)`.
+  const [state = '', ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), state, ppid: Number(ppid) };
 }
 
 /**
@@ -328,15 +336,10 @@ async function sharedMemoryInUse(line: string | undefined): Promise<boolean> {
 /** A live process's command line and parent (zombies count as gone); undefined when there is none. */
 async function processInfo(pid: number): Promise<{ command: string; ppid: number } | undefined> {
   if (process.platform === 'linux') {
-    try {
-      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (state === 'Z' || state === 'X') return undefined;
-      const command = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').join(' ').trim();
-      return { command, ppid: Number(ppid) };
-    } catch {
-      return undefined;
-    }
+    const stat = await procStat(pid);
+    if (!stat || stat.state === 'Z' || stat.state === 'X') return undefined;
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => undefined);
+    return cmdline === undefined ? undefined : { command: cmdline.split('\0').join(' ').trim(), ppid: stat.ppid };
   }
   try {
     const { stdout } = await promisify(execFile)('ps', ['-o', 'stat=,ppid=,command=', '-p', String(pid)]);

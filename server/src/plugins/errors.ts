@@ -10,7 +10,7 @@ type ErrorCode = Schemas['ErrorCode'];
 /** The codes of the generic error body and of the idempotency errors (openapi.yaml). */
 type AnyErrorCode = ErrorCode | Schemas['IdempotencyError']['error'];
 /** A body this plugin writes: the document's Error, with a code from its list. */
-const errorBody = (body: { message: string; error: ErrorCode; request_id?: string }) => body;
+type ErrorBody = { message: string; error: ErrorCode; request_id?: string };
 
 const statusOf: Record<ErrorKind, number> = {
   not_found: 404,
@@ -71,7 +71,7 @@ const databaseOutagePlugin: Plugin<{ notice?: (line: string) => void }> = {
         const message =
           'The database is unavailable at the moment; send the request again after Retry-After seconds (with the same Idempotency-Key, if any).';
         return h
-          .response(errorBody({ message, error: 'database_unavailable', request_id: requestIdOf(request) }))
+          .response({ message, error: 'database_unavailable', request_id: requestIdOf(request) } satisfies ErrorBody)
           .code(503)
           .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
           .takeover();
@@ -107,7 +107,7 @@ export const errorsPlugin: Plugin<{ log?: (error: Error, request: Request) => vo
           const message =
             'The request took too long and was stopped; send it again (with the same Idempotency-Key, if any).';
           return h
-            .response(errorBody({ message, error: 'request_timeout', request_id: requestIdOf(request) }))
+            .response({ message, error: 'request_timeout', request_id: requestIdOf(request) } satisfies ErrorBody)
             .code(503)
             .header('retry-after', '1')
             .takeover();
@@ -120,13 +120,11 @@ export const errorsPlugin: Plugin<{ log?: (error: Error, request: Request) => vo
           options.log?.(error, request);
           // The request id (also in X-Request-Id) names the log line with the stack: what a bug report needs.
           return h
-            .response(
-              errorBody({
-                message: 'Internal server error.',
-                error: 'internal_error',
-                request_id: requestIdOf(request),
-              }),
-            )
+            .response({
+              message: 'Internal server error.',
+              error: 'internal_error',
+              request_id: requestIdOf(request),
+            } satisfies ErrorBody)
             .code(status)
             .takeover();
         }
