@@ -5,34 +5,13 @@
 // they compete with the server for CPU, so the ratio is well below 2 there.
 // Run after building: `npx tsc -b server && node test/bench/cluster.mjs` (or `npm run bench -- cluster`).
 // BENCH_SECONDS (default 10) per measurement. Fails only when a request fails.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 
+import { benchConnections as connections, benchSeconds as seconds, cannon } from './lib/cannon.mjs';
 import { root } from './lib/server-dist.mjs';
-
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const connections = 50;
-
-async function cannon(url, headers, duration = seconds) {
-  const args = [
-    path.join(root, 'node_modules/autocannon/autocannon.js'),
-    '-j',
-    '-c',
-    String(connections),
-    '-d',
-    String(duration),
-  ];
-  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
-  const { stdout } = await promisify(execFile)(process.execPath, [...args, url], { maxBuffer: 16 * 1024 * 1024 });
-  const result = JSON.parse(stdout);
-  const bad = result.non2xx + result.errors + result.timeouts;
-  if (bad)
-    throw new Error(`GET ${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
-}
 
 /** The server with `processes` API processes; resolves with its URL and a stop function. */
 async function startServer(dataDir, processes) {
@@ -94,8 +73,8 @@ try {
     let code;
     try {
       const auth = { authorization: `Bearer ${await token(server.url)}` };
-      await cannon(`${server.url}/tags`, auth, 2); // warm-up: JIT, pools, plans (of every API process)
-      results[processes] = await cannon(`${server.url}/tags`, auth);
+      await cannon(`${server.url}/tags`, { headers: auth, duration: 2 }); // warm-up: JIT, pools, plans (of every API process)
+      results[processes] = await cannon(`${server.url}/tags`, { headers: auth });
     } finally {
       code = await server.stop();
     }

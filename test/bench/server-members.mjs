@@ -7,13 +7,13 @@
 // Run after building: `npx tsc -b server && node --expose-gc test/bench/server-members.mjs`.
 // BENCH_SECONDS (default 10) per autocannon run. Load generators run in their own processes so
 // that the server's event loop and RSS are its own.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import Hapi from '@hapi/hapi';
+import { benchConnections as connections, benchSeconds as seconds, cannon } from './lib/cannon.mjs';
 
 import {
   root,
@@ -26,29 +26,10 @@ import {
   adminToken,
 } from './lib/server-dist.mjs';
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const connections = 50;
 const IMPORTS = 50;
 const PER_IMPORT = 2000;
 const WARMUP_IMPORTS = 3;
 const targets = { signupP50: 150, listMs: 2000, listRssMb: 100 };
-
-async function cannon(url, { headers = {}, duration = seconds } = {}) {
-  const args = [
-    path.join(root, 'node_modules/autocannon/autocannon.js'),
-    '-j',
-    '-c',
-    String(connections),
-    '-d',
-    String(duration),
-  ];
-  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
-  const { stdout } = await promisify(execFile)(process.execPath, [...args, url], { maxBuffer: 16 * 1024 * 1024 });
-  const result = JSON.parse(stdout);
-  const bad = result.non2xx + result.errors + result.timeouts;
-  if (bad) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
-}
 
 /** Reads the whole unpaginated list in a child process; answers time to last byte and member count. */
 const LIST_CLIENT = `

@@ -1,15 +1,8 @@
-// GET /tags with auth and rate limiting beside a bare hapi route running one primary-key
-// SELECT, in the same process and run, at concurrency 50 (issue 3: target ratio >= 0.60); and a
-// replayed idempotent POST, which must cost one read (no write to idempotency_keys).
-// Run after building: `npx tsc -b server && node test/bench/server-tags.mjs` (or `npm run bench`).
-// BENCH_SECONDS (default 10) per measurement; BENCH_TAGS (default 20) tags in the listed brand.
-// The load generator runs in its own process.
-import { execFile } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import Hapi from '@hapi/hapi';
+import { benchConnections as connections, benchSeconds as seconds, cannon } from './lib/cannon.mjs';
 
 import {
   root,
@@ -22,41 +15,8 @@ import {
   adminToken,
 } from './lib/server-dist.mjs';
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const connections = 50;
 const target = 0.6;
 const tagCount = Number(process.env.BENCH_TAGS ?? 20);
-
-/**
- * autocannon in a child process, so the load generator does not share the server's event loop.
- * @param {string} url
- * @param {{ method?: string, headers?: Record<string, string>, body?: string, duration?: number }} [options]
- */
-async function cannon(url, { method = 'GET', headers = {}, body, duration = seconds } = {}) {
-  const args = [
-    path.join(root, 'node_modules/autocannon/autocannon.js'),
-    '-j',
-    '-c',
-    String(connections),
-    '-d',
-    String(duration),
-    '-m',
-    method,
-  ];
-  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
-  if (body) args.push('-b', body);
-  const { stdout } = await promisify(execFile)(process.execPath, [...args, url], { maxBuffer: 16 * 1024 * 1024 });
-  const result = JSON.parse(stdout);
-  const bad = result.non2xx + result.errors + result.timeouts;
-  if (bad)
-    throw new Error(`${method} ${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    total: result.requests.total,
-  };
-}
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-'));
 await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres` and must reach its data directory
