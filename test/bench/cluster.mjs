@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { benchConnections as connections, benchSeconds as seconds, cannon } from './lib/cannon.mjs';
+import { adminToken } from './lib/admin-token.mjs';
 import { root } from './lib/server-dist.mjs';
 
 /** The server with `processes` API processes; resolves with its URL and a stop function. */
@@ -50,20 +51,6 @@ async function startServer(dataDir, processes) {
   };
 }
 
-async function token(url) {
-  const res = await fetch(`${url}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      grant_type: 'client_credentials',
-      client_id: 'acme-admin',
-      client_secret: 'acme-admin-secret',
-    }),
-  });
-  if (!res.ok) throw new Error(`token: ${res.status} ${await res.text()}`);
-  return (await res.json()).access_token;
-}
-
 const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-cluster-'));
 await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres` and must reach its data directory
 const results = {};
@@ -72,7 +59,7 @@ try {
     const server = await startServer(path.join(dir, 'data'), processes);
     let code;
     try {
-      const auth = { authorization: `Bearer ${await token(server.url)}` };
+      const auth = { authorization: `Bearer ${await adminToken(server.url)}` };
       await cannon(`${server.url}/tags`, { headers: auth, duration: 2 }); // warm-up: JIT, pools, plans (of every API process)
       results[processes] = await cannon(`${server.url}/tags`, { headers: auth });
     } finally {

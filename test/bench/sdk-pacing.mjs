@@ -9,6 +9,7 @@
 // 429s are counted as received by the client (the SDK's retries would otherwise hide them).
 import { createServer } from 'node:http';
 import { createLoyaltyClient } from '@loyalty/sdk';
+import { adminToken } from './lib/admin-token.mjs';
 
 const LIMIT = 600;
 const WINDOW_S = Number(process.env.WINDOW_S ?? 2);
@@ -54,17 +55,7 @@ const base = external ?? `http://127.0.0.1:${/** @type {import('node:net').Addre
 
 /** A client-credentials token from the reference server (each burst gets its own token, so its own budget). */
 async function token() {
-  if (!external) return `local-${Math.random()}`;
-  const response = await fetch(`${base}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      grant_type: 'client_credentials',
-      client_id: 'acme-admin',
-      client_secret: 'acme-admin-secret',
-    }),
-  });
-  return (await response.json()).access_token;
+  return external ? adminToken(base) : `local-${Math.random()}`;
 }
 
 let received429 = 0;

@@ -16,7 +16,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { root, createPool } from './lib/server-dist.mjs';
+import { adminToken, createPool, root } from './lib/server-dist.mjs';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
 const RETENTION_SECONDS = 60;
@@ -85,19 +85,7 @@ const sql = createPool(
   { max: 2 },
 );
 
-async function token() {
-  const res = await fetch(`${url}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      grant_type: 'client_credentials',
-      client_id: 'acme-admin',
-      client_secret: 'acme-admin-secret',
-    }),
-  });
-  return (await res.json()).access_token;
-}
-let bearer = await token();
+let bearer = await adminToken(url);
 async function api(method, route, body, headers = {}) {
   const res = await fetch(`${url}${route}`, {
     method,
@@ -122,7 +110,7 @@ let reads = 0;
 let lastMember;
 
 async function cycle(n) {
-  bearer = await token();
+  bearer = await adminToken(url);
   const emails = Array.from({ length: 200 }, (_, i) => `soak-${n}-${i}@example.org`);
   await api(
     'POST',
