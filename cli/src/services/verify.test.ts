@@ -222,3 +222,78 @@ describe('parseHeaders', () => {
     });
   });
 });
+
+describe('loyalty webhooks verify --explain', () => {
+  it('names the mistake under the failed check, with its fix, and exits 1', async () => {
+    const cwd = await capture({
+      'body.json': `${JSON.stringify(JSON.parse(vector.body), null, 2)}\n`,
+      'secret.txt': secret,
+    });
+    const result = await verifyIn(
+      cwd,
+      '--secret-file secret.txt --explain --signature',
+      vector.headers['Loyalty-Signature']!,
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(
+      '✖ Loyalty-Signature: invalid — the body was changed or the secret is wrong\n  → The body was re-serialized from parsed JSON',
+    );
+    expect(result.stdout).toContain('    fix: Verify the raw request bytes before parsing');
+    expect(result.stderr).toContain('The likely mistake and its fix are under each failed check above.');
+  });
+
+  it('tries secrets from --previous-secret-file, and reports the explanation with --json', async () => {
+    const rotation = vectors.vectors.find((v) => v.secrets.length === 2)!;
+    const [newest, old] = rotation.secrets as [string, string];
+    const headers = signPayload({ body: rotation.body, secret: old, timestamp: Math.floor(Date.now() / 1000) });
+    const cwd = await capture({
+      'body.json': rotation.body,
+      'new.txt': newest,
+      'old.txt': old,
+      'headers.json': JSON.stringify(headers),
+    });
+    const result = await verifyIn(
+      cwd,
+      '--json --secret-file new.txt --previous-secret-file old.txt --headers-file headers.json --explain',
+    );
+    expect(result.code).toBe(1);
+    const checks = (JSON.parse(result.stdout) as { checks: Array<{ explanation: { mistakes: { id: string }[] } }> })
+      .checks;
+    expect(checks.map((c) => c.explanation.mistakes.map((m) => m.id))).toEqual([
+      ['previous_secret'],
+      ['previous_secret'],
+    ]);
+  });
+
+  it('says plainly when no usual mistake matches, and what it tried', async () => {
+    const cwd = await capture({
+      'body.json': vector.body,
+      'other.txt': `whsec_${Buffer.from('other').toString('base64')}`,
+    });
+    const result = await verifyIn(
+      cwd,
+      '--secret-file other.txt --explain --signature',
+      vector.headers['Loyalty-Signature']!,
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('  → No usual mistake explains it');
+    expect(result.stdout).toMatch(/ {4}tried: the body as given; .*the secret without "whsec_"/);
+  });
+
+  it('prints just "valid" for a correct signature', async () => {
+    const cwd = await capture({ 'body.json': vector.body, 'secret.txt': secret });
+    const result = await verifyIn(
+      cwd,
+      '--secret-file secret.txt --explain --signature',
+      vector.headers['Loyalty-Signature']!,
+    );
+    expect(result).toMatchObject({ code: 0, stdout: '✔ Loyalty-Signature: valid\n' });
+  });
+
+  it('refuses --previous-secret-file without --explain', async () => {
+    const cwd = await capture({ 'body.json': vector.body, 'secret.txt': secret });
+    const result = await verifyIn(cwd, '--secret-file secret.txt --previous-secret-file secret.txt --signature ab');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--previous-secret-file is only read with --explain.');
+  });
+});

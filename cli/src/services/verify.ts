@@ -7,6 +7,7 @@ import type { Context } from '../context.js';
 import { CliError, usageError } from '../errors.js';
 import { readSecretLines, readStdin } from '../secrets.js';
 import type { Runtime } from '../runtime.js';
+import { type Explanation, explainSignatureFailure } from './signature-mistakes.js';
 
 export interface VerifyOptions {
   secretFile: string[];
@@ -14,12 +15,14 @@ export interface VerifyOptions {
   signature?: string;
   headersFile?: string;
   tolerance: string;
+  explain?: boolean;
+  previousSecretFile: string[];
 }
 
 type CheckedHeader = 'Loyalty-Signature' | 'webhook-signature';
 export type Check =
   | { header: CheckedHeader; valid: true }
-  | { header: CheckedHeader; valid: false; reason: string; message: string };
+  | { header: CheckedHeader; valid: false; reason: string; message: string; explanation?: Explanation };
 
 /** Headers captured as JSON (`{"name": "value"}`) or as HTTP text (`Name: value` lines). */
 export function parseHeaders(text: string): Record<string, string> {
@@ -72,24 +75,63 @@ export function verifyDelivery(
     headers?: Record<string, string> | undefined;
     toleranceSeconds: number;
     now?: Date;
+    /** Try the usual mistakes on each failed check (`--explain`), with secrets that are no longer (or not yet) valid. */
+    explain?: { previousSecrets: readonly string[] };
   },
 ): Check[] {
   const checks: Check[] = [];
   const loyaltySignature = input.signature ?? input.headers?.['loyalty-signature'];
+  const explained = (c: Check, signature: string | undefined, id?: string, timestamp?: string): Check => {
+    if (c.valid || !input.explain || signature === undefined) return c;
+    const explanation = explainSignatureFailure(
+      { header: c.header, signature, id, timestamp },
+      c.reason,
+      body,
+      { current: secrets, previous: input.explain.previousSecrets },
+      { toleranceSeconds: input.toleranceSeconds, now: input.now },
+    );
+    return explanation ? { ...c, explanation } : c;
+  };
   if (loyaltySignature !== undefined)
-    checks.push(check('Loyalty-Signature', () => verifySignature(body, loyaltySignature, secrets)));
+    checks.push(
+      explained(
+        check('Loyalty-Signature', () => verifySignature(body, loyaltySignature, secrets)),
+        loyaltySignature,
+      ),
+    );
   const { headers } = input;
   if (headers && (headers['webhook-signature'] || headers['webhook-timestamp'])) {
     const options = { tolerance: input.toleranceSeconds, ...(input.now ? { now: input.now } : {}) };
-    checks.push(check('webhook-signature', () => verifyStandardWebhook(body, headers, secrets, options)));
+    checks.push(
+      explained(
+        check('webhook-signature', () => verifyStandardWebhook(body, headers, secrets, options)),
+        headers['webhook-signature'],
+        headers['webhook-id'],
+        headers['webhook-timestamp'],
+      ),
+    );
   }
   return checks;
+}
+
+/** The lines under a failed check: the mistakes found, or what was tried. */
+export function explanationLines(explanation: Explanation): string[] {
+  const lines = explanation.mistakes.flatMap((m) => [`  → ${m.what}`, `    fix: ${m.fix}`]);
+  if (!explanation.signatureReproduced) {
+    lines.push(
+      explanation.mistakes.length > 0
+        ? '  → The signature does not match either, and no usual mistake explains it.'
+        : '  → No usual mistake explains it: the secret is most likely not the one that signed, or the body was changed otherwise.',
+      `    tried: ${explanation.tried.join('; ')}`,
+    );
+  }
+  return lines;
 }
 
 /** What reads stdin, in the order the usage error names them; only one of them can. */
 function stdinReaders(file: string | undefined, options: VerifyOptions): string[] {
   return [
-    ...(options.secretStdin || options.secretFile.includes('-') ? ['secret'] : []),
+    ...(options.secretStdin || [...options.secretFile, ...options.previousSecretFile].includes('-') ? ['secret'] : []),
     ...((file ?? '-') === '-' ? ['body'] : []),
     ...(options.headersFile === '-' ? ['headers'] : []),
   ];
@@ -123,7 +165,15 @@ export async function verifyCommand(ctx: Context, file: string | undefined, opti
         : 'Pass one of them as a file.',
     );
   }
+  if (options.previousSecretFile.length > 0 && !options.explain)
+    throw usageError(
+      '--previous-secret-file is only read with --explain.',
+      'Add --explain, or give both secrets with --secret-file.',
+    );
   const secrets = await webhookSecrets(ctx.runtime, options);
+  const previousSecrets: string[] = [];
+  for (const path of options.previousSecretFile)
+    previousSecrets.push(...(await readSecretLines(path, ctx.runtime, '--previous-secret-file')));
 
   const readBytes = async (path: string): Promise<Buffer> => {
     try {
@@ -138,7 +188,12 @@ export async function verifyCommand(ctx: Context, file: string | undefined, opti
     ? parseHeaders((await readBytes(options.headersFile)).toString('utf8'))
     : undefined;
   const body = await readBytes(file ?? '-');
-  const checks = verifyDelivery(body, secrets, { signature: options.signature, headers, toleranceSeconds: tolerance });
+  const checks = verifyDelivery(body, secrets, {
+    signature: options.signature,
+    headers,
+    toleranceSeconds: tolerance,
+    ...(options.explain ? { explain: { previousSecrets } } : {}),
+  });
   if (checks.length === 0)
     throw usageError(`${options.headersFile} has neither Loyalty-Signature nor webhook-signature.`);
 
@@ -148,7 +203,10 @@ export async function verifyCommand(ctx: Context, file: string | undefined, opti
       .map((c) =>
         c.valid
           ? `${ctx.output.out.green('✔')} ${c.header}: valid`
-          : `${ctx.output.out.red('✖')} ${c.header}: invalid — ${REASONS[c.reason] ?? c.reason}`,
+          : [
+              `${ctx.output.out.red('✖')} ${c.header}: invalid — ${REASONS[c.reason] ?? c.reason}`,
+              ...(c.explanation ? explanationLines(c.explanation) : []),
+            ].join('\n'),
       )
       .join('\n'),
   );
@@ -157,8 +215,12 @@ export async function verifyCommand(ctx: Context, file: string | undefined, opti
       body.length > 0 && body[body.length - 1] === 0x0a
         ? ' The body file ends with a newline: was one added when it was saved?'
         : '';
+    const explained = checks.flatMap((c) => (!c.valid && c.explanation ? c.explanation.mistakes : []));
     throw new CliError(`The delivery does not verify: ${REASONS[failed.reason] ?? failed.reason}.`, {
-      hint: `${failed.message}${failed.reason === 'signature_mismatch' ? newline : ''}`,
+      hint:
+        explained.length > 0
+          ? 'The likely mistake and its fix are under each failed check above.'
+          : `${failed.message}${failed.reason === 'signature_mismatch' && !options.explain ? newline : ''}${options.explain ? '' : ' `--explain` tries the usual mistakes.'}`,
     });
   }
 }

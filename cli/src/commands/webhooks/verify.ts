@@ -29,6 +29,16 @@ export function webhooksVerifyCommand(): Command {
       'the captured headers: JSON object or "Name: value" lines (checks webhook-signature and its timestamp too)',
     )
     .option('--tolerance <seconds>', 'accepted age of webhook-timestamp', '300')
+    .option(
+      '--explain',
+      'when a signature fails, try the usual mistakes (re-serialized JSON, newline, CRLF, encoding, secret whitespace or prefix, key form, rotation, clock) and name the one that matches',
+    )
+    .option(
+      '--previous-secret-file <path>',
+      'with --explain: a secret that is no longer (or not yet) the current one, e.g. from before a rotation; repeatable',
+      collect,
+      [],
+    )
     .addHelpText(
       'after',
       examples(
@@ -40,6 +50,14 @@ export function webhooksVerifyCommand(): Command {
         [
           'loyalty webhooks verify body.json --secret-file s.txt --headers-file h.json --tolerance 86400',
           'a capture from yesterday',
+        ],
+        [
+          'loyalty webhooks verify body.json --secret-file s.txt --headers-file h.txt --explain',
+          'a failing delivery: which usual mistake matches, and its fix',
+        ],
+        [
+          'loyalty webhooks verify body.json --secret-file new.txt --previous-secret-file old.txt --headers-file h.txt --explain',
+          'is it signed with the secret from before the rotation?',
         ],
         [
           'pass show shop/whsec | loyalty webhooks verify body.json --secret-stdin --headers-file headers.txt',
