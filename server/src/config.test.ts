@@ -13,6 +13,8 @@ describe('loadConfig', () => {
       webhookAllowInsecure: false,
       webhookRetryDelays: [30, 60, 600, 3600, 10800, 21600, 86400],
       webhookTimeoutMs: 5000,
+      webhookDisableAfterSeconds: 432_000,
+      webhookDisableAfterFailures: 100,
       rateLimitToken: 600,
       rateLimitIp: 60,
       rateLimitWindowSeconds: 60,

@@ -41,6 +41,10 @@ export type Config = {
   webhookAllowInsecure: boolean;
   webhookRetryDelays: number[];
   webhookTimeoutMs: number;
+  /** A subscription whose every attempt failed for this long is disabled; 0: never (services/subscription-health.ts). */
+  webhookDisableAfterSeconds: number;
+  /** A subscription with this many deliveries in a row ended failed is disabled; 0: never. */
+  webhookDisableAfterFailures: number;
   rateLimitToken: number;
   rateLimitIp: number;
   rateLimitWindowSeconds: number;
@@ -100,6 +104,8 @@ const schema = Joi.object({
     .message('LOYALTY_WEBHOOK_RETRY_DELAYS must be 7 comma-separated numbers of seconds')
     .default('30,60,600,3600,10800,21600,86400'),
   LOYALTY_WEBHOOK_TIMEOUT_MS: Joi.number().integer().min(1).default(5000),
+  LOYALTY_WEBHOOK_DISABLE_AFTER_SECONDS: Joi.number().min(0).max(31_536_000).empty('').default(432_000),
+  LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES: Joi.number().integer().min(0).max(1_000_000).empty('').default(100),
   LOYALTY_RATE_LIMIT_TOKEN: Joi.number().integer().min(1).default(600),
   LOYALTY_RATE_LIMIT_IP: Joi.number().integer().min(1).default(60),
   LOYALTY_RATE_LIMIT_WINDOW_SECONDS: Joi.number().integer().min(1).default(60),
@@ -149,6 +155,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowInsecure: value.LOYALTY_WEBHOOK_ALLOW_INSECURE === '1',
     webhookRetryDelays: String(value.LOYALTY_WEBHOOK_RETRY_DELAYS).split(',').map(Number),
     webhookTimeoutMs: value.LOYALTY_WEBHOOK_TIMEOUT_MS,
+    webhookDisableAfterSeconds: value.LOYALTY_WEBHOOK_DISABLE_AFTER_SECONDS,
+    webhookDisableAfterFailures: value.LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES,
     rateLimitToken: value.LOYALTY_RATE_LIMIT_TOKEN,
     rateLimitIp: value.LOYALTY_RATE_LIMIT_IP,
     rateLimitWindowSeconds: value.LOYALTY_RATE_LIMIT_WINDOW_SECONDS,

@@ -2,6 +2,7 @@ import type { Request } from '@hapi/hapi';
 import type { Config } from './config.js';
 import type { Sql } from './db/pool.js';
 import type { OpenApiDocument } from './lib/openapi.js';
+import type { WebhookClient } from './lib/safe-fetch.js';
 import type { StreamSlots } from './lib/stream-slots.js';
 
 /** What every route and plugin may reach through `request.server.app`. */
@@ -17,6 +18,8 @@ export type AppContext = {
   baseUrl: () => string;
   /** The last migration this version knows: readiness checks that the database has it. */
   lastMigration?: string;
+  /** The HTTP client of test pings (POST /webhook-subscriptions/{id}/test), made at first use, closed with the server. */
+  webhookClient: () => WebhookClient;
   /** The state of this process's worker, when it runs one (readiness). */
   workerHealth?: () => WorkerHealth;
 };

@@ -16,6 +16,7 @@ import { requestLogPlugin } from './plugins/request-log.js';
 import type { Logger } from './lib/logger.js';
 import { createValidators, hapiValidator } from './plugins/validation.js';
 import { createStreamSlots } from './lib/stream-slots.js';
+import { createWebhookClient, type WebhookClient } from './lib/safe-fetch.js';
 import { routes as allRoutes } from './routes/index.js';
 import type { RouteDef } from './routes/types.js';
 import { createTokenResolver } from './services/tokens.js';
@@ -58,6 +59,7 @@ export async function createServer({
       timeout: { server: config.requestTimeoutMs, socket: config.socketTimeoutMs },
     },
   });
+  let webhookClient: WebhookClient | undefined;
   const app: AppContext = {
     sql,
     streamSql,
@@ -67,8 +69,19 @@ export async function createServer({
     baseUrl: () => config.publicUrl ?? server.info.uri ?? `http://${config.host}:${config.port}`,
     lastMigration: (await migrationFiles()).at(-1),
     workerHealth,
+    webhookClient: () => {
+      webhookClient ??= createWebhookClient({
+        timeoutMs: config.webhookTimeoutMs,
+        allowInsecure: config.webhookAllowInsecure,
+        connections: 8,
+      });
+      return webhookClient;
+    },
   };
   server.app = app;
+  server.ext('onPostStop', async () => {
+    await webhookClient?.close();
+  });
 
   // The database's loss and return (once each): the stderr line as before, and a structured record.
   const notice = logger

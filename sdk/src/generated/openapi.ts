@@ -945,8 +945,8 @@ export interface paths {
          *
          *     **Decisions:** without `organization_id` the subscriptions of every organization the token can
          *     access are listed; with it, that organization's only (an organization the token cannot access is a
-         *     `404`). Ordered by `created_at`, oldest first. `active` is `true` for every existing subscription
-         *     (reserved for disabling a subscription later).
+         *     `404`). Ordered by `created_at`, oldest first. `active` is `false` for a disabled subscription
+         *     (see `PATCH /webhook-subscriptions/{id}`).
          */
         get: operations["listWebhookSubscriptions"];
         put?: never;
@@ -986,7 +986,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Read one webhook subscription (extension)
+         * @description **Extension** (not in the service specification). One subscription, never its secret, with its
+         *     state: `active`, why and when it was disabled, and how its deliveries have been failing.
+         *     An unknown id or a subscription of another organization is a `404`.
+         */
+        get: operations["getWebhookSubscription"];
         put?: never;
         post?: never;
         /**
@@ -999,7 +1005,21 @@ export interface paths {
         delete: operations["deleteWebhookSubscription"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change, disable or enable a webhook subscription (extension)
+         * @description **Extension** (not in the service specification). Changes any of `url`, `events`, `description`
+         *     and `active`; fields left out keep their value. `url` follows the rules of the create call.
+         *
+         *     - `active: false` disables the subscription (`disabled_reason: manual`): no new deliveries are
+         *       created for it, and deliveries waiting for an attempt are parked (kept, not sent).
+         *     - `active: true` enables it again: `disabled_reason` and `disabled_at` are cleared, the failure
+         *       counters start over, and parked deliveries are sent (those already due at once). Events that
+         *       happened while it was disabled are not delivered; `GET /events` has them.
+         *
+         *     **Decisions:** the request field is `active`, the subscription's field in the specification
+         *     (the issue that asked for this called it `enabled`). A body with no field is a `422`.
+         */
+        patch: operations["updateWebhookSubscription"];
         trace?: never;
     };
     "/webhook-subscriptions/{id}/rotate-secret": {
@@ -1077,6 +1097,81 @@ export interface paths {
          *     fails leaves a failed delivery `failed`; a pending delivery keeps the rest of its schedule.
          */
         post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-subscriptions/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend the deliveries that failed in a time window (extension)
+         * @description **Extension** (not in the service specification). Every delivery of this subscription that ended
+         *     `failed` (its last attempt in `[since, until)`) is queued again, in event order, as one new attempt
+         *     each, with the same message id and the same body. The answer says how many were queued.
+         *
+         *     **Decisions:** `until` defaults to now; `since` may be at most the retention period ago
+         *     (`LOYALTY_RETENTION_DAYS`, older deliveries are purged). Each recovered delivery gets one more
+         *     attempt (as `POST …/deliveries/{delivery_id}/retry` gives one); if it fails it ends `failed`
+         *     again. On a disabled subscription the recovered deliveries are parked until it is enabled
+         *     (`active` in the answer tells which). Deliveries still `pending` are not touched.
+         */
+        post: operations["recoverWebhookDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-subscriptions/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed ping event to one subscription (extension)
+         * @description **Extension** (not in the service specification). Sends one `ping` event (see the `webhooks`
+         *     section), signed like every delivery, to this subscription's URL now, and answers with the
+         *     attempt's outcome. Nothing else happens: no event is recorded, no delivery is logged or retried,
+         *     the failure counters do not change, and a disabled subscription can be tested before it is
+         *     enabled. The `200` says the test ran; `data.outcome` says how the receiver answered.
+         */
+        post: operations["testWebhookSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The catalogue of event types (extension)
+         * @description **Extension** (not in the service specification). Every event type of this document's `webhooks`
+         *     section: its description and the JSON Schema of its envelope (references resolved, so each
+         *     schema stands alone). `subscribable` is `false` for `ping`, which only
+         *     `POST /webhook-subscriptions/{id}/test` sends.
+         */
+        get: operations["listWebhookEventTypes"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1293,6 +1388,57 @@ export interface webhooks {
          *     `fixtures/webhook-vectors.json`.
          */
         post: operations["onCouponRedeemed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_subscription.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A webhook subscription of the organization was disabled (extension)
+         * @description **Extension** (not in the service specification). Sent to the organization's other subscriptions
+         *     of `webhook_subscription.disabled` (the disabled one receives nothing more) when a subscription is
+         *     disabled automatically or by `PATCH /webhook-subscriptions/{id}` with `active: false`.
+         *     `reason`: `manual` (the PATCH), `endpoint_gone` (the receiver answered `410 Gone`),
+         *     `failing_too_long` (every attempt failed for `LOYALTY_WEBHOOK_DISABLE_AFTER_SECONDS`, default
+         *     5 days) or `too_many_failures` (`LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES` deliveries in a row,
+         *     default 100, ended failed). Headers, signatures, acknowledgement and retries as for
+         *     `member.created`.
+         */
+        post: operations["onWebhookSubscriptionDisabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test event (extension)
+         * @description **Extension** (not in the service specification). Sent only by
+         *     `POST /webhook-subscriptions/{id}/test`, to that subscription, once: never retried, never in
+         *     `GET /events`, and not a type one can subscribe to. Signed and sent exactly like every other event
+         *     (headers as for `member.created`, `Loyalty-Attempt: 1`), so a receiver that verifies it verifies
+         *     the others. Acknowledge with a 2xx; receivers may ignore its data.
+         */
+        post: operations["onPing"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2069,8 +2215,12 @@ export interface components {
             data: components["schemas"]["Product"][];
             not_found: number[];
         };
-        /** @enum {string} */
-        EventType: "member.created" | "points.changed" | "coupon.issued" | "coupon.redeemed";
+        /**
+         * @description The event types a subscription can subscribe to: the specification's four and
+         *     `webhook_subscription.disabled` (extension). `ping` is not one: only the test call sends it.
+         * @enum {string}
+         */
+        EventType: "member.created" | "points.changed" | "coupon.issued" | "coupon.redeemed" | "webhook_subscription.disabled";
         WebhookSubscription: {
             /** Format: uuid */
             id: string;
@@ -2078,8 +2228,25 @@ export interface components {
             /** Format: uri */
             url: string;
             events: components["schemas"]["EventType"][];
-            /** @description Whether deliveries are sent (true for every existing subscription in this version). */
+            /** @description Whether deliveries are sent; false once disabled (by `PATCH` or automatically). */
             active: boolean;
+            /** @description A note for people (extension). */
+            description?: string | null;
+            /** @description Why it is disabled (extension); null while active. */
+            disabled_reason?: components["schemas"]["WebhookDisabledReason"] | null;
+            /**
+             * Format: date-time
+             * @description When it was disabled (extension); null while active.
+             */
+            disabled_at?: string | null;
+            /**
+             * Format: date-time
+             * @description Time of the first failed attempt since the last successful one (extension); null when the
+             *     last attempt succeeded or none was made.
+             */
+            failing_since?: string | null;
+            /** @description Deliveries in a row that ended `failed` since the last one delivered (extension). */
+            consecutive_failures?: number;
             /** Format: date-time */
             created_at: string;
         };
@@ -2107,6 +2274,92 @@ export interface components {
             events: components["schemas"]["EventType"][];
             /** @description Required only when the token has access to more than one organization. */
             organization_id?: string;
+            /** @description A note for people (extension). */
+            description?: string | null;
+        };
+        /**
+         * @description Why a subscription is disabled (extension): `manual` (`PATCH` with `active: false`),
+         *     `endpoint_gone` (the receiver answered `410 Gone`), `failing_too_long` (every attempt failed for
+         *     `LOYALTY_WEBHOOK_DISABLE_AFTER_SECONDS`, default 5 days), `too_many_failures`
+         *     (`LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES` deliveries in a row ended failed, default 100).
+         * @enum {string}
+         */
+        WebhookDisabledReason: "manual" | "endpoint_gone" | "failing_too_long" | "too_many_failures";
+        UpdateWebhookSubscriptionRequest: {
+            /**
+             * Format: uri
+             * @description Same rules as `url` of the create call.
+             */
+            url?: string;
+            events?: components["schemas"]["EventType"][];
+            /** @description A note for people (null clears it). */
+            description?: string | null;
+            /** @description `false` disables the subscription, `true` enables it again. */
+            active?: boolean;
+        };
+        WebhookSubscriptionResponse: {
+            message: string;
+            data: components["schemas"]["WebhookSubscription"];
+        };
+        RecoverWebhookDeliveriesRequest: {
+            /**
+             * Format: date-time
+             * @description Deliveries whose last attempt was at or after this time.
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description And before this time (default now); after `since`.
+             */
+            until?: string;
+        };
+        RecoverWebhookDeliveriesResponse: {
+            message: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                /** @description Deliveries queued again. */
+                recovered: number;
+                /** Format: date-time */
+                since: string;
+                /** Format: date-time */
+                until: string;
+                /** @description false when the subscription is disabled (the deliveries wait until it is enabled). */
+                active: boolean;
+            };
+        };
+        WebhookTestResponse: {
+            message: string;
+            data: {
+                /**
+                 * Format: uuid
+                 * @description The ping's id (its `Loyalty-Message-Id` and `webhook-id`).
+                 */
+                event_id: string;
+                /**
+                 * @description `delivered` for a 2xx within the acknowledgement time, else `failed`.
+                 * @enum {string}
+                 */
+                outcome: "delivered" | "failed";
+                status_code: number | null;
+                /** @description As `error` of a delivery attempt; null on success. */
+                error: string | null;
+                duration_ms: number;
+                response_snippet: string | null;
+            };
+        };
+        WebhookEventTypeListResponse: {
+            message: string;
+            data: {
+                type: string;
+                summary: string;
+                description: string;
+                subscribable: boolean;
+                /** @description JSON Schema (draft 2020-12) of the envelope, self-contained. */
+                schema: {
+                    [key: string]: unknown;
+                };
+            }[];
         };
         WebhookSubscriptionListResponse: {
             message: string;
@@ -2151,6 +2404,8 @@ export interface components {
              *     become one space, control and other unprintable characters U+FFFD. Kept only for a text body
              *     (`text/*`, JSON, XML or form content type, or none and valid UTF-8); null for other bodies,
              *     an empty body or no response. The status is in `status_code` whatever the body.
+             *     For a redirect (3xx, never followed) it is `Location: <the Location header>` instead, so the
+             *     log shows where the receiver pointed.
              */
             response_snippet: string | null;
             /** Format: date-time */
@@ -2175,6 +2430,12 @@ export interface components {
              * @description When the next attempt is due; null unless pending.
              */
             next_attempt_at: string | null;
+            /**
+             * @description Why the next attempt is due then, in words (extension): the first attempt, a retry after the
+             *     last attempt's status or error, a manual retry or recovery, or parked because the subscription
+             *     is disabled. Null unless pending.
+             */
+            next_attempt_reason?: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -2291,8 +2552,42 @@ export interface components {
                 redeemed_at: string;
             };
         };
+        /** @description Envelope of `webhook_subscription.disabled` (extension). */
+        WebhookSubscriptionDisabledEvent: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook_subscription.disabled";
+            /** Format: date-time */
+            created_at: string;
+            organization_id: string;
+            data: {
+                /** Format: uuid */
+                subscription_id: string;
+                reason: components["schemas"]["WebhookDisabledReason"];
+                /** Format: date-time */
+                disabled_at: string;
+            };
+        };
+        /** @description Envelope of `ping` (extension), sent only by the test call. */
+        PingEvent: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            type: "ping";
+            /** Format: date-time */
+            created_at: string;
+            organization_id: string;
+            data: {
+                /** Format: uuid */
+                subscription_id: string;
+            };
+        };
         /** @description Any event envelope, told apart by `type`. */
-        Event: components["schemas"]["MemberCreatedEvent"] | components["schemas"]["PointsChangedEvent"] | components["schemas"]["CouponIssuedEvent"] | components["schemas"]["CouponRedeemedEvent"];
+        Event: components["schemas"]["MemberCreatedEvent"] | components["schemas"]["PointsChangedEvent"] | components["schemas"]["CouponIssuedEvent"] | components["schemas"]["CouponRedeemedEvent"] | components["schemas"]["WebhookSubscriptionDisabledEvent"];
         EventListResponse: {
             message: string;
             /** @description Events, newest last. */
@@ -5841,6 +6136,67 @@ export interface operations {
             "5XX": components["responses"]["ServerError"];
         };
     };
+    getWebhookSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The subscription's `id`.
+                 * @example 3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a
+                 */
+                id: components["parameters"]["SubscriptionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "id": "3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a",
+                     *         "organization_id": "org-acme",
+                     *         "url": "https://hooks.acme.test/loyalty",
+                     *         "events": [
+                     *           "member.created",
+                     *           "coupon.redeemed"
+                     *         ],
+                     *         "description": "CRM sync",
+                     *         "active": false,
+                     *         "disabled_reason": "endpoint_gone",
+                     *         "disabled_at": "2026-11-23T08:00:04.000Z",
+                     *         "failing_since": "2026-11-23T08:00:03.000Z",
+                     *         "consecutive_failures": 1,
+                     *         "created_at": "2026-11-21T10:15:30.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookSubscriptionResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
     deleteWebhookSubscription: {
         parameters: {
             query?: never;
@@ -5886,6 +6242,87 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    updateWebhookSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The subscription's `id`.
+                 * @example 3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a
+                 */
+                id: components["parameters"]["SubscriptionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "active": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateWebhookSubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description The subscription as changed. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "id": "3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a",
+                     *         "organization_id": "org-acme",
+                     *         "url": "https://hooks.acme.test/loyalty",
+                     *         "events": [
+                     *           "member.created",
+                     *           "coupon.redeemed"
+                     *         ],
+                     *         "description": "CRM sync",
+                     *         "active": true,
+                     *         "disabled_reason": null,
+                     *         "disabled_at": null,
+                     *         "failing_since": null,
+                     *         "consecutive_failures": 0,
+                     *         "created_at": "2026-11-21T10:15:30.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookSubscriptionResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["MutationValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6108,6 +6545,199 @@ export interface operations {
             409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    recoverWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The subscription's `id`.
+                 * @example 3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a
+                 */
+                id: components["parameters"]["SubscriptionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-23T06:00:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RecoverWebhookDeliveriesRequest"];
+            };
+        };
+        responses: {
+            /** @description The failed deliveries of the window are queued again. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "id": "3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a",
+                     *         "recovered": 42,
+                     *         "since": "2026-11-23T06:00:00.000Z",
+                     *         "until": "2026-11-23T08:00:00.000Z",
+                     *         "active": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RecoverWebhookDeliveriesResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    testWebhookSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The subscription's `id`.
+                 * @example 3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a
+                 */
+                id: components["parameters"]["SubscriptionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test attempt's outcome. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "event_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *         "outcome": "delivered",
+                     *         "status_code": 204,
+                     *         "error": null,
+                     *         "duration_ms": 38,
+                     *         "response_snippet": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookTestResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listWebhookEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event types. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": [
+                     *         {
+                     *           "type": "member.created",
+                     *           "summary": "A member joined a brand",
+                     *           "description": "Sent to subscriptions of `member.created`.",
+                     *           "subscribable": true,
+                     *           "schema": {
+                     *             "type": "object",
+                     *             "required": [
+                     *               "id",
+                     *               "type",
+                     *               "created_at",
+                     *               "organization_id",
+                     *               "data"
+                     *             ]
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEventTypeListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6624,6 +7254,194 @@ export interface operations {
             };
             /** @description Retried (at most 8 attempts in total). */
             "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onWebhookSubscriptionDisabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Lowercase hex HMAC-SHA256 of the exact body bytes, keyed with the UTF-8 bytes of the whole secret
+                 *     string (`whsec_…`). During a rotation: two entries separated by a space, the new secret's first.
+                 * @example 32fa8ddb58d4bd171fe9a35765450edb2b0a984a9e79ad04f8e0ece31db04134
+                 */
+                "Loyalty-Signature": components["parameters"]["LoyaltySignatureHeader"];
+                /**
+                 * @description The event id (`id` in the body); identical across retries, for de-duplication.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
+                /**
+                 * @description The event type.
+                 * @example member.created
+                 */
+                "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];
+                /**
+                 * @description Attempt number, from 1 (8 automatic attempts at most; manual retries continue the count).
+                 * @example 1
+                 */
+                "Loyalty-Attempt": components["parameters"]["LoyaltyAttemptHeader"];
+                /**
+                 * @description Standard Webhooks message id; the event id.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks timestamp; Unix seconds when this attempt was sent.
+                 * @example 1795256130
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`,
+                 *     keyed with the base64-decoded part of the secret after `whsec_`. During a rotation: two entries
+                 *     separated by a space, the new secret's first.
+                 * @example v1,q8Ds6JtAw+QjPAr7p/RY+qhx6UMuPAWc7wkT5DAtaJs=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "7b6a5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d",
+                 *       "type": "webhook_subscription.disabled",
+                 *       "created_at": "2026-11-23T08:00:04.000Z",
+                 *       "organization_id": "org-acme",
+                 *       "data": {
+                 *         "subscription_id": "3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a",
+                 *         "reason": "endpoint_gone",
+                 *         "disabled_at": "2026-11-23T08:00:04.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookSubscriptionDisabledEvent"];
+            };
+        };
+        responses: {
+            /** @description Retried. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged (within 5 seconds); no further attempts. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Redirects are not followed; retried. */
+            "3XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other 4xx is final; not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried (at most 8 attempts in total). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPing: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Lowercase hex HMAC-SHA256 of the exact body bytes, keyed with the UTF-8 bytes of the whole secret
+                 *     string (`whsec_…`). During a rotation: two entries separated by a space, the new secret's first.
+                 * @example 32fa8ddb58d4bd171fe9a35765450edb2b0a984a9e79ad04f8e0ece31db04134
+                 */
+                "Loyalty-Signature": components["parameters"]["LoyaltySignatureHeader"];
+                /**
+                 * @description The event id (`id` in the body); identical across retries, for de-duplication.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
+                /**
+                 * @description The event type.
+                 * @example member.created
+                 */
+                "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];
+                /**
+                 * @description Attempt number, from 1 (8 automatic attempts at most; manual retries continue the count).
+                 * @example 1
+                 */
+                "Loyalty-Attempt": components["parameters"]["LoyaltyAttemptHeader"];
+                /**
+                 * @description Standard Webhooks message id; the event id.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks timestamp; Unix seconds when this attempt was sent.
+                 * @example 1795256130
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`,
+                 *     keyed with the base64-decoded part of the secret after `whsec_`. During a rotation: two entries
+                 *     separated by a space, the new secret's first.
+                 * @example v1,q8Ds6JtAw+QjPAr7p/RY+qhx6UMuPAWc7wkT5DAtaJs=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                 *       "type": "ping",
+                 *       "created_at": "2026-11-23T08:00:04.000Z",
+                 *       "organization_id": "org-acme",
+                 *       "data": {
+                 *         "subscription_id": "3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PingEvent"];
+            };
+        };
+        responses: {
+            /** @description The test passed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else is reported as the test's outcome; nothing is retried. */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };

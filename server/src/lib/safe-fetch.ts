@@ -96,8 +96,14 @@ export function createWebhookClient(options: {
       return { statusCode: null, error: classify(error, signal), durationMs: elapsed(), snippet: null };
     }
     // The status arrived in time: the body is read only for the log, capped and best effort.
-    const snippet = snippetOf(await readStart(response.body, signal), response.headers['content-type']);
+    const start = await readStart(response.body, signal);
     const status = response.statusCode;
+    // A redirect is never followed; the log shows where it pointed instead of its body.
+    const location = status >= 300 && status < 400 ? response.headers.location : undefined;
+    const snippet =
+      location === undefined
+        ? snippetOf(start, response.headers['content-type'])
+        : snippetOf(Buffer.from(`Location: ${String(location)}`), 'text/plain');
     const error: AttemptError | null =
       status >= 200 && status < 300 ? null : status >= 300 && status < 400 ? 'redirect_not_followed' : 'http_status';
     return { statusCode: status, error, durationMs: elapsed(), snippet };

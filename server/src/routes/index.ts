@@ -9,6 +9,7 @@ import { productRoutes } from './products.js';
 import { tagRoutes } from './tags.js';
 import type { RouteDef } from './types.js';
 import { voucherRoutes } from './vouchers.js';
+import { webhookLifecycleRoutes } from './webhook-lifecycle.js';
 import { webhookRoutes } from './webhooks.js';
 import { eventRoutes } from './events.js';
 import { webshopRoutes } from './webshop.js';
@@ -26,6 +27,7 @@ export const routes: RouteDef[] = [
   ...tagRoutes,
   ...voucherRoutes,
   ...webhookRoutes,
+  ...webhookLifecycleRoutes,
   ...eventRoutes,
   ...metricsRoutes,
 ];

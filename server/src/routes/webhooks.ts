@@ -1,10 +1,8 @@
 import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
 import { secretBoxOf } from '../lib/secret-box.js';
-import { checkWebhookUrl, WebhookUrlError } from '../lib/ssrf.js';
 import { principalOf } from '../plugins/auth.js';
 import { listDeliveries, retryDelivery } from '../services/deliveries-log.js';
-import { invalidField } from '../services/errors.js';
 import {
   createSubscription,
   deleteSubscription,
@@ -14,6 +12,7 @@ import {
 import type { QueryOf, Schemas } from '../lib/schemas.js';
 import { ok, payloadOf, queryOf, SUCCESSFUL } from './route-options.js';
 import type { RouteDef } from './types.js';
+import { checkSubscriptionUrl } from './webhook-lifecycle.js';
 
 export const webhookRoutes: RouteDef[] = [
   {
@@ -31,13 +30,7 @@ export const webhookRoutes: RouteDef[] = [
     path: '/webhook-subscriptions',
     handler: async (request, h) => {
       const input = payloadOf<Schemas['CreateWebhookSubscriptionRequest']>(request);
-      // DNS may be asked here, so before the transaction opens.
-      try {
-        await checkWebhookUrl(input.url, { allowInsecure: appOf(request).config.webhookAllowInsecure });
-      } catch (error) {
-        if (error instanceof WebhookUrlError) throw invalidField('url', error.message);
-        throw error;
-      }
+      await checkSubscriptionUrl(request, input.url); // DNS may be asked: before the transaction opens
       return respondInTransaction(request, h, async (tx) => ({
         status: 201,
         body: ok(

@@ -17,11 +17,16 @@ type DeliveryRow = {
   next_attempt_at: Date | null;
   created_at: Date;
   attempt_log: Schemas['WebhookDeliveryAttempt'][];
+  requeued_by: 'retry' | 'recover' | null;
+  subscription_active: boolean;
+  disabled_reason: Schemas['WebhookDisabledReason'] | null;
 };
 
 /** The columns of a Delivery, its attempts folded in as JSON (one query per page). */
 const deliveryColumns = (db: Db) => db`
-  d.id, d.seq, d.event_id, d.event_type, d.status, d.attempts, d.next_attempt_at, d.created_at,
+  d.id, d.seq, d.event_id, d.event_type, d.status, d.attempts, d.next_attempt_at, d.created_at, d.requeued_by,
+  (SELECT s.active FROM webhook_subscriptions s WHERE s.id = d.subscription_id) AS subscription_active,
+  (SELECT s.disabled_reason FROM webhook_subscriptions s WHERE s.id = d.subscription_id) AS disabled_reason,
   coalesce((
     SELECT json_agg(json_build_object(
       'attempt', a.attempt, 'status_code', a.status_code, 'error', a.error, 'duration_ms', a.duration_ms,
@@ -36,8 +41,28 @@ const presentDelivery = (d: DeliveryRow): Schemas['WebhookDelivery'] => ({
   status: d.status,
   attempts: d.attempt_log,
   next_attempt_at: d.status === 'pending' && d.next_attempt_at ? d.next_attempt_at.toISOString() : null,
+  next_attempt_reason: d.status === 'pending' ? nextAttemptReason(d) : null,
   created_at: d.created_at.toISOString(),
 });
+
+/** Why a pending delivery's next attempt is due when it is, in words (next_attempt_reason). */
+export function nextAttemptReason(
+  d: Pick<DeliveryRow, 'attempt_log' | 'requeued_by' | 'subscription_active' | 'disabled_reason'>,
+): string {
+  if (!d.subscription_active)
+    return `Parked: the subscription is disabled (${d.disabled_reason ?? 'manual'}); enable it to send.`;
+  if (d.requeued_by === 'retry') return 'Retry requested (POST …/retry).';
+  if (d.requeued_by === 'recover') return 'Recovered after failing (POST …/recover).';
+  const last = d.attempt_log.at(-1);
+  if (!last) return 'First attempt.';
+  const answer =
+    last.status_code === null
+      ? `no response (${last.error ?? 'error'})`
+      : last.error === 'redirect_not_followed'
+        ? `HTTP ${last.status_code} redirect, not followed`
+        : `HTTP ${last.status_code}`;
+  return `Attempt ${last.attempt} got ${answer}; retry ${last.attempt} of 7 on the schedule.`;
+}
 
 /** GET /webhook-subscriptions/{id}/deliveries: newest first, keyset-paged on the delivery's seq. */
 export async function listDeliveries(
@@ -84,7 +109,7 @@ export async function retryDelivery(
   if (!current) throw notFound('Delivery');
   await db`
     UPDATE webhook_deliveries SET
-      status = 'pending', next_attempt_at = now(), updated_at = now(),
+      status = 'pending', next_attempt_at = now(), updated_at = now(), requeued_by = 'retry',
       max_attempts = ${current.status === 'pending' ? db`max_attempts` : db`attempts + 1`}
     WHERE id = ${deliveryId}`;
   await wakeDeliveryLanes(db, [subscriptionId], lanes);

@@ -4,6 +4,14 @@ import { defined, firstRow } from '../lib/defined.js';
 import { outcomeOf, type PostResult, type WebhookClient } from '../lib/safe-fetch.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import { signDelivery } from '@loyalty/sdk/signing';
+import { disableSubscription } from './subscription-disable.js';
+import {
+  countFailure,
+  disableReason,
+  resetFailures,
+  type HealthRules,
+  type SubscriptionHealth,
+} from './subscription-health.js';
 
 /**
  * Webhook delivery: one row per (subscription, event), one attempt row per request sent, and a
@@ -44,7 +52,7 @@ export const allLaneKeys = (subscriptionId: string) =>
  * new job.
  */
 const wakeLanes = (db: Db, subs: postgres.PendingQuery<postgres.Row[]>, lanes: number) => db`
-  WITH w AS (SELECT id FROM webhook_subscriptions WHERE id IN (${subs}) FOR SHARE)
+  WITH w AS (SELECT id FROM webhook_subscriptions WHERE id IN (${subs}) AND active FOR SHARE)
   SELECT graphile_worker.add_job('deliver_webhook', json_build_object('subscription_id', w.id, 'lane', l),
            max_attempts => ${JOB_MAX_ATTEMPTS}, job_key => ${LANE_KEY_PREFIX} || w.id || ':' || l, job_key_mode => 'replace')
   FROM w, generate_series(0, ${lanes}::int - 1) l`;
@@ -139,6 +147,8 @@ export type DeliveryContext = {
   leaseMarginSeconds?: number;
   /** Told of each attempt once it is recorded (the worker's log line); never the URL or a secret. */
   onAttempt?: (attempt: DeliveryAttemptRecord) => void;
+  /** When a subscription is disabled for failing (services/subscription-health.ts); default DEFAULT_HEALTH_RULES. */
+  healthRules?: HealthRules;
 };
 
 /** What the log says of one delivery attempt. */
@@ -159,6 +169,23 @@ export type DeliveryAttemptRecord = {
  * delivery log and logged with it, so a receiver's report of one request names one attempt.
  */
 export const attemptRequestId = (deliveryId: string, attempt: number): string => `${deliveryId}.${attempt}`;
+
+/** Every header of an attempt: both signature schemes (every valid secret, newest first) and the Loyalty-* headers. */
+export const deliveryHeaders = (a: {
+  body: string;
+  eventId: string;
+  eventType: string;
+  attempt: number;
+  attemptedAt: Date;
+  secrets: string[];
+  requestId: string;
+}): Record<string, string> => ({
+  ...signDelivery(a.body, a.eventId, Math.floor(a.attemptedAt.getTime() / 1000), a.secrets),
+  'Loyalty-Message-Id': a.eventId,
+  'Loyalty-Event': a.eventType,
+  'Loyalty-Attempt': String(a.attempt),
+  'X-Request-Id': a.requestId,
+});
 
 /**
  * One run of a lane: due deliveries of the subscription, one at a time, for LANE_SLICE_MS (one
@@ -205,6 +232,7 @@ async function claimDueDelivery(ctx: DeliveryContext, subscriptionId: string): P
         SELECT id FROM webhook_deliveries
         WHERE subscription_id = ${subscriptionId} AND status = 'pending' AND next_attempt_at <= now()
           AND (claimed_until IS NULL OR claimed_until < now())
+          AND EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = ${subscriptionId} AND active)
         ORDER BY next_attempt_at LIMIT 1
         FOR UPDATE SKIP LOCKED)
       RETURNING d.id, d.subscription_id, d.status, d.attempts, d.max_attempts, d.delivered_at, d.event_id
@@ -229,18 +257,15 @@ async function sendAttempt(ctx: DeliveryContext, target: Target): Promise<Attemp
   const attemptedAt = new Date();
   let headers: Record<string, string>;
   try {
-    headers = {
-      ...signDelivery(
-        body,
-        target.event_id,
-        Math.floor(attemptedAt.getTime() / 1000),
-        target.secrets.map(ctx.secrets.open),
-      ),
-      'Loyalty-Message-Id': target.event_id,
-      'Loyalty-Event': target.event_type,
-      'Loyalty-Attempt': String(attempt),
-      'X-Request-Id': attemptRequestId(target.id, attempt),
-    };
+    headers = deliveryHeaders({
+      body,
+      eventId: target.event_id,
+      eventType: target.event_type,
+      attempt,
+      attemptedAt,
+      secrets: target.secrets.map(ctx.secrets.open),
+      requestId: attemptRequestId(target.id, attempt),
+    });
   } catch (error) {
     await ctx.sql`UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = ${target.id} AND attempts = ${target.attempts}`;
     throw error;
@@ -254,7 +279,7 @@ async function sendAttempt(ctx: DeliveryContext, target: Target): Promise<Attemp
     ? (ctx.retryDelays[Math.min(attempt, ctx.retryDelays.length) - 1] ??
       defined(ctx.retryDelays.at(-1), 'the last retry delay'))
     : null;
-  await recordAttempt(ctx.sql, target.id, attempt, attemptedAt, result, { status, delivered, delay });
+  await recordAttempt(ctx, target, attempt, attemptedAt, result, { status, delivered, delay });
   const final = outcome === 'retry' && !retry ? 'exhausted' : outcome;
   try {
     ctx.onAttempt?.({
@@ -313,28 +338,45 @@ async function sleepLane(sql: Sql, subscriptionId: string, lane: number) {
         SELECT min(next_attempt_at) AS next_at FROM webhook_deliveries
         WHERE subscription_id = ${subscriptionId} AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < now())
       ) n
-      WHERE next_at IS NOT NULL`;
+      WHERE next_at IS NOT NULL AND EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = ${subscriptionId} AND active)`;
   });
 }
 
+/**
+ * The attempt and the delivery's new state in one statement, and the subscription's health: a
+ * success resets its failure counters (a write only when they were set), a failure counts, and
+ * may disable the subscription (subscription-health.ts) in the same transaction.
+ */
 async function recordAttempt(
-  sql: Sql,
-  deliveryId: string,
+  ctx: DeliveryContext,
+  target: Target,
   attempt: number,
   attemptedAt: Date,
   result: PostResult,
   next: { status: string; delivered: boolean; delay: number | null },
 ) {
-  await sql`
-    WITH d AS (
+  const write = (db: Db) => db`
       UPDATE webhook_deliveries SET
-        attempts = ${attempt}, status = ${next.status}, updated_at = now(), claimed_until = NULL,
+        attempts = ${attempt}, status = ${next.status}, updated_at = now(), claimed_until = NULL, requeued_by = NULL,
         next_attempt_at = now() + make_interval(secs => ${next.delay}::float8),
         delivered_at = CASE WHEN ${next.delivered} THEN coalesce(delivered_at, now()) ELSE delivered_at END
-      WHERE id = ${deliveryId} AND attempts = ${attempt - 1} AND status = 'pending'
-      RETURNING id
-    )
-    INSERT INTO webhook_attempts (delivery_id, attempt, status_code, error, duration_ms, response_snippet, attempted_at)
-    SELECT id, ${attempt}, ${result.statusCode}, ${result.error}, ${result.durationMs}, ${result.snippet}, ${attemptedAt} FROM d
-    ON CONFLICT DO NOTHING`;
+      WHERE id = ${target.id} AND attempts = ${attempt - 1} AND status = 'pending'
+      RETURNING id, subscription_id`;
+  const log = (db: Db) => db`
+      INSERT INTO webhook_attempts (delivery_id, attempt, status_code, error, duration_ms, response_snippet, attempted_at)
+      SELECT id, ${attempt}, ${result.statusCode}, ${result.error}, ${result.durationMs}, ${result.snippet}, ${attemptedAt} FROM d
+      ON CONFLICT DO NOTHING`;
+  if (next.delivered) {
+    await ctx.sql`
+      WITH d AS (${write(ctx.sql)}), a AS (${log(ctx.sql)})
+      ${resetFailures(ctx.sql)}`;
+    return;
+  }
+  await ctx.sql.begin(async (tx) => {
+    const [health] = await tx<SubscriptionHealth[]>`
+      WITH d AS (${write(tx)}), a AS (${log(tx)})
+      ${countFailure(tx, attemptedAt, next.status === 'failed')}`;
+    const reason = health && disableReason(health, result.statusCode, attemptedAt, ctx.healthRules);
+    if (reason) await disableSubscription(tx, target.subscription_id, reason);
+  });
 }

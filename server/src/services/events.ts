@@ -1,14 +1,17 @@
-import type { webhooks } from '@loyalty/sdk/generated';
 import type { Db } from '../db/pool.js';
 import { firstRow } from '../lib/defined.js';
-import type { OpenApiDocument } from '../lib/openapi.js';
+import { deref, type OpenApiDocument } from '../lib/openapi.js';
+import type { Schemas } from '../lib/schemas.js';
 
-/** An event type: a key of openapi.yaml's `webhooks` section (one operation per event sent). */
-export type EventType = keyof webhooks & string;
+/**
+ * An event type one can subscribe to and that GET /events shows: the EventType schema, every key
+ * of openapi.yaml's `webhooks` section but `ping` (sent only by the test call, never recorded).
+ */
+export type EventType = Schemas['EventType'];
 
-/** The event types the loaded document describes, in its order: the keys of its `webhooks` section. */
+/** The recorded event types the loaded document describes, in its order (the EventType schema). */
 export const eventTypesOf = (document: OpenApiDocument): EventType[] =>
-  Object.keys((document as { webhooks?: Record<string, unknown> }).webhooks ?? {}) as EventType[];
+  deref<{ enum: EventType[] }>(document, { $ref: '#/components/schemas/EventType' }).enum;
 
 export type NewEvent = { organizationId: string; type: EventType; data: Record<string, unknown> };
 

@@ -11,14 +11,23 @@ import type { OrganizationScope } from './organization-scope.js';
 export const MAX_SUBSCRIPTIONS_PER_ORGANIZATION = 20;
 export const ROTATION_OVERLAP_HOURS = 24;
 
-type SubscriptionRow = {
+export type SubscriptionRow = {
   id: string;
   organization_id: string;
   url: string;
   events: Schemas['EventType'][];
   active: boolean;
+  description: string | null;
+  disabled_reason: Schemas['WebhookDisabledReason'] | null;
+  disabled_at: Date | null;
+  failing_since: Date | null;
+  consecutive_failures: number;
   created_at: Date;
 };
+
+/** The columns of a SubscriptionRow (never the secrets). */
+export const subscriptionColumns = (db: Db) =>
+  db`id, organization_id, url, events, active, description, disabled_reason, disabled_at, failing_since, consecutive_failures, created_at`;
 
 export const presentSubscription = (s: SubscriptionRow): Schemas['WebhookSubscription'] => ({
   id: s.id,
@@ -26,6 +35,11 @@ export const presentSubscription = (s: SubscriptionRow): Schemas['WebhookSubscri
   url: s.url,
   events: s.events,
   active: s.active,
+  description: s.description,
+  disabled_reason: s.disabled_reason,
+  disabled_at: s.disabled_at?.toISOString() ?? null,
+  failing_since: s.failing_since?.toISOString() ?? null,
+  consecutive_failures: s.consecutive_failures,
   created_at: s.created_at.toISOString(),
 });
 
@@ -51,7 +65,7 @@ export function requireOrganization(t: OrganizationScope, organizationId: string
 export async function listSubscriptions(db: Db, t: OrganizationScope, organizationId?: string) {
   const orgs = organizationId === undefined ? t.organizationIds : [requireOrganization(t, organizationId)];
   const rows = await db<SubscriptionRow[]>`
-    SELECT id, organization_id, url, events, active, created_at FROM webhook_subscriptions
+    SELECT ${subscriptionColumns(db)} FROM webhook_subscriptions
     WHERE organization_id = ANY(${orgs}) ORDER BY created_at, id`;
   return rows.map(presentSubscription);
 }
@@ -82,9 +96,9 @@ export async function createSubscription(
   }
   const secret = newWebhookSecret();
   const inserted = await db<SubscriptionRow[]>`
-    INSERT INTO webhook_subscriptions (organization_id, url, events, secret)
-    VALUES (${organizationId}, ${input.url}, ${[...new Set(input.events)]}, ${secrets.seal(secret)})
-    RETURNING id, organization_id, url, events, active, created_at`;
+    INSERT INTO webhook_subscriptions (organization_id, url, events, secret, description)
+    VALUES (${organizationId}, ${input.url}, ${[...new Set(input.events)]}, ${secrets.seal(secret)}, ${input.description ?? null})
+    RETURNING ${subscriptionColumns(db)}`;
   return { ...presentSubscription(firstRow(inserted, 'the inserted subscription')), secret };
 }
 
@@ -97,7 +111,7 @@ export async function requireSubscription(
 ): Promise<SubscriptionRow> {
   if (!isUuid(id)) throw notFound('Subscription');
   const [row] = await db<SubscriptionRow[]>`
-    SELECT id, organization_id, url, events, active, created_at FROM webhook_subscriptions
+    SELECT ${subscriptionColumns(db)} FROM webhook_subscriptions
     WHERE id = ${id} AND organization_id = ANY(${t.organizationIds}) ${lock ? db`FOR UPDATE` : db``}`;
   if (!row) throw notFound('Subscription');
   return row;

@@ -36,6 +36,10 @@ export const deliverWebhookTask =
         lanes,
         leaseMarginSeconds: config.stalledJobSeconds,
         onAttempt: onDeliveryAttempt,
+        healthRules: {
+          failingSeconds: config.webhookDisableAfterSeconds,
+          consecutiveFailures: config.webhookDisableAfterFailures,
+        },
       },
       p.subscription_id,
       p.lane,
