@@ -6,6 +6,7 @@ import { webhooksListCommand } from './list.js';
 import { webhooksListenCommand } from './listen.js';
 import { webhooksRetryCommand } from './retry.js';
 import { webhooksRotateSecretCommand } from './rotate-secret.js';
+import { webhooksTestReceiverCommand } from './test-receiver.js';
 import { webhooksVerifyCommand } from './verify.js';
 
 export function webhooksCommand(): Command {
@@ -18,5 +19,6 @@ export function webhooksCommand(): Command {
     .addCommand(webhooksDeliveriesCommand())
     .addCommand(webhooksRetryCommand())
     .addCommand(webhooksVerifyCommand())
+    .addCommand(webhooksTestReceiverCommand())
     .addCommand(webhooksListenCommand());
 }
