@@ -16,6 +16,7 @@ import { ordersCommand } from './commands/orders/index.js';
 import { passesCommand } from './commands/passes/index.js';
 import { serverCommand } from './commands/server.js';
 import { tagsCommand } from './commands/tags/index.js';
+import { triggerCommand } from './commands/trigger.js';
 import { vouchersCommand } from './commands/vouchers/index.js';
 import { webhooksCommand } from './commands/webhooks/index.js';
 import { CLI_VERSION } from './version.js';
@@ -68,6 +69,7 @@ export function buildProgram(): Command {
   program.addCommand(passesCommand());
   program.addCommand(ordersCommand());
   program.addCommand(webhooksCommand());
+  program.addCommand(triggerCommand());
   return program;
 }
 
