@@ -75,7 +75,7 @@ describe('verify --explain: the catalogue of usual mistakes', () => {
     const checks = explain(JSON.stringify(JSON.parse(body), null, 2), deliveryOf(body));
     expect(named(checks)).toEqual(both('reserialized_json'));
     expect(whatOf(checks)).toContain('the bytes signed are compact JSON');
-    expect(whatOf(checks)).toContain('the body given is JSON indented by 2 spaces');
+    expect(whatOf(checks)).toContain('the body given is 2-space indented JSON (JSON.stringify(value, null, 2)).');
   });
 
   it('names a body re-serialized compactly, JSON.stringify(JSON.parse(body)), when the signed layout was another', () => {
@@ -160,7 +160,7 @@ describe('verify --explain: the catalogue of usual mistakes', () => {
         'the secret with a trailing newline',
         'the secret without "whsec_"',
         'the secret as given, base64-decoded vs raw key',
-        expect.stringContaining('JSON indented by 2 spaces'),
+        expect.stringContaining('2-space indented JSON'),
       ]),
     });
   });

@@ -61,9 +61,9 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /** JSON written again in the layouts a receiver (or a logger) commonly uses. */
 const LAYOUTS: Array<{ name: string; write: (value: unknown) => string }> = [
-  { name: 'compact JSON, JSON.stringify(JSON.parse(body))', write: (v) => JSON.stringify(v) },
-  { name: 'JSON indented by 2 spaces, JSON.stringify(value, null, 2)', write: (v) => JSON.stringify(v, null, 2) },
-  { name: 'JSON indented by 4 spaces', write: (v) => JSON.stringify(v, null, 4) },
+  { name: 'compact JSON (JSON.stringify(value))', write: (v) => JSON.stringify(v) },
+  { name: '2-space indented JSON (JSON.stringify(value, null, 2))', write: (v) => JSON.stringify(v, null, 2) },
+  { name: '4-space indented JSON', write: (v) => JSON.stringify(v, null, 4) },
   { name: 'JSON with ", " and ": " separators (Python json.dumps)', write: spaced },
   {
     name: 'compact JSON with non-ASCII escaped as \\uXXXX',
@@ -148,7 +148,10 @@ function bodyVariants(body: Buffer): Variant<Buffer>[] {
     // not JSON: no layouts to try
   }
   if (isJson) {
-    const given = LAYOUTS.find((l) => l.write(parsed) === text)?.name ?? 'in another layout';
+    const layoutGiven = LAYOUTS.find((l) => l.write(parsed) === text.trimEnd());
+    const given = layoutGiven
+      ? `${layoutGiven.name}${layoutGiven.write(parsed) === text ? '' : ' plus trailing whitespace'}`
+      : 'in another layout';
     for (const layout of LAYOUTS)
       add(
         Buffer.from(layout.write(parsed), 'utf8'),

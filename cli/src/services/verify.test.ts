@@ -295,5 +295,21 @@ describe('loyalty webhooks verify --explain', () => {
     const result = await verifyIn(cwd, '--secret-file secret.txt --previous-secret-file secret.txt --signature ab');
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--previous-secret-file is only read with --explain.');
+    const bothStdin = await runCli(
+      [
+        'webhooks',
+        'verify',
+        'body.json',
+        '--explain',
+        '--secret-stdin',
+        '--previous-secret-file',
+        '-',
+        '--signature',
+        'ab',
+      ],
+      { cwd, stdin: secret },
+    );
+    expect(bothStdin.code).toBe(2);
+    expect(bothStdin.stderr).toContain('stdin cannot hold both the secret and the previous secret.');
   });
 });

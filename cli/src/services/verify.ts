@@ -170,6 +170,8 @@ export async function verifyCommand(ctx: Context, file: string | undefined, opti
       '--previous-secret-file is only read with --explain.',
       'Add --explain, or give both secrets with --secret-file.',
     );
+  if (options.previousSecretFile.includes('-') && (options.secretStdin || options.secretFile.includes('-')))
+    throw usageError('stdin cannot hold both the secret and the previous secret.', 'Pass one of them as a file.');
   const secrets = await webhookSecrets(ctx.runtime, options);
   const previousSecrets: string[] = [];
   for (const path of options.previousSecretFile)
