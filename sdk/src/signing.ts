@@ -6,13 +6,18 @@
  *   bytes the base64 after `whsec_` stands for.
  * During a rotation each header carries one space-separated entry per secret, newest first.
  */
-import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
+import { nodeCrypto } from './internal/node-crypto.js';
+
+// node:crypto through process.getBuiltinModule, not a static import: @loyalty/sdk/webhooks imports
+// this module, and it must still load in browsers and workers (its Web Crypto functions work there).
+const node = () => nodeCrypto('@loyalty/sdk/signing');
 
 /** A new subscription secret: `whsec_` + base64 of 32 random bytes (Standard Webhooks form). */
-export const newWebhookSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
+export const newWebhookSecret = (): string => `whsec_${node().randomBytes(32).toString('base64')}`;
 
 /** The Loyalty-Signature key of a secret: the UTF-8 bytes of the whole string. */
-export const loyaltyKeyOf = (secret: string): KeyObject => createSecretKey(Buffer.from(secret, 'utf8'));
+export const loyaltyKeyOf = (secret: string): KeyObject => node().createSecretKey(secret, 'utf8');
 
 /** The bytes of the Standard Webhooks key: the base64 after `whsec_` decoded (unchecked). */
 export const standardKeyBytesOf = (secret: string): Buffer =>
@@ -20,7 +25,7 @@ export const standardKeyBytesOf = (secret: string): Buffer =>
 
 /** HMAC-SHA256 of the body (the Loyalty-Signature digest). */
 export const loyaltyDigest = (key: KeyObject, body: string | Uint8Array): Buffer =>
-  createHmac('sha256', key).update(body).digest();
+  node().createHmac('sha256', key).update(body).digest();
 
 /** HMAC-SHA256 of `{id}.{timestamp}.{body}` (the Standard Webhooks digest). */
 export const standardDigest = (
@@ -28,7 +33,7 @@ export const standardDigest = (
   id: string,
   timestamp: string | number,
   body: string | Uint8Array,
-): Buffer => createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest();
+): Buffer => node().createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest();
 
 /** Both keys of one secret. */
 export interface SigningKeys {
@@ -67,7 +72,7 @@ const keyCache = new Map<string, SigningKeys>();
 function keysOf(secret: string): SigningKeys {
   let keys = keyCache.get(secret);
   if (!keys) {
-    keys = { loyalty: loyaltyKeyOf(secret), standard: createSecretKey(standardKeyBytesOf(secret)) };
+    keys = { loyalty: loyaltyKeyOf(secret), standard: node().createSecretKey(standardKeyBytesOf(secret)) };
     if (keyCache.size > 10_000) keyCache.clear();
     keyCache.set(secret, keys);
   }
