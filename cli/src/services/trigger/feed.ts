@@ -26,15 +26,29 @@ export async function markFeed(ctx: Context, type: TriggerType, options: FeedOpt
   const result = await request(ctx, (api, signal) =>
     api.GET('/events', { params: { query: { types: type, limit: 1, organization_id: options.organization } }, signal }),
   );
+  const status = result.response.status;
+  if (status === 403) {
+    const missing = lacksAbility(LOOKUP, 'webhooks.get', result.error);
+    if (options.required) throw missing;
+    return skipLookup(ctx, missing);
+  }
   try {
-    if (result.response.status === 403) throw lacksAbility(LOOKUP, 'webhooks.get', result.error);
     return dataOf(ctx, result).next_cursor;
   } catch (error) {
-    if (options.required || !(error instanceof CliError)) throw error;
-    ctx.output.warn(`The event id will not be shown: ${error.message}`);
-    if (error.hint) ctx.output.info(`  ${ctx.output.err.dim('→')} ${error.hint}`);
-    return undefined;
+    // 422: the token reaches several organizations and --organization is missing. Anything else
+    // (credentials, a server failure) would stop the first step too: say it once, now.
+    if (status !== 422 || !(error instanceof CliError)) throw error;
+    const hint = 'Pass --organization <id> when the token reaches several organizations.';
+    const unscoped = new CliError(error.message, { exitCode: error.exitCode, hint, cause: error.cause });
+    if (options.required) throw unscoped;
+    return skipLookup(ctx, unscoped);
   }
+}
+
+function skipLookup(ctx: Context, why: CliError): undefined {
+  ctx.output.warn(`The event id will not be shown: ${why.message}`);
+  if (why.hint) ctx.output.info(`  ${ctx.output.err.dim('→')} ${why.hint}`);
+  return undefined;
 }
 
 /** The event of `type` carrying the created ids, once it shows in the feed within `timeoutMs`. */

@@ -276,6 +276,31 @@ describe('loyalty trigger', { timeout: 20_000 }, () => {
     expect(api.calls()).toEqual(['GET /events', 'POST /members', 'GET /events']);
   });
 
+  it('a token of several organizations: without --organization a warning and no event id; with it, the feed is scoped', async () => {
+    const api = sandbox();
+    const queries: string[] = [];
+    server.use(
+      http.get('/events', ({ request, query, response }) => {
+        queries.push(new URL(request.url).search);
+        if (!query.get('organization_id'))
+          return response(422).json({
+            message: 'The organization_id field is required when the token has several organizations.',
+            error: 'validation_failed',
+            errors: { organization_id: ['The organization_id field is required.'] },
+          });
+        return response(200).json({ message: 'Request successful', data: [], next_cursor: '0' });
+      }),
+    );
+    const plain = await runCli(['trigger', 'member.created'], { env: await env() });
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stderr).toContain('! The event id will not be shown: The API rejected the request');
+    expect(plain.stderr).toContain('→ Pass --organization <id> when the token reaches several organizations.');
+    expect(api.calls()).toEqual(['GET /events', 'POST /members']);
+
+    await runCli(['trigger', 'member.created', '--organization', 'org-acme', '--wait', '1'], { env: await env() });
+    expect(queries.at(-1)).toContain('organization_id=org-acme');
+  });
+
   it('--wait: an event that never shows in the feed is an error after the given seconds', async () => {
     sandbox();
     server.use(
