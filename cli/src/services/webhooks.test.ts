@@ -38,7 +38,7 @@ describe('loyalty webhooks', { timeout: 20_000 }, () => {
       { env: loggedInEnv(await tempConfigHome()) },
     );
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('Unknown event member.deleted.');
+    expect(bad.stderr).toContain('Unknown event member.deleted. Did you mean member.created?');
     let body: { events?: string[] } = {};
     server.use(
       http.post(`${API}/webhook-subscriptions`, async ({ request }) => {
@@ -53,7 +53,13 @@ describe('loyalty webhooks', { timeout: 20_000 }, () => {
       env: loggedInEnv(await tempConfigHome()),
     });
     expect(all.code).toBe(0);
-    expect(body.events).toEqual(['member.created', 'points.changed', 'coupon.issued', 'coupon.redeemed']);
+    expect(body.events).toEqual([
+      'member.created',
+      'points.changed',
+      'coupon.issued',
+      'coupon.redeemed',
+      'webhook_subscription.disabled',
+    ]);
     expect(all.stdout).toBe('signing secret: whsec_abc\n');
     expect(all.stderr).toContain('shown only now');
   });

@@ -1,5 +1,6 @@
 // Webhook subscriptions and their delivery log.
 import type { components } from '@loyalty/sdk';
+import { closest, distance } from 'fastest-levenshtein';
 import type { Context } from '../context.js';
 import { DELIVERY_STATUSES, EVENT_TYPES, type DeliveryStatus, type EventType } from '../domain.js';
 import { usageError } from '../errors.js';
@@ -9,6 +10,14 @@ type Delivery = components['schemas']['WebhookDelivery'];
 type DeliveryAttempt = components['schemas']['WebhookDeliveryAttempt'];
 
 const isEventType = (name: string): name is EventType => (EVENT_TYPES as readonly string[]).includes(name);
+
+/** The event type a mistyped name most likely meant: within a third of its length in edits, or sharing its noun. */
+export function closestEventType(name: string): EventType | undefined {
+  const best = closest(name.toLowerCase(), [...EVENT_TYPES]) as EventType;
+  if (distance(name.toLowerCase(), best) <= Math.max(2, Math.floor(best.length / 3))) return best;
+  const noun = name.split('.')[0];
+  return EVENT_TYPES.find((type) => type.split('.')[0] === noun);
+}
 
 /** Events from repeated and/or comma-separated flags; unknown names fail before the API is asked. */
 export function parseEvents(values: readonly string[]): EventType[] {
@@ -21,7 +30,13 @@ export function parseEvents(values: readonly string[]): EventType[] {
     ),
   ];
   const unknown = names.filter((name) => !isEventType(name));
-  if (unknown.length) throw usageError(`Unknown event ${unknown.join(', ')}.`, `Events: ${EVENT_TYPES.join(', ')}.`);
+  if (unknown.length) {
+    const close = unknown.map(closestEventType).filter((name) => name !== undefined);
+    throw usageError(
+      `Unknown event ${unknown.join(', ')}.${close.length ? ` Did you mean ${close.join(', ')}?` : ''}`,
+      `Events: ${EVENT_TYPES.join(', ')} (\`loyalty webhooks event-types\` describes each).`,
+    );
+  }
   return names.filter(isEventType);
 }
 
@@ -124,6 +139,7 @@ export async function listDeliveries(
         },
       },
       { header: 'next attempt', value: (d) => d.next_attempt_at ?? '' },
+      { header: 'why', value: (d) => d.next_attempt_reason ?? '' },
     ],
     'No deliveries.',
   );

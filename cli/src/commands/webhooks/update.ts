@@ -1,0 +1,30 @@
+import { Command } from 'commander';
+import { contextOf } from '../../context.js';
+import { examples } from '../../help.js';
+import type { UpdateOptions } from '../../services/webhook-lifecycle.js';
+import { eventsOption } from '../options.js';
+
+export function webhooksUpdateCommand(): Command {
+  return new Command('update')
+    .description('Change the URL, events or description of a subscription (the secret stays)')
+    .argument('<id>', 'subscription id')
+    .option('--url <url>', 'new HTTPS URL (same rules as create)')
+    .addOption(eventsOption('unchanged'))
+    .option('--description <text>', 'a note for people (up to 500 characters)')
+    .option('--clear-description', 'remove the description')
+    .addHelpText(
+      'after',
+      examples(
+        ['loyalty webhooks update 3c9e… --url https://example.com/v2/hooks', 'move the receiver'],
+        ['loyalty webhooks update 3c9e… --events coupon.issued,coupon.redeemed', 'replace the event list'],
+      ),
+    )
+    .addHelpText('after', '\nTo pause or resume deliveries use `loyalty webhooks disable|enable <id>`.\n')
+    .action(async (id: string, options: UpdateOptions, command: Command) => {
+      await (await import('../../services/webhook-lifecycle.js')).updateSubscription(
+        await contextOf(command),
+        id,
+        options,
+      );
+    });
+}
