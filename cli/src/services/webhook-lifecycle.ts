@@ -15,8 +15,8 @@ const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_
  * an ISO 8601 time. Anything else is a usage error naming the flag.
  */
 export function parseTime(flag: string, value: string, now = Date.now()): string {
-  const ago = /^(\d+(?:\.\d+)?)\s*([smhdw])$/i.exec(value.trim());
-  if (ago) return new Date(now - Number(ago[1]) * (UNITS[ago[2]!.toLowerCase()] ?? 0) * 1000).toISOString();
+  const [, amount, unit] = /^(\d+(?:\.\d+)?)\s*([smhdw])$/i.exec(value.trim()) ?? [];
+  if (amount && unit) return new Date(now - Number(amount) * (UNITS[unit.toLowerCase()] ?? 0) * 1000).toISOString();
   if (/^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(Date.parse(value))) return new Date(value).toISOString();
   throw usageError(
     `${flag} must be a duration ago (like 90s, 30m, 2h, 7d) or an ISO 8601 time (got "${value}").`,
