@@ -77,40 +77,26 @@ const passId = async (passCode: unknown): Promise<string> => {
 };
 
 describe('loyalty trigger', () => {
-  const cases: Array<{ type: string; flags: string[]; ids: (printed: Record<string, unknown>) => Promise<object> }> = [
-    {
-      type: 'member.created',
-      flags: [],
-      ids: async (printed) => ({ member_id: printed.member_id, brand_id: 'brand-acme' }),
-    },
-    {
-      type: 'coupon.issued',
-      flags: ['--coupon', 'coupon-welcome'],
-      ids: async (printed) => ({
-        member_id: printed.member_id,
-        coupon_id: 'coupon-welcome',
-        pass_id: await passId(printed.pass_code),
-      }),
-    },
-    {
-      type: 'coupon.redeemed',
-      flags: ['--coupon', 'coupon-welcome'],
-      ids: async (printed) => ({
-        member_id: printed.member_id,
-        coupon_id: 'coupon-welcome',
-        pass_id: await passId(printed.pass_code),
-      }),
-    },
+  type Printed = Record<string, unknown>;
+  /** The ids the event's data must carry: the member and its pass, by what the command printed. */
+  const passOf = async (printed: Printed) => ({
+    member_id: printed.member_id,
+    pass_id: await passId(printed.pass_code),
+  });
+  const coupon = async (printed: Printed) => ({ ...(await passOf(printed)), coupon_id: 'coupon-welcome' });
+  const cases: Array<{ type: string; flags: string[]; ids: (printed: Printed) => Promise<object> }> = [
+    { type: 'member.created', flags: [], ids: async (p) => ({ member_id: p.member_id, brand_id: 'brand-acme' }) },
+    { type: 'coupon.issued', flags: ['--coupon', 'coupon-welcome'], ids: coupon },
+    { type: 'coupon.redeemed', flags: ['--coupon', 'coupon-welcome'], ids: coupon },
     {
       type: 'points.changed',
       flags: ['--storecard', 'card-points'],
-      ids: async (printed) => ({
-        member_id: printed.member_id,
+      ids: async (p) => ({
+        ...(await passOf(p)),
         storecard_id: 'card-points',
-        pass_id: await passId(printed.pass_code),
         type: 'earn',
         points: 10,
-        reference: printed.reference,
+        reference: p.reference,
       }),
     },
   ];
@@ -119,7 +105,7 @@ describe('loyalty trigger', () => {
     it(`${type}: exit 0, the event in the feed with the printed ids, delivered to a subscription`, async () => {
       const result = await cli.run(['trigger', type, ...flags, '--json', '--wait', '20']);
       expect(result.code, describeRun(result)).toBe(0);
-      const printed = JSON.parse(result.stdout) as Record<string, unknown>;
+      const printed = JSON.parse(result.stdout) as Printed;
       expect(printed).toMatchObject({ type, brand_id: 'brand-acme', event_id: expect.any(String) });
       expect(result.stderr).toContain(`The server emitted ${type} ${String(printed.event_id)}.`);
 
