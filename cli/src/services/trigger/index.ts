@@ -5,8 +5,10 @@ import type { Context } from '../../context.js';
 import type { SettingSource } from '../../config.js';
 import { CliError, usageError } from '../../errors.js';
 import { request } from '../api.js';
+import { closestEventType } from '../webhooks.js';
 import { findEvent, markFeed } from './feed.js';
-import { type Recipe, type RecipeInput, parseTriggerType, recipeOf } from './recipes.js';
+import { EVENT_TYPES } from '../../domain.js';
+import { type Recipe, type RecipeInput, recipeOf, TRIGGER_TYPES, type TriggerType } from './recipes.js';
 import { apiSteps } from './steps.js';
 
 export interface TriggerOptions extends RecipeInput {
@@ -26,6 +28,19 @@ function waitSeconds(wait: TriggerOptions['wait']): number | undefined {
   if (!/^\d+$/.test(wait) || seconds < 1 || seconds > 300)
     throw usageError(`--wait must be a whole number of seconds from 1 to 300 (got "${wait}").`);
   return seconds;
+}
+
+/** The event type named on the command line, or a usage error listing the valid ones and the closest. */
+export function parseTriggerType(name: string): TriggerType {
+  const found = TRIGGER_TYPES.find((type) => type === name);
+  if (found) return found;
+  const known = (EVENT_TYPES as readonly string[]).includes(name);
+  const closest = known ? undefined : closestEventType(name);
+  const suggestion = closest && (TRIGGER_TYPES as readonly string[]).includes(closest) ? closest : undefined;
+  throw usageError(
+    known ? `Event type "${name}" cannot be triggered.` : `Unknown event type "${name}".`,
+    `${suggestion ? `Did you mean ${suggestion}? ` : ''}Event types: ${TRIGGER_TYPES.join(', ')}.`,
+  );
 }
 
 const FLAG_OF = { coupon: '--coupon <id>', storecard: '--storecard <id>' } as const;

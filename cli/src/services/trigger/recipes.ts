@@ -2,7 +2,6 @@
 // the server emit that event for real. No API code here (the steps are passed in), so the command
 // can list the recipes in its help without loading the SDK.
 import { EVENT_TYPES, type EventType } from '../../domain.js';
-import { usageError } from '../../errors.js';
 
 /**
  * What a recipe created, each id under the name the event's `data` gives it, so the emitted event
@@ -88,44 +87,6 @@ export type TriggerType = keyof typeof RECIPES;
 export const TRIGGER_TYPES: TriggerType[] = EVENT_TYPES.filter((type): type is TriggerType => type in RECIPES);
 
 export const recipeOf = (type: TriggerType): Recipe => RECIPES[type];
-
-/** The event type named on the command line, or a usage error listing the valid ones and the closest. */
-export function parseTriggerType(name: string): TriggerType {
-  const found = TRIGGER_TYPES.find((type) => type === name);
-  if (found) return found;
-  const known = (EVENT_TYPES as readonly string[]).includes(name);
-  const closest = known ? undefined : closestMatch(name, TRIGGER_TYPES);
-  throw usageError(
-    known ? `Event type "${name}" cannot be triggered.` : `Unknown event type "${name}".`,
-    `${closest ? `Did you mean ${closest}? ` : ''}Event types: ${TRIGGER_TYPES.join(', ')}.`,
-  );
-}
-
-/** The candidate nearest to `name` by edit distance, when it is near enough to be a typo. */
-export function closestMatch(name: string, candidates: readonly string[]): string | undefined {
-  let best: { candidate: string; distance: number } | undefined;
-  for (const candidate of candidates) {
-    const distance = editDistance(name.toLowerCase(), candidate);
-    if (!best || distance < best.distance) best = { candidate, distance };
-  }
-  return best && best.distance <= Math.max(2, Math.floor(best.candidate.length / 2)) ? best.candidate : undefined;
-}
-
-/** Levenshtein distance, one row at a time. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++)
-      row[j] = Math.min(
-        (previous[j] ?? 0) + 1,
-        (row[j - 1] ?? 0) + 1,
-        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    previous = row;
-  }
-  return previous[b.length] ?? 0;
-}
 
 /** Whether a feed event is the one the recipe caused: every id both have is equal. */
 export function isEventOf(data: Record<string, unknown>, created: Created): boolean {

@@ -3,6 +3,8 @@ import { createOpenApiHttp } from 'openapi-msw';
 import { describe, expect, it } from 'vitest';
 import { API, fakeApiServer, loggedInEnv } from '../../testing/fake-api.js';
 import { runCli, tempConfigHome } from '../../testing/run-cli.js';
+import { parseTriggerType } from './index.js';
+import { TRIGGER_TYPES } from './recipes.js';
 
 type Event = components['schemas']['Event'];
 type Sent = { method: string; path: string; body: unknown; idempotencyKey: string | null };
@@ -316,5 +318,32 @@ describe('loyalty trigger', { timeout: 20_000 }, () => {
     const bad = await runCli(['trigger', 'member.created', '--wait', 'soon'], { env: await env() });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--wait must be a whole number of seconds from 1 to 300 (got "soon").');
+  });
+});
+
+describe('parseTriggerType', () => {
+  it('accepts the types with a recipe', () => {
+    expect(parseTriggerType('points.changed')).toBe('points.changed');
+  });
+
+  it('an unknown name is a usage error with the closest type when one is near, and the list', () => {
+    const hintOf = (name: string) => {
+      try {
+        parseTriggerType(name);
+      } catch (error) {
+        return `${(error as Error).message} ${(error as { hint?: string }).hint}`;
+      }
+      throw new Error(`${name} was accepted`);
+    };
+    const list = `Event types: ${TRIGGER_TYPES.join(', ')}.`;
+    expect(hintOf('member_created')).toBe(`Unknown event type "member_created". Did you mean member.created? ${list}`);
+    expect(hintOf('Coupon.Redeem')).toContain('Did you mean coupon.redeemed?');
+    expect(hintOf('invoice.paid')).toBe(`Unknown event type "invoice.paid". ${list}`);
+  });
+
+  it('an event type of the document without a recipe is named as such, not as unknown', () => {
+    expect(() => parseTriggerType('webhook_subscription.disabled')).toThrow(
+      'Event type "webhook_subscription.disabled" cannot be triggered.',
+    );
   });
 });
