@@ -2,10 +2,10 @@ import { expectTypeOf, test } from 'vitest';
 import type { components } from './generated/openapi.js';
 import { constructEvent, signPayload, verifySignature, type WebhookEvent, type WebhookEventType } from './webhooks.js';
 
-test('constructEvent returns the union of the four events from the webhooks section', () => {
-  expectTypeOf<WebhookEvent>().toEqualTypeOf<components['schemas']['Event']>();
+test('constructEvent returns the union of the events of the webhooks section (recorded ones and ping)', () => {
+  expectTypeOf<WebhookEvent>().toEqualTypeOf<components['schemas']['Event'] | components['schemas']['PingEvent']>();
   expectTypeOf<WebhookEventType>().toEqualTypeOf<
-    'member.created' | 'points.changed' | 'coupon.issued' | 'coupon.redeemed'
+    'member.created' | 'points.changed' | 'coupon.issued' | 'coupon.redeemed' | 'webhook_subscription.disabled' | 'ping'
   >();
   const event = constructEvent('{}', {}, 'whsec_x');
   if (event.type === 'points.changed') {

@@ -1,4 +1,6 @@
 import { createHmac } from 'node:crypto';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import formatsModule from 'ajv-formats';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { TestServer } from '../../../test/helpers/server.js';
@@ -15,6 +17,10 @@ import { recordEvents } from './events.js';
  * many failures) with the webhook_subscription.disabled event, parked deliveries, recovery, test
  * pings, the redirect's Location in the log and next_attempt_reason.
  */
+
+const addFormats = ((formatsModule as unknown as { default?: unknown }).default ?? formatsModule) as (
+  ajv: Ajv2020,
+) => void;
 
 type Received = { path: string; headers: IncomingHttpHeaders; body: string };
 type Behaviour = (req: Received, res: ServerResponse) => void;
@@ -378,8 +384,6 @@ describe('POST /webhook-subscriptions/{id}/test', () => {
 
 describe('GET /webhook-event-types', () => {
   it('lists every type of the webhooks section with a standalone JSON Schema that accepts its example', async () => {
-    const { default: Ajv } = await import('ajv/dist/2020.js');
-    const { default: addFormats } = await import('ajv-formats');
     const res = await api('GET', '/webhook-event-types');
     expect(res.statusCode).toBe(200);
     const types = (res.result as Schemas['WebhookEventTypeListResponse']).data;
@@ -396,7 +400,7 @@ describe('GET /webhook-event-types', () => {
     const document = t.server.app as { openapi: { document: { webhooks: Record<string, unknown> } } };
     for (const entry of types) {
       expect(entry.summary.length, entry.type).toBeGreaterThan(5);
-      const ajv = new Ajv({ strict: false });
+      const ajv = new Ajv2020({ strict: false });
       addFormats(ajv);
       const validate = ajv.compile(entry.schema);
       const op = (document.openapi.document.webhooks[entry.type] as { post: Record<string, unknown> }).post;
