@@ -37,11 +37,20 @@ export function parseTriggerType(name: string): TriggerType {
   const known = (EVENT_TYPES as readonly string[]).includes(name);
   const closest = known ? undefined : closestEventType(name);
   const suggestion = closest && (TRIGGER_TYPES as readonly string[]).includes(closest) ? closest : undefined;
+  const otherWay = OTHER_WAYS[name];
   throw usageError(
-    known ? `Event type "${name}" cannot be triggered.` : `Unknown event type "${name}".`,
+    known
+      ? `Event type "${name}" cannot be triggered.${otherWay ? ` ${otherWay}` : ''}`
+      : `Unknown event type "${name}".`,
     `${suggestion ? `Did you mean ${suggestion}? ` : ''}Event types: ${TRIGGER_TYPES.join(', ')}.`,
   );
 }
+
+/** How to make the server emit an event type that has no recipe, for real. */
+const OTHER_WAYS: Record<string, string> = {
+  'webhook_subscription.disabled':
+    'Disable a subscription to emit it: `loyalty webhooks disable <id>`, then `loyalty webhooks enable <id>`.',
+};
 
 const FLAG_OF = { coupon: '--coupon <id>', storecard: '--storecard <id>' } as const;
 const DEMO_OF = { coupon: 'coupon-welcome', storecard: 'card-points' } as const;

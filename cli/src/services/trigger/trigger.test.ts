@@ -343,7 +343,7 @@ describe('parseTriggerType', () => {
 
   it('an event type of the document without a recipe is named as such, not as unknown', () => {
     expect(() => parseTriggerType('webhook_subscription.disabled')).toThrow(
-      'Event type "webhook_subscription.disabled" cannot be triggered.',
+      'Event type "webhook_subscription.disabled" cannot be triggered. Disable a subscription to emit it: `loyalty webhooks disable <id>`',
     );
   });
 });
