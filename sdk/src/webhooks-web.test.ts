@@ -278,7 +278,7 @@ describe('the module graph a browser loads', () => {
   function runtimeImports(file: URL, seen = new Map<string, string[]>()): Map<string, string[]> {
     if (seen.has(file.href)) return seen;
     const source = readFileSync(file, 'utf8');
-    const specifiers = [...source.matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?from\s+'([^']+)'/gms)].map(
+    const specifiers = [...source.matchAll(/^(?:import|export)\s+(?!type\b)(?:[^;]*?from\s+)?'([^']+)'/gms)].map(
       (m) => m[1] as string,
     );
     seen.set(file.href, specifiers);
