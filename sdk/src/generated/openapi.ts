@@ -1118,8 +1118,9 @@ export interface paths {
          *     `failed` (its last attempt in `[since, until)`) is queued again, in event order, as one new attempt
          *     each, with the same message id and the same body. The answer says how many were queued.
          *
-         *     **Decisions:** `until` defaults to now; `since` may be at most the retention period ago
-         *     (`LOYALTY_RETENTION_DAYS`, older deliveries are purged). Each recovered delivery gets one more
+         *     **Decisions:** `until` defaults to now and must be after `since` (`422` on `until`). Deliveries
+         *     older than the retention period (`LOYALTY_RETENTION_DAYS`) are purged and cannot be recovered.
+         *     The window is of the time a delivery ended (its last attempt). Each recovered delivery gets one more
          *     attempt (as `POST …/deliveries/{delivery_id}/retry` gives one); if it fails it ends `failed`
          *     again. On a disabled subscription the recovered deliveries are parked until it is enabled
          *     (`active` in the answer tells which). Deliveries still `pending` are not touched.
