@@ -41,3 +41,28 @@ test('errors are values', async () => {
   expectTypeOf(toLoyaltyError(result)).toEqualTypeOf<LoyaltyError | undefined>();
   expectTypeOf(unwrap(result).data.uuid).toBeString();
 });
+
+test('the webhook subscription lifecycle is typed (extensions of openapi.yaml)', async () => {
+  const id = '3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a';
+  const one = await client.GET('/webhook-subscriptions/{id}', { params: { path: { id } } });
+  if (one.data) {
+    expectTypeOf(one.data.data.disabled_reason).toEqualTypeOf<
+      'manual' | 'endpoint_gone' | 'failing_too_long' | 'too_many_failures' | null
+    >();
+    expectTypeOf(one.data.data.consecutive_failures).toBeNumber();
+  }
+  await client.PATCH('/webhook-subscriptions/{id}', { params: { path: { id } }, body: { active: false } });
+  // @ts-expect-error ping is not an event type one subscribes to
+  await client.PATCH('/webhook-subscriptions/{id}', { params: { path: { id } }, body: { events: ['ping'] } });
+  const recovered = await client.POST('/webhook-subscriptions/{id}/recover', {
+    params: { path: { id } },
+    body: { since: '2026-11-23T06:00:00Z' },
+  });
+  if (recovered.data) expectTypeOf(recovered.data.data.recovered).toBeNumber();
+  // @ts-expect-error since is required
+  await client.POST('/webhook-subscriptions/{id}/recover', { params: { path: { id } }, body: {} });
+  const ping = await client.POST('/webhook-subscriptions/{id}/test', { params: { path: { id } } });
+  if (ping.data) expectTypeOf(ping.data.data.outcome).toEqualTypeOf<'delivered' | 'failed'>();
+  const types = await client.GET('/webhook-event-types');
+  if (types.data) expectTypeOf(types.data.data[0]!.schema).toEqualTypeOf<{ [key: string]: unknown }>();
+});

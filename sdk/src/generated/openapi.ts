@@ -2232,22 +2232,22 @@ export interface components {
             /** @description Whether deliveries are sent; false once disabled (by `PATCH` or automatically). */
             active: boolean;
             /** @description A note for people (extension). */
-            description?: string | null;
+            description: string | null;
             /** @description Why it is disabled (extension); null while active. */
-            disabled_reason?: components["schemas"]["WebhookDisabledReason"] | null;
+            disabled_reason: components["schemas"]["WebhookDisabledReason"] | null;
             /**
              * Format: date-time
              * @description When it was disabled (extension); null while active.
              */
-            disabled_at?: string | null;
+            disabled_at: string | null;
             /**
              * Format: date-time
              * @description Time of the first failed attempt since the last successful one (extension); null when the
              *     last attempt succeeded or none was made.
              */
-            failing_since?: string | null;
+            failing_since: string | null;
             /** @description Deliveries in a row that ended `failed` since the last one delivered (extension). */
-            consecutive_failures?: number;
+            consecutive_failures: number;
             /** Format: date-time */
             created_at: string;
         };
@@ -6026,6 +6026,11 @@ export interface operations {
                      *             "coupon.redeemed"
                      *           ],
                      *           "active": true,
+                     *           "description": null,
+                     *           "disabled_reason": null,
+                     *           "disabled_at": null,
+                     *           "failing_since": null,
+                     *           "consecutive_failures": 0,
                      *           "created_at": "2026-11-21T10:15:30.000Z"
                      *         }
                      *       ]
@@ -6100,6 +6105,11 @@ export interface operations {
                      *           "coupon.redeemed"
                      *         ],
                      *         "active": true,
+                     *         "description": null,
+                     *         "disabled_reason": null,
+                     *         "disabled_at": null,
+                     *         "failing_since": null,
+                     *         "consecutive_failures": 0,
                      *         "created_at": "2026-11-21T10:15:30.000Z",
                      *         "secret": "whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA="
                      *       }
