@@ -2,6 +2,7 @@ import type postgres from 'postgres';
 import type { Db, Sql } from '../db/pool.js';
 import { defined, firstRow } from '../lib/defined.js';
 import { outcomeOf, type PostResult, type WebhookClient } from '../lib/safe-fetch.js';
+import type { Schemas } from '../lib/schemas.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import { signDelivery } from '@loyalty/sdk/signing';
 import { disableSubscription } from './subscription-disable.js';
@@ -162,6 +163,8 @@ export type DeliveryAttemptRecord = {
   duration_ms: number;
   /** The attempt's X-Request-Id (attemptRequestId): in the receiver's request, the delivery log and this record. */
   request_id: string;
+  /** Set when this attempt disabled the subscription (subscription-health.ts): why. */
+  subscription_disabled?: Schemas['WebhookDisabledReason'];
 };
 
 /**
@@ -279,7 +282,7 @@ async function sendAttempt(ctx: DeliveryContext, target: Target): Promise<Attemp
     ? (ctx.retryDelays[Math.min(attempt, ctx.retryDelays.length) - 1] ??
       defined(ctx.retryDelays.at(-1), 'the last retry delay'))
     : null;
-  await recordAttempt(ctx, target, attempt, attemptedAt, result, { status, delivered, delay });
+  const disabled = await recordAttempt(ctx, target, attempt, attemptedAt, result, { status, delivered, delay });
   const final = outcome === 'retry' && !retry ? 'exhausted' : outcome;
   try {
     ctx.onAttempt?.({
@@ -291,6 +294,7 @@ async function sendAttempt(ctx: DeliveryContext, target: Target): Promise<Attemp
       error: result.error,
       duration_ms: result.durationMs,
       request_id: attemptRequestId(target.id, attempt),
+      ...(disabled ? { subscription_disabled: disabled } : {}),
     });
   } catch {
     // a log line that cannot be written does not fail a delivery that was sent and recorded
@@ -345,7 +349,8 @@ async function sleepLane(sql: Sql, subscriptionId: string, lane: number) {
 /**
  * The attempt and the delivery's new state in one statement, and the subscription's health: a
  * success resets its failure counters (a write only when they were set), a failure counts, and
- * may disable the subscription (subscription-health.ts) in the same transaction.
+ * may disable the subscription (subscription-health.ts) in the same transaction. Returns the
+ * reason when this attempt disabled it.
  */
 async function recordAttempt(
   ctx: DeliveryContext,
@@ -354,7 +359,7 @@ async function recordAttempt(
   attemptedAt: Date,
   result: PostResult,
   next: { status: string; delivered: boolean; delay: number | null },
-) {
+): Promise<Schemas['WebhookDisabledReason'] | undefined> {
   const write = (db: Db) => db`
       UPDATE webhook_deliveries SET
         attempts = ${attempt}, status = ${next.status}, updated_at = now(), claimed_until = NULL, requeued_by = NULL,
@@ -370,13 +375,13 @@ async function recordAttempt(
     await ctx.sql`
       WITH d AS (${write(ctx.sql)}), a AS (${log(ctx.sql)})
       ${resetFailures(ctx.sql)}`;
-    return;
+    return undefined;
   }
-  await ctx.sql.begin(async (tx) => {
+  return ctx.sql.begin(async (tx) => {
     const [health] = await tx<SubscriptionHealth[]>`
       WITH d AS (${write(tx)}), a AS (${log(tx)})
       ${countFailure(tx, attemptedAt, next.status === 'failed')}`;
     const reason = health && disableReason(health, result.statusCode, attemptedAt, ctx.healthRules);
-    if (reason) await disableSubscription(tx, target.subscription_id, reason);
+    return reason && (await disableSubscription(tx, target.subscription_id, reason)) ? reason : undefined;
   });
 }

@@ -9,6 +9,7 @@ import { subscribeWebhook, useWebhookTestBed } from '../../../test/helpers/webho
 import type { Config } from '../config.js';
 import type { Schemas } from '../lib/schemas.js';
 import { startWorker } from '../worker.js';
+import type { DeliveryAttemptRecord } from './deliveries.js';
 import { recordEvents } from './events.js';
 
 /**
@@ -46,7 +47,11 @@ const { run } = useWebhookTestBed(
   },
 );
 
+/** What the worker logs of each attempt. */
+const attemptRecords: DeliveryAttemptRecord[] = [];
+
 beforeEach(() => {
+  attemptRecords.length = 0;
   received.length = 0;
   behaviours.clear();
 });
@@ -63,7 +68,16 @@ async function work(overrides: Partial<Config> = {}) {
     webhookTimeoutMs: 1000,
     ...overrides,
   };
-  await run(() => startWorker({ connectionString: t.db.url, sql: t.db.sql, config, concurrency: 8, pollInterval: 50 }));
+  await run(() =>
+    startWorker({
+      connectionString: t.db.url,
+      sql: t.db.sql,
+      config,
+      concurrency: 8,
+      pollInterval: 50,
+      tasks: { onDeliveryAttempt: (a) => attemptRecords.push(a) },
+    }),
+  );
 }
 
 const subscribe = (path: string, events?: string[]) => subscribeWebhook(t, `${base}${path}`, events);
@@ -213,6 +227,10 @@ describe('automatic disabling', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(requestsTo('/gone')).toHaveLength(1);
     expect(requestsTo('/watch')).toHaveLength(1); // announced once
+    // The worker's log line of the attempt says it disabled the subscription, and why.
+    expect(attemptRecords.filter((a) => a.subscription_disabled)).toEqual([
+      expect.objectContaining({ subscription_id: sub.id, status_code: 410, subscription_disabled: 'endpoint_gone' }),
+    ]);
   });
 
   it('too_many_failures after N deliveries in a row ended failed; a success in between starts the count over', async () => {
