@@ -1,11 +1,14 @@
+import { stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { constructEvent } from '@loyalty/sdk/webhooks';
 import { http, HttpResponse, delay } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { API, loggedInEnv, fakeApiServer } from '../testing/fake-api.js';
 import { runCli, tempConfigHome } from '../testing/run-cli.js';
-import { RecentIds, reconnectDelay } from './listen.js';
+import { stateFileOf } from './listen-resume.js';
+import { RecentIds } from './listen.js';
 
 // The forwarded deliveries go to a real local receiver: let them through.
 const server = fakeApiServer({ onUnhandledRequest: 'bypass' });
@@ -18,14 +21,17 @@ const event = (id: string, type = 'member.created') => ({
   data: { member_id: 'm-1', brand_id: 'brand-acme' },
 });
 
-async function receiver() {
-  const received: Array<{ headers: IncomingMessage['headers']; body: string }> = [];
+/** A local receiver; `answer` gives the status for each request (by event id and how often it came). */
+async function receiver(answer: (id: string, times: number) => number = () => 204) {
+  const received: Array<{ headers: IncomingMessage['headers']; body: string; id: string }> = [];
   const srv = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(204).end();
+      const body = Buffer.concat(chunks).toString('utf8');
+      const id = (JSON.parse(body) as { id: string }).id;
+      received.push({ headers: req.headers, body, id });
+      res.writeHead(answer(id, received.filter((r) => r.id === id).length)).end();
     });
   });
   await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
@@ -141,10 +147,172 @@ describe('RecentIds', () => {
   });
 });
 
-describe('reconnectDelay', () => {
-  it('backs off 1, 2, 4 … up to 30 s, with jitter', () => {
-    expect([1, 2, 3, 6, 10].map((n) => reconnectDelay(n, () => 0.5))).toEqual([1000, 2000, 4000, 30000, 30000]);
-    expect(reconnectDelay(1, () => 0)).toBe(800);
-    expect(reconnectDelay(1, () => 1)).toBe(1200);
+type Sent = ReturnType<typeof event>;
+
+/** The event feed as the server pages it; here the cursor is the number of events before it. */
+function feed() {
+  const events: Sent[] = [];
+  let polls = 0;
+  server.use(
+    http.get(`${API}/events`, async ({ request }) => {
+      polls += 1;
+      const url = new URL(request.url);
+      const limit = Number(url.searchParams.get('limit') ?? 50);
+      const after = url.searchParams.get('after');
+      if (after === null)
+        return HttpResponse.json({ message: 'ok', data: events.slice(-limit), next_cursor: String(events.length) });
+      const data = events.slice(Number(after), Number(after) + limit);
+      if (!data.length) await delay(30);
+      return HttpResponse.json({ message: 'ok', data, next_cursor: String(Number(after) + data.length) });
+    }),
+  );
+  return { events, polls: () => polls };
+}
+
+/** Runs `loyalty …` until `done()` holds (checked every 20 ms), then presses Ctrl-C. */
+async function runUntil(args: string[], env: NodeJS.ProcessEnv, done: () => boolean) {
+  const controller = new AbortController();
+  const watcher = setInterval(() => {
+    if (done()) controller.abort();
+  }, 20);
+  try {
+    return await runCli(args, { env, signal: controller.signal });
+  } finally {
+    clearInterval(watcher);
+  }
+}
+
+describe('loyalty webhooks listen: forwarding', { timeout: 20_000 }, () => {
+  it('sends each type to its --forward URL and the rest to --forward-to, with --headers, reporting each outcome in --json', async () => {
+    const env = loggedInEnv(await tempConfigHome());
+    const coupons = await receiver();
+    const others = await receiver();
+    const f = feed();
+    const result = await runUntil(
+      [
+        'webhooks',
+        'listen',
+        '--forward',
+        `coupon.issued=${coupons.url}`,
+        '--forward-to',
+        others.url,
+        '--headers',
+        'X-Env: dev, X-Team: loyalty',
+        '--json',
+      ],
+      env,
+      () => {
+        if (f.polls() >= 1 && !f.events.length)
+          f.events.push(event('e-1'), event('e-2', 'coupon.issued'), event('e-3', 'points.changed'));
+        return coupons.received.length + others.received.length === 3;
+      },
+    );
+    coupons.close();
+    others.close();
+    expect(result.code).toBe(130);
+    expect(coupons.received.map((r) => r.id)).toEqual(['e-2']);
+    expect(others.received.map((r) => r.id)).toEqual(['e-1', 'e-3']);
+    const secret = (await runCli(['webhooks', 'listen', '--print-secret'], { env })).stdout.trim();
+    for (const { headers, body } of [...coupons.received, ...others.received]) {
+      expect([headers['x-env'], headers['x-team']]).toEqual(['dev', 'loyalty']);
+      expect(constructEvent(body, headers as Record<string, string>, secret).id).toMatch(/^e-/);
+    }
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id?: string; forward?: Record<string, unknown> });
+    expect(lines.filter((line) => line.id).map((line) => line.id)).toEqual(['e-1', 'e-2', 'e-3']);
+    const outcomes = lines.flatMap((line) => (line.forward ? [line.forward] : []));
+    expect(outcomes).toHaveLength(3);
+    expect(outcomes.find((o) => o.event_id === 'e-2')).toMatchObject({
+      event_type: 'coupon.issued',
+      url: coupons.url,
+      outcome: 'delivered',
+      attempt: 1,
+      attempts: 6,
+      status: 204,
+      ms: expect.any(Number),
+    });
+    expect(result.stderr).toContain(
+      `forwarding coupon.issued to ${coupons.url}, everything else to ${others.url}. Ctrl-C to stop.`,
+    );
+  });
+
+  it('retries a forward that failed and prints every attempt', async () => {
+    const target = await receiver((_, times) => (times === 1 ? 503 : 204));
+    const f = feed();
+    const result = await runUntil(
+      ['webhooks', 'listen', '--forward-to', target.url, '--forward-retries', '2'],
+      loggedInEnv(await tempConfigHome()),
+      () => {
+        if (f.polls() >= 1 && !f.events.length) f.events.push(event('e-1'));
+        return target.received.length === 2;
+      },
+    );
+    target.close();
+    expect(result.stderr).toMatch(
+      new RegExp(`→ ✖ 503 POST ${target.url} \\[\\d+ ms\\] attempt 1/3 · e-1; retrying in 1 s`),
+    );
+    expect(result.stderr).toMatch(new RegExp(`→ 204 POST ${target.url} \\[\\d+ ms\\] attempt 2/3 · e-1`));
+    expect(target.received.map((r) => r.headers['loyalty-attempt'])).toEqual(['1', '2']);
+  });
+
+  it('--resume forwards what happened while stopped exactly once, and an event that ran out of retries again', async () => {
+    const home = await tempConfigHome();
+    const env = loggedInEnv(home);
+    const f = feed();
+    f.events.push(event('e-0'));
+
+    const first = await receiver();
+    const run1 = await runUntil(['webhooks', 'listen', '--forward-to', first.url, '--resume'], env, () => {
+      if (f.polls() >= 1 && f.events.length === 1) f.events.push(event('e-1'), event('e-2'));
+      return first.received.length === 2;
+    });
+    first.close();
+    expect(first.received.map((r) => r.id)).toEqual(['e-1', 'e-2']);
+    expect(run1.stderr).toContain('No resume point yet for profile default: starting from now.');
+    expect(run1.stderr).toContain('Resume point saved: `--resume` continues from here.');
+    expect((await stat(stateFileOf(join(home, 'loyalty')))).mode & 0o777).toBe(0o600);
+
+    // While stopped.
+    f.events.push(event('e-3'), event('e-4', 'coupon.issued'));
+    const second = await receiver((id) => (id === 'e-4' ? 500 : 204));
+    const run2 = await runUntil(
+      ['webhooks', 'listen', '--forward-to', second.url, '--resume', '--forward-retries', '0'],
+      env,
+      () => second.received.length === 2,
+    );
+    second.close();
+    expect(second.received.map((r) => r.id)).toEqual(['e-3', 'e-4']);
+    expect(run2.stdout).not.toMatch(/e-[012]/);
+    expect(run2.stderr).toContain('gave up after 1 attempt, --resume forwards it again');
+    expect(run2.stderr).toContain('1 event was not acknowledged and will be forwarded again');
+
+    f.events.push(event('e-5'));
+    const third = await receiver();
+    const run3 = await runUntil(
+      ['webhooks', 'listen', '--forward-to', third.url, '--resume'],
+      env,
+      () => third.received.length === 2,
+    );
+    third.close();
+    expect(run3.stderr).toContain('(1 not acknowledged then: forwarded again)');
+    expect(third.received.map((r) => r.id)).toEqual(['e-4', 'e-5']);
+    expect(run3.stdout).not.toContain('e-3');
+    expect(run3.stderr).toContain('Resume point saved: `--resume` continues from here.');
+  });
+
+  it.each([
+    [['--forward', 'coupon.isued=http://localhost:1/x'], '--forward: unknown event type "coupon.isued"'],
+    [['--forward', 'coupon.issued'], '--forward takes <event-type>=<url>'],
+    [['--forward-to', 'http://localhost/x', '--headers', 'webhook-signature: v1,x'], '--headers cannot set'],
+    [['--resume'], '--resume remembers what was forwarded: add --forward-to or --forward.'],
+    [['--forward-to', 'http://localhost/x', '--resume', '--replay', '3'], '--resume and --replay cannot be combined'],
+    [['--forward-to', 'http://localhost/x', '--forward-retries', 'lots'], '--forward-retries must be a whole number'],
+  ])('refuses %j with a usage error naming the option', async (args, message) => {
+    const result = await runCli(['webhooks', 'listen', ...args], { env: loggedInEnv(await tempConfigHome()) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).not.toMatch(/^\s+at /m);
   });
 });

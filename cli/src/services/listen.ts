@@ -1,19 +1,36 @@
-// `loyalty webhooks listen`: follows the event feed (GET /events, long poll) and, with
-// --forward-to, re-delivers each event to a local URL signed with a local secret, so a
-// receiver can be tested without a public URL. Connection loss is reported loudly and the
-// feed is resumed from the last cursor, so no event is missed.
+// `loyalty webhooks listen`: follows the event feed (GET /events, long poll), prints each event
+// and forwards it, signed with a local secret, to the URL of its type (--forward) or the catch-all
+// (--forward-to), so a receiver can be tested without a public URL. Connection loss is reported
+// loudly and the feed is resumed from the last cursor, so no event is missed. Forwarding runs in
+// one queue per URL (listen-forward.ts); --resume keeps the point reached between runs (listen-resume.ts).
 import { randomBytes } from 'node:crypto';
-import { signPayload } from '@loyalty/sdk/webhooks';
-import { isLoyaltyError, type components } from '@loyalty/sdk';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isLoyaltyError } from '@loyalty/sdk';
 import type { Context } from '../context.js';
 import { readProfile, updateProfile } from '../config.js';
 import { CliError, ExitCode, usageError } from '../errors.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { call } from './api.js';
+import { backoffDelay, DestinationQueue, type FeedEvent, type ForwardReport } from './listen-forward.js';
+import { destinationOf, forwardPlan, forwards } from './listen-options.js';
+import { describePlan, printEvent, printForward } from './listen-report.js';
+import {
+  readResumePoint,
+  ResumeSaver,
+  ResumeTracker,
+  resumeKey,
+  stateFileOf,
+  writeResumePoint,
+} from './listen-resume.js';
 import { parseEvents } from './webhooks.js';
+
+export type { FeedEvent } from './listen-forward.js';
 
 export interface ListenOptions {
   forwardTo?: string;
+  forward: string[];
+  headers: string[];
+  forwardRetries: string;
+  resume?: boolean;
   events: string[];
   printSecret?: boolean;
   organization?: string;
@@ -21,8 +38,8 @@ export interface ListenOptions {
   wait: string;
 }
 
-/** An event of the feed: the document's envelope, one of its event types. */
-export type FeedEvent = components['schemas']['Event'];
+/** How long Ctrl-C lets forwards in flight finish before abandoning them. */
+export const STOP_GRACE_MS = 5000;
 
 export const generateSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
 
@@ -37,47 +54,7 @@ export async function localSecret(ctx: Context): Promise<string> {
 }
 
 /** Delay before reconnect attempt n (1-based): 1, 2, 4, 8, 16, 30 s, with ±20 % jitter. */
-export function reconnectDelay(attempt: number, random = Math.random): number {
-  const base = Math.min(30_000, 1000 * 2 ** (attempt - 1));
-  return Math.round(base * (0.8 + 0.4 * random()));
-}
-
-export async function forwardEvent(
-  event: FeedEvent,
-  url: string,
-  secret: string,
-  signal: AbortSignal,
-): Promise<{ status?: number; error?: string; ms: number }> {
-  const body = JSON.stringify(event);
-  const started = Date.now();
-  try {
-    const response = await fetch(url, {
-      method: 'POST',
-      body,
-      headers: { ...signPayload({ body, secret }), 'user-agent': 'loyalty-cli-listen' },
-      redirect: 'manual',
-      signal: AbortSignal.any([signal, AbortSignal.timeout(10_000)]),
-    });
-    await response.body?.cancel().catch(() => undefined);
-    return { status: response.status, ms: Date.now() - started };
-  } catch (error) {
-    if (signal.aborted) throw error;
-    const cause = (error as Error & { cause?: NodeJS.ErrnoException }).cause;
-    const name =
-      (error as Error).name === 'TimeoutError'
-        ? 'no answer within 10 s'
-        : (cause?.code ?? cause?.message ?? (error as Error).message);
-    return { error: name, ms: Date.now() - started };
-  }
-}
-
-function describe(event: FeedEvent): string {
-  const ids = Object.entries(event.data)
-    .filter(([key]) => key.endsWith('_id') || key === 'points' || key === 'balance' || key === 'type')
-    .map(([key, value]) => `${key}=${String(value)}`)
-    .join(' ');
-  return ids;
-}
+export const reconnectDelay = backoffDelay;
 
 /** Remembers the last `size` ids; `add` is false for an id seen before. */
 export class RecentIds {
@@ -104,21 +81,66 @@ export function isTransient(error: unknown): boolean {
   return cause.status === 0 || cause.status === 408 || cause.status === 429 || cause.status >= 500;
 }
 
+const isInvalidCursor = (error: unknown): boolean => {
+  const cause = error instanceof CliError ? error.cause : error;
+  return isLoyaltyError(cause) && cause.status === 422;
+};
+
 export async function listen(ctx: Context, options: ListenOptions): Promise<void> {
   const { output } = ctx;
   if (options.printSecret) {
     output.write(await localSecret(ctx));
     return;
   }
-  // Where events are forwarded, and the secret they are signed with.
-  const forward = options.forwardTo ? { url: options.forwardTo, secret: await localSecret(ctx) } : undefined;
-  if (options.forwardTo && !/^https?:\/\//.test(options.forwardTo))
-    throw usageError(`--forward-to must be an http(s) URL (got "${options.forwardTo}").`);
-  const types = options.events.length ? parseEvents(options.events).join(',') : undefined;
+  const eventTypes = options.events.length ? parseEvents(options.events) : [];
+  const types = eventTypes.length ? eventTypes.join(',') : undefined;
+  const plan = forwardPlan({ ...options, events: eventTypes });
   const replay = Number(options.replay);
   const wait = Number(options.wait);
   if (!Number.isInteger(replay) || replay < 0 || replay > 100) throw usageError('--replay must be 0 to 100.');
   if (!Number.isInteger(wait) || wait < 1 || wait > 30) throw usageError('--wait must be 1 to 30 seconds.');
+  if (options.resume && !forwards(plan))
+    throw usageError('--resume remembers what was forwarded: add --forward-to or --forward.');
+  if (options.resume && replay > 0)
+    throw usageError('--resume and --replay cannot be combined: --resume already starts where the last run stopped.');
+  const secret = forwards(plan) ? await localSecret(ctx) : undefined;
+
+  const configDir = ctx.config.configDir;
+  const key = resumeKey(ctx.config.profile.name, ctx.apiUrl, options.organization);
+  const saved = options.resume ? await readResumePoint(configDir, key) : undefined;
+  let tracker = saved ? new ResumeTracker(saved) : undefined;
+  const saver = new ResumeSaver(async () => {
+    if (!tracker) return;
+    await writeResumePoint(configDir, key, tracker.point()).catch((error: unknown) =>
+      output.warn(`Could not save the resume point in ${stateFileOf(configDir)}: ${(error as Error).message}`),
+    );
+  });
+
+  const onForward = (report: ForwardReport): void => {
+    printForward(output, report, Boolean(options.resume));
+    if (!tracker) return;
+    const { event, url, outcome, status, error } = report;
+    if (outcome === 'delivered') tracker.acknowledge(event.id);
+    else if (outcome === 'rejected') tracker.reject(event.id);
+    else if (outcome === 'failed' || outcome === 'abandoned')
+      tracker.leaveUnsettled({ id: event.id, type: event.type, url, last: String(status ?? error ?? outcome) });
+    if (outcome !== 'retrying') saver.request();
+  };
+  const queues = new Map<string, DestinationQueue>();
+  const queueFor = (url: string): DestinationQueue => {
+    let queue = queues.get(url);
+    if (!queue) {
+      queue = new DestinationQueue({
+        url,
+        secret: secret as string,
+        headers: plan.headers,
+        retries: plan.retries,
+        report: onForward,
+      });
+      queues.set(url, queue);
+    }
+    return queue;
+  };
 
   // No SDK retries here: the loop below reports every drop and reconnect itself.
   const client = ctx.client({ retry: false, timeoutMs: (wait + 15) * 1000 });
@@ -132,57 +154,61 @@ export async function listen(ctx: Context, options: ListenOptions): Promise<void
 
   // Delivery is at least once; a feed re-read after a reconnect must not deliver twice.
   const seen = new RecentIds(10_000);
-  const handle = async (event: FeedEvent): Promise<void> => {
-    if (!seen.add(event.id)) return;
-    if (output.json) output.write(JSON.stringify(event));
-    else
-      output.write(
-        `${event.created_at}  ${output.out.bold(event.type.padEnd(15))}  ${event.id}  ${output.out.dim(describe(event))}`,
-      );
-    if (!forward) return;
-    const result = await forwardEvent(event, forward.url, forward.secret, ctx.signal);
-    if (result.status !== undefined && result.status >= 200 && result.status < 300) {
-      output.info(`  ${output.err.green(`→ ${result.status}`)} POST ${options.forwardTo} [${result.ms} ms]`);
-    } else {
-      const what = result.status !== undefined ? `${result.status}` : result.error;
-      output.info(
-        `  ${output.err.red(`→ ✖ ${what}`)} POST ${options.forwardTo} [${result.ms} ms]${result.status === undefined ? ' — is the receiver running?' : ''}`,
-      );
+  /** Prints the page's new events and hands each to its destination; answers what the resume point needs. */
+  const handle = (events: readonly FeedEvent[]) => {
+    const forwarded: string[] = [];
+    const skipped: string[] = [];
+    for (const event of events) {
+      if (!seen.add(event.id)) continue;
+      if (tracker?.isAcknowledged(event.id)) {
+        skipped.push(event.id);
+        continue;
+      }
+      printEvent(output, event);
+      const url = destinationOf(plan, event.type);
+      if (!url) continue;
+      forwarded.push(event.id);
+      queueFor(url).push(event);
     }
+    return { forwarded, skipped };
   };
 
-  let cursor: string | undefined;
+  let cursor = saved?.cursor;
   let failures = 0;
   let announced = false;
   try {
     while (!ctx.signal.aborted) {
       try {
-        // The first request (no cursor) returns the latest events: it marks "now"; --replay shows some of them.
-        const page =
-          cursor === undefined
-            ? await poll({ limit: Math.max(1, replay) })
-            : await poll({ after: cursor, wait, limit: 100 });
+        // Without a cursor the first request returns the latest events: it marks "now"; --replay shows some of them.
+        const first = cursor === undefined;
+        const page = first
+          ? await poll({ limit: Math.max(1, replay) })
+          : await poll({ after: cursor, wait, limit: 100 });
         if (failures > 0)
           output.success(
             output.err.green(`Reconnected to ${ctx.apiUrl}; resuming from where the feed stopped (no events missed).`),
           );
         failures = 0;
-        const first = cursor === undefined;
+        const moved = page.next_cursor !== cursor;
         cursor = page.next_cursor;
         if (!announced) {
           announced = true;
-          output.success(
-            `Listening for ${types ?? 'all events'} on ${ctx.apiUrl}${options.forwardTo ? `, forwarding to ${options.forwardTo}` : ''}. Ctrl-C to stop.`,
-          );
-          if (forward)
-            output.info(
-              `Signing secret for ${forward.url}: ${output.err.bold(forward.secret)} (same every run; \`--print-secret\` prints it)`,
-            );
+          announce(ctx, options, plan, secret, saved);
         }
-        const events = first ? (replay > 0 ? page.data.slice(-replay) : []) : page.data;
-        for (const event of events) await handle(event);
+        const { forwarded, skipped } = handle(first ? (replay > 0 ? page.data.slice(-replay) : []) : page.data);
+        if (options.resume) {
+          tracker ??= new ResumeTracker({ cursor: page.next_cursor });
+          if (!first) tracker.addPage(page.next_cursor, forwarded, skipped);
+          if (first || moved || forwarded.length || skipped.length) saver.request();
+        }
       } catch (error) {
         if (ctx.signal.aborted) break;
+        if (saved && !announced && isInvalidCursor(error))
+          throw new CliError(`The saved resume point is not a cursor of the event feed of ${ctx.apiUrl}.`, {
+            exitCode: ExitCode.usage,
+            hint: `Was the server's data reset? Remove the entry "${key}" from ${stateFileOf(configDir)} to start from now.`,
+            cause: error,
+          });
         if (!isTransient(error)) throw error;
         failures += 1;
         const delay = reconnectDelay(failures);
@@ -196,7 +222,50 @@ export async function listen(ctx: Context, options: ListenOptions): Promise<void
       }
     }
   } finally {
+    await stopForwarding(ctx, [...queues.values()]);
+    if (tracker) {
+      await saver.flush();
+      const { unsettled } = tracker.point();
+      output.info(
+        `Resume point saved${unsettled.length ? `; ${unsettled.length} event${unsettled.length === 1 ? ' was' : 's were'} not acknowledged and will be forwarded again` : ''}: \`--resume\` continues from here.`,
+      );
+    }
     if (ctx.signal.aborted) output.info('Stopped listening.');
   }
   throw new CliError('', { exitCode: ExitCode.interrupted });
+}
+
+async function stopForwarding(ctx: Context, queues: DestinationQueue[]): Promise<void> {
+  const pending = queues.reduce((sum, queue) => sum + queue.pending, 0);
+  if (pending)
+    ctx.output.info(
+      `Finishing ${pending === 1 ? 'the forward' : 'forwards'} in flight (at most ${STOP_GRACE_MS / 1000} s)…`,
+    );
+  await Promise.all(queues.map((queue) => queue.stop(STOP_GRACE_MS)));
+}
+
+function announce(
+  ctx: Context,
+  options: ListenOptions,
+  plan: ReturnType<typeof forwardPlan>,
+  secret: string | undefined,
+  saved: { saved_at: string; unsettled: unknown[] } | undefined,
+): void {
+  const { output } = ctx;
+  const types = options.events.length ? parseEvents(options.events).join(',') : 'all events';
+  output.success(
+    `Listening for ${types} on ${ctx.apiUrl}${secret ? `, forwarding ${describePlan(plan)}` : ''}. Ctrl-C to stop.`,
+  );
+  if (secret) {
+    const urls = [...new Set([...plan.byType.values(), ...(plan.catchAll ? [plan.catchAll] : [])])];
+    output.info(
+      `Signing secret for ${urls.join(', ')}: ${output.err.bold(secret)} (same every run; \`--print-secret\` prints it)`,
+    );
+  }
+  if (!options.resume) return;
+  if (saved)
+    output.info(
+      `Resuming from the point saved ${saved.saved_at}${saved.unsettled.length ? ` (${saved.unsettled.length} not acknowledged then: forwarded again)` : ''}.`,
+    );
+  else output.info(`No resume point yet for profile ${ctx.config.profile.name}: starting from now.`);
 }
