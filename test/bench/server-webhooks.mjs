@@ -6,9 +6,6 @@
 // Run after building: `npx tsc -b server && node test/bench/server-webhooks.mjs` (or `npm run bench`).
 // BENCH_DELIVERIES (default 20000), BENCH_CONCURRENCY (default: the worker's default).
 import { fork } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 if (process.argv[2] === 'receiver') {
@@ -28,17 +25,8 @@ if (process.argv[2] === 'receiver') {
   );
   process.on('message', (m) => m === 'count' && process.send({ count }));
 } else {
-  const {
-    root,
-    loadConfig,
-    startEmbeddedPostgres,
-    migrate,
-    createPool,
-    loadFixtureFile,
-    startWorker,
-    DEFAULT_CONCURRENCY,
-    serverModule,
-  } = await import('./lib/server-dist.mjs');
+  const { loadConfig, startWorker, DEFAULT_CONCURRENCY, serverModule } = await import('./lib/server-dist.mjs');
+  const { startBenchDatabase, loadLine } = await import('./lib/bench-database.mjs');
   const { fanOutEvents } = await serverModule('services/deliveries.js');
 
   const total = Number(process.env.BENCH_DELIVERIES ?? 20_000);
@@ -55,14 +43,10 @@ if (process.argv[2] === 'receiver') {
     });
   const { port } = await ask();
 
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-'));
-  await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres` and must reach its data directory
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data') });
-  const sql = createPool(pg.url, { max: 20 });
+  const db = await startBenchDatabase();
+  const { sql } = db;
   let failed = false;
   try {
-    await migrate(sql, pg.url);
-    await loadFixtureFile(sql, path.join(root, 'fixtures/demo.json'));
     await sql`INSERT INTO webhook_subscriptions (organization_id, url, events, secret, created_at)
               SELECT 'org-acme', ${`http://127.0.0.1:${port}/hook/`} || i, '{member.created}',
                      'whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=', now() - interval '1 minute'
@@ -82,7 +66,7 @@ if (process.argv[2] === 'receiver') {
 
     const config = { ...loadConfig({}), webhookAllowInsecure: true };
     const started = performance.now();
-    const runner = await startWorker({ connectionString: pg.url, sql, config, concurrency });
+    const runner = await startWorker({ connectionString: db.url, sql, config, concurrency });
     const marks = [];
     for (;;) {
       await new Promise((r) => setTimeout(r, 250));
@@ -113,17 +97,10 @@ if (process.argv[2] === 'receiver') {
         `${ok ? 'ok' : `FAIL: target ${target}/s, every delivery delivered exactly once`}`,
     );
     // Other processes on the machine change these figures: say how busy it was.
-    console.log(
-      `load average during the run: ${os
-        .loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')} (${os.cpus().length} CPUs)`,
-    );
+    console.log(loadLine());
   } finally {
     receiver.kill();
-    await sql.end({ timeout: 5 });
-    await pg.stop();
-    await rm(dir, { recursive: true, force: true });
+    await db.stop();
   }
   process.exit(failed ? 1 : 0);
 }

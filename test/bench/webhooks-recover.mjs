@@ -5,9 +5,6 @@
 // Run after building: `npx tsc -b server && node test/bench/webhooks-recover.mjs` (or `npm run bench`).
 // BENCH_DELIVERIES (default 10000).
 import { fork } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 if (process.argv[2] === 'receiver') {
@@ -30,17 +27,8 @@ if (process.argv[2] === 'receiver') {
     if (m === 'count') process.send({ requests: [...seen.values()].reduce((a, b) => a + b, 0), ids: seen.size });
   });
 } else {
-  const {
-    root,
-    loadConfig,
-    startEmbeddedPostgres,
-    migrate,
-    createPool,
-    loadFixtureFile,
-    startWorker,
-    DEFAULT_CONCURRENCY,
-    serverModule,
-  } = await import('./lib/server-dist.mjs');
+  const { loadConfig, startWorker, DEFAULT_CONCURRENCY, serverModule } = await import('./lib/server-dist.mjs');
+  const { startBenchDatabase, loadLine } = await import('./lib/bench-database.mjs');
   const { fanOutEvents } = await serverModule('services/deliveries.js');
   const { recoverDeliveries } = await serverModule('services/deliveries-recover.js');
 
@@ -57,14 +45,10 @@ if (process.argv[2] === 'receiver') {
     });
   const { port } = await ask();
 
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-'));
-  await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres` and must reach its data directory
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data') });
-  const sql = createPool(pg.url, { max: 20 });
+  const db = await startBenchDatabase();
+  const { sql } = db;
   let failed = false;
   try {
-    await migrate(sql, pg.url);
-    await loadFixtureFile(sql, path.join(root, 'fixtures/demo.json'));
     const config = { ...loadConfig({}), webhookAllowInsecure: true };
     const lanes = config.webhookConcurrencyPerSubscription;
 
@@ -112,7 +96,7 @@ if (process.argv[2] === 'receiver') {
     const plainId = await subscriptionWith('plain', 'coupon.redeemed', 'pending');
     await sql`VACUUM ANALYZE`;
     const runner = await startWorker({
-      connectionString: pg.url,
+      connectionString: db.url,
       sql,
       config,
       concurrency: DEFAULT_CONCURRENCY,
@@ -155,17 +139,10 @@ if (process.argv[2] === 'receiver') {
         `(target ≥ ${targetRatio}); each once more: ${exactlyOnce ? 'yes' : `NO (${delivered} delivered, ${requests} requests)`} ` +
         `${ok ? 'ok' : 'FAIL'}`,
     );
-    console.log(
-      `load average during the run: ${os
-        .loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')} (${os.cpus().length} CPUs)`,
-    );
+    console.log(loadLine());
   } finally {
     receiver.kill();
-    await sql.end({ timeout: 5 });
-    await pg.stop();
-    await rm(dir, { recursive: true, force: true });
+    await db.stop();
   }
   process.exit(failed ? 1 : 0);
 }
