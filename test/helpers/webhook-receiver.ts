@@ -2,6 +2,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { Sql } from '../../server/src/db/pool.js';
+import { recordEvents } from '../../server/src/services/events.js';
 import { createTestServer, type TestServer } from './server.js';
 
 /** An HTTP server on 127.0.0.1 that webhook deliveries of a test are sent to. */
@@ -83,4 +84,18 @@ export async function subscribeWebhook(
   });
   expect(res.statusCode, res.payload).toBe(201);
   return (res.result as { data: { id: string; secret: string } }).data;
+}
+
+/** `n` member.created events of org-acme through the outbox, as the server records them; their ids. */
+export function emitMemberCreated(t: TestServer, n = 1): Promise<string[]> {
+  return t.db.sql.begin((tx) =>
+    recordEvents(
+      tx,
+      Array.from({ length: n }, () => ({
+        organizationId: 'org-acme',
+        type: 'member.created' as const,
+        data: { member_id: crypto.randomUUID(), brand_id: 'brand-acme' },
+      })),
+    ),
+  );
 }

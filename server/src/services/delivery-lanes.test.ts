@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { TestServer } from '../../../test/helpers/server.js';
 import { until as untilTruthy } from '../../../test/helpers/until.js';
-import { subscribeWebhook, useWebhookTestBed } from '../../../test/helpers/webhook-receiver.js';
+import { emitMemberCreated, subscribeWebhook, useWebhookTestBed } from '../../../test/helpers/webhook-receiver.js';
 import type { Config } from '../config.js';
 import { startWorker } from '../worker.js';
 import { wakeOverdueLanes } from './deliveries.js';
-import { recordEvents } from './events.js';
 
 /**
  * Delivery lanes (services/deliveries.ts): a subscription never has more attempts in flight than
@@ -50,17 +49,7 @@ const work = (overrides: Partial<Config> = {}, only?: string[]) =>
   );
 
 const subscribe = async () => (await subscribeWebhook(t, `${base}/hook`)).id;
-const emit = (n: number) =>
-  t.db.sql.begin((tx) =>
-    recordEvents(
-      tx,
-      Array.from({ length: n }, () => ({
-        organizationId: 'org-acme',
-        type: 'member.created' as const,
-        data: { member_id: crypto.randomUUID(), brand_id: 'brand-acme' },
-      })),
-    ),
-  );
+const emit = (n: number) => emitMemberCreated(t, n);
 const until = (what: () => Promise<boolean> | boolean, timeoutMs = 15_000) => untilTruthy(what, timeoutMs, 25);
 
 /** A lane taken by a worker that died, and a delivery it had claimed, with no job left in the queue; the event's id. */

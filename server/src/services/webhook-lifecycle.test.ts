@@ -5,12 +5,11 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { TestServer } from '../../../test/helpers/server.js';
 import { until } from '../../../test/helpers/until.js';
-import { subscribeWebhook, useWebhookTestBed } from '../../../test/helpers/webhook-receiver.js';
+import { emitMemberCreated, subscribeWebhook, useWebhookTestBed } from '../../../test/helpers/webhook-receiver.js';
 import type { Config } from '../config.js';
 import type { Schemas } from '../lib/schemas.js';
 import { startWorker } from '../worker.js';
 import type { DeliveryAttemptRecord } from './deliveries.js';
-import { recordEvents } from './events.js';
 
 /**
  * Issue 15 against real PostgreSQL, the real worker and a real receiver on 127.0.0.1: one
@@ -83,18 +82,7 @@ async function work(overrides: Partial<Config> = {}) {
 const subscribe = (path: string, events?: string[]) => subscribeWebhook(t, `${base}${path}`, events);
 const requestsTo = (path: string) => received.filter((r) => r.path === path);
 
-async function emit(n = 1): Promise<string[]> {
-  return t.db.sql.begin((tx) =>
-    recordEvents(
-      tx,
-      Array.from({ length: n }, () => ({
-        organizationId: 'org-acme',
-        type: 'member.created' as const,
-        data: { member_id: crypto.randomUUID(), brand_id: 'brand-acme' },
-      })),
-    ),
-  );
-}
+const emit = (n = 1) => emitMemberCreated(t, n);
 
 async function api(method: string, url: string, payload?: unknown, client = 'acme-admin') {
   return t.inject({ method, url, payload: payload as object, headers: await t.auth(client) });
