@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -300,6 +300,39 @@ describe('loyalty webhooks listen: forwarding', { timeout: 20_000 }, () => {
     expect(third.received.map((r) => r.id)).toEqual(['e-4', 'e-5']);
     expect(run3.stdout).not.toContain('e-3');
     expect(run3.stderr).toContain('Resume point saved: `--resume` continues from here.');
+  });
+
+  it('Ctrl-C abandons a forward that gets no answer within the grace period and saves it as not acknowledged', async () => {
+    const home = await tempConfigHome();
+    const hanging = createServer(() => undefined);
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/hooks`;
+    let arrived = false;
+    hanging.on('request', () => {
+      arrived = true;
+    });
+    const f = feed();
+    let pressed = 0;
+    const result = await runUntil(['webhooks', 'listen', '--forward-to', url, '--resume'], loggedInEnv(home), () => {
+      if (f.polls() >= 1 && !f.events.length) f.events.push(event('e-1'));
+      if (arrived && !pressed) pressed = Date.now();
+      return arrived;
+    });
+    const took = Date.now() - pressed;
+    hanging.closeAllConnections();
+    hanging.close();
+    expect(result.code).toBe(130);
+    expect(took).toBeGreaterThanOrEqual(4000);
+    expect(took).toBeLessThan(8000);
+    expect(result.stderr).toContain('Finishing the forward in flight (at most 5 s)…');
+    expect(result.stderr).toContain(`→ abandoned POST ${url} · e-1: stopped before the receiver acknowledged it`);
+    expect(result.stderr).toContain('1 event was not acknowledged and will be forwarded again');
+    const state = JSON.parse(await readFile(stateFileOf(join(home, 'loyalty')), 'utf8')) as {
+      listen: Record<string, { cursor: string; unsettled: Array<{ id: string }> }>;
+    };
+    expect(Object.values(state.listen)).toEqual([
+      expect.objectContaining({ cursor: '0', unsettled: [expect.objectContaining({ id: 'e-1', url })] }),
+    ]);
   });
 
   it.each([

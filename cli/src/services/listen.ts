@@ -11,9 +11,10 @@ import { readProfile, updateProfile } from '../config.js';
 import { CliError, ExitCode, usageError } from '../errors.js';
 import { call } from './api.js';
 import { backoffDelay, DestinationQueue, type FeedEvent, type ForwardReport } from './listen-forward.js';
-import { destinationOf, forwardPlan, forwards } from './listen-options.js';
+import { destinationOf, type ForwardPlan, forwardPlan, forwards } from './listen-options.js';
 import { describePlan, printEvent, printForward } from './listen-report.js';
 import {
+  type ResumePoint,
   readResumePoint,
   ResumeSaver,
   ResumeTracker,
@@ -193,7 +194,7 @@ export async function listen(ctx: Context, options: ListenOptions): Promise<void
         cursor = page.next_cursor;
         if (!announced) {
           announced = true;
-          announce(ctx, options, plan, secret, saved);
+          announce(ctx, { types, resume: options.resume }, plan, secret, saved);
         }
         const { forwarded, skipped } = handle(first ? (replay > 0 ? page.data.slice(-replay) : []) : page.data);
         if (options.resume) {
@@ -246,15 +247,14 @@ async function stopForwarding(ctx: Context, queues: DestinationQueue[]): Promise
 
 function announce(
   ctx: Context,
-  options: ListenOptions,
-  plan: ReturnType<typeof forwardPlan>,
+  options: { types: string | undefined; resume: boolean | undefined },
+  plan: ForwardPlan,
   secret: string | undefined,
-  saved: { saved_at: string; unsettled: unknown[] } | undefined,
+  saved: ResumePoint | undefined,
 ): void {
   const { output } = ctx;
-  const types = options.events.length ? parseEvents(options.events).join(',') : 'all events';
   output.success(
-    `Listening for ${types} on ${ctx.apiUrl}${secret ? `, forwarding ${describePlan(plan)}` : ''}. Ctrl-C to stop.`,
+    `Listening for ${options.types ?? 'all events'} on ${ctx.apiUrl}${secret ? `, forwarding ${describePlan(plan)}` : ''}. Ctrl-C to stop.`,
   );
   if (secret) {
     const urls = [...new Set([...plan.byType.values(), ...(plan.catchAll ? [plan.catchAll] : [])])];
