@@ -105,7 +105,8 @@ it('routes coupon.issued to its own receiver and the rest to --forward-to; a rec
     await post(`/members/${memberId}/passes`, { brand_id: 'brand-acme', coupon_id: 'coupon-welcome' });
     const events = await eventsOf(memberId);
     expect(events.map((e) => e.type)).toEqual(['member.created', 'coupon.issued']);
-    const [created, issued] = events as [{ id: string }, { id: string }];
+    const created = events[0]!;
+    const issued = events[1]!;
 
     await others.until(() => others.received.length === 3, 'three attempts at the catch-all');
     await coupons.until(() => coupons.received.length === 1, 'the coupon.issued forward');
