@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { API, loggedInEnv, fakeApiServer } from '../testing/fake-api.js';
 import { runCli, tempConfigHome } from '../testing/run-cli.js';
 import { stateFileOf } from './listen-resume.js';
-import { RecentIds } from './listen.js';
+import { readHeaderLines, RecentIds } from './listen.js';
 
 // The forwarded deliveries go to a real local receiver: let them through.
 const server = fakeApiServer({ onUnhandledRequest: 'bypass' });
@@ -183,8 +183,13 @@ async function runUntil(args: string[], env: NodeJS.ProcessEnv, done: () => bool
 }
 
 describe('loyalty webhooks listen: forwarding', { timeout: 20_000 }, () => {
-  it('sends each type to its --forward URL and the rest to --forward-to, with --headers, reporting each outcome in --json', async () => {
-    const env = loggedInEnv(await tempConfigHome());
+  it('sends each type to its --forward URL and the rest to --forward-to, with --headers and --headers-file, reporting each outcome in --json', async () => {
+    const home = await tempConfigHome();
+    const env = loggedInEnv(home);
+    const headersFile = join(home, 'receiver-headers');
+    await writeFile(headersFile, '# the receiver wants a token\n\nAuthorization: Bearer s3cret-token\n', {
+      mode: 0o600,
+    });
     const coupons = await receiver();
     const others = await receiver();
     const f = feed();
@@ -198,6 +203,8 @@ describe('loyalty webhooks listen: forwarding', { timeout: 20_000 }, () => {
         others.url,
         '--headers',
         'X-Env: dev, X-Team: loyalty',
+        '--headers-file',
+        headersFile,
         '--json',
       ],
       env,
@@ -214,7 +221,11 @@ describe('loyalty webhooks listen: forwarding', { timeout: 20_000 }, () => {
     expect(others.received.map((r) => r.id)).toEqual(['e-1', 'e-3']);
     const secret = (await runCli(['webhooks', 'listen', '--print-secret'], { env })).stdout.trim();
     for (const { headers, body } of [...coupons.received, ...others.received]) {
-      expect([headers['x-env'], headers['x-team']]).toEqual(['dev', 'loyalty']);
+      expect([headers['x-env'], headers['x-team'], headers.authorization]).toEqual([
+        'dev',
+        'loyalty',
+        'Bearer s3cret-token',
+      ]);
       expect(constructEvent(body, headers as Record<string, string>, secret).id).toMatch(/^e-/);
     }
     const lines = result.stdout
@@ -347,5 +358,17 @@ describe('loyalty webhooks listen: forwarding', { timeout: 20_000 }, () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(message);
     expect(result.stderr).not.toMatch(/^\s+at /m);
+  });
+});
+
+describe('--headers-file', () => {
+  it('reads one header per line, skipping blank lines and comments; an unreadable file names the flag', async () => {
+    const home = await tempConfigHome();
+    const file = join(home, 'h');
+    await writeFile(file, '# comment\r\n\r\nAuthorization: Bearer t\r\n  X-Env: dev  \n');
+    expect(await readHeaderLines(file)).toEqual(['Authorization: Bearer t', 'X-Env: dev']);
+    await expect(readHeaderLines(join(home, 'missing'))).rejects.toThrow(
+      /^--headers-file .*missing cannot be read \(ENOENT\)/,
+    );
   });
 });

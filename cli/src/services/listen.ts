@@ -4,6 +4,7 @@
 // loudly and the feed is resumed from the last cursor, so no event is missed. Forwarding runs in
 // one queue per URL (listen-forward.ts); --resume keeps the point reached between runs (listen-resume.ts).
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isLoyaltyError } from '@loyalty/sdk';
 import type { Context } from '../context.js';
@@ -30,6 +31,7 @@ export interface ListenOptions {
   forwardTo?: string;
   forward: string[];
   headers: string[];
+  headersFile?: string;
   forwardRetries: string;
   resume?: boolean;
   events: string[];
@@ -87,6 +89,23 @@ const isInvalidCursor = (error: unknown): boolean => {
   return isLoyaltyError(cause) && cause.status === 422;
 };
 
+/**
+ * `--headers-file`: one "Name: value" per line (blank lines and # comments skipped), for headers
+ * that carry a credential of the receiver: kept out of argv, where other users can read it.
+ */
+export async function readHeaderLines(path: string): Promise<string[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw usageError(`--headers-file ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).`);
+  }
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'));
+}
+
 export async function listen(ctx: Context, options: ListenOptions): Promise<void> {
   const { output } = ctx;
   if (options.printSecret) {
@@ -95,7 +114,8 @@ export async function listen(ctx: Context, options: ListenOptions): Promise<void
   }
   const eventTypes = options.events.length ? parseEvents(options.events) : [];
   const types = eventTypes.length ? eventTypes.join(',') : undefined;
-  const plan = forwardPlan({ ...options, events: eventTypes });
+  const fromFile = options.headersFile === undefined ? [] : await readHeaderLines(options.headersFile);
+  const plan = forwardPlan({ ...options, headers: [...fromFile, ...options.headers], events: eventTypes });
   const replay = Number(options.replay);
   const wait = Number(options.wait);
   if (!Number.isInteger(replay) || replay < 0 || replay > 100) throw usageError('--replay must be 0 to 100.');

@@ -22,6 +22,10 @@ export function webhooksListenCommand(): Command {
         .default([]),
     )
     .option(
+      '--headers-file <path>',
+      'more headers, one "Name: value" per line: for a credential of the receiver (argv is visible to other users)',
+    )
+    .option(
       '--forward-retries <n>',
       'retries of a failed forward (5xx, 408, 429, timeout…), 1 s, 2 s, 4 s … apart',
       '5',
