@@ -4,6 +4,8 @@
 //   for code that needs the list at run time;
 // - cli/src/generated/signup-user.ts: the sign-up item schema of POST /members/signups compiled by
 //   Ajv into standalone code (the CLI validates import rows with it, with no compilation at start).
+// - cli/src/generated/operations.ts: every operation's method, path template, operationId, where
+//   `--field` values go (body or query) and how it pages, for `loyalty api` (no YAML at run time).
 // `node scripts/gen.mjs --check` generates in memory and exits 1 when a committed file is stale.
 // `--openapi <file>` reads another document (the freshness test uses it to prove --check can fail).
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
@@ -120,10 +122,102 @@ export const validateSignupUser: SignupUserValidator = ${name};
 `;
 }
 
+const METHODS = ['get', 'put', 'post', 'patch', 'delete'];
+
+/** A schema with its `$ref`s followed and its `allOf` parts' properties merged (one level deep is enough here). */
+function flatten(document, schema) {
+  const deref = (s) => (s?.$ref ? deref(document.components.schemas[s.$ref.split('/').pop()]) : s);
+  const flat = deref(schema) ?? {};
+  if (!flat.allOf) return flat;
+  const properties = {};
+  for (const part of flat.allOf) Object.assign(properties, flatten(document, part).properties);
+  return { ...flat, properties };
+}
+
+/** The item array of a page: its one array property, or `data` among several (a paginator's `links`). */
+function arrayProperty(document, schema) {
+  const names = Object.entries(schema.properties ?? {})
+    .filter(([, s]) => flatten(document, s).type === 'array')
+    .map(([name]) => name);
+  return names.length === 1 ? names[0] : names.find((name) => name === 'data');
+}
+
+/**
+ * How an operation pages, derived from its schemas (openapi.yaml has no pagination marker):
+ * a `next_cursor` answer with an `after` query parameter is a cursor; a `page` parameter (query
+ * or body) with a `last_page` answer (top level or inside `data`) is numbered pages. `items` is
+ * the path of the answer's item array.
+ */
+function pagination(document, operation, parameters, body) {
+  const ok = operation.responses?.['200'] ?? operation.responses?.['201'];
+  const answer = flatten(document, ok?.content?.['application/json']?.schema);
+  const props = answer.properties ?? {};
+  const query = new Set(parameters.filter((p) => p.in === 'query').map((p) => p.name));
+  if (props.next_cursor && query.has('after')) {
+    const items = arrayProperty(document, answer);
+    if (items) return { kind: 'cursor', param: 'after', next: ['next_cursor'], items: [items] };
+  }
+  const pageIn = query.has('page') ? 'query' : body?.properties?.page ? 'body' : undefined;
+  if (!pageIn) return undefined;
+  if (props.last_page) {
+    const items = arrayProperty(document, answer);
+    if (items) return { kind: 'page', in: pageIn, lastPage: ['last_page'], items: [items] };
+  }
+  const data = flatten(document, props.data);
+  if (data.properties?.last_page) {
+    const items = arrayProperty(document, data);
+    if (items) return { kind: 'page', in: pageIn, lastPage: ['data', 'last_page'], items: ['data', items] };
+  }
+  return undefined;
+}
+
+function operations(document) {
+  const deref = (p) => (p.$ref ? document.components.parameters[p.$ref.split('/').pop()] : p);
+  const list = [];
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (!operation) continue;
+      const parameters = [...(item.parameters ?? []), ...(operation.parameters ?? [])].map(deref);
+      const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
+      const body = bodySchema ? flatten(document, bodySchema) : undefined;
+      const paginate = pagination(document, operation, parameters, body);
+      list.push({
+        method: method.toUpperCase(),
+        path,
+        operationId: operation.operationId,
+        fields: body ? 'body' : 'query',
+        ...(paginate ? { paginate } : {}),
+      });
+    }
+  }
+  return `${header(' (every operation of paths)')}/** Where an operation's page goes: a cursor (\`after\` = the answer's \`next_cursor\`) or numbered pages. */
+export type Pagination =
+  | { kind: 'cursor'; param: string; next: readonly string[]; items: readonly string[] }
+  | { kind: 'page'; in: 'query' | 'body'; lastPage: readonly string[]; items: readonly string[] };
+
+export interface Operation {
+  method: 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE';
+  /** The path template of openapi.yaml, e.g. \`/members/{uuid}\`. */
+  path: string;
+  operationId: string;
+  /** Where \`loyalty api --field\` values go: the JSON body (the operation has one) or the query. */
+  fields: 'body' | 'query';
+  /** How \`--paginate\` follows the pages, derived from the parameters and the answer's schema. */
+  paginate?: Pagination;
+}
+
+export const OPERATIONS: readonly Operation[] = [
+${list.map((o) => `  ${JSON.stringify(o)},`).join('\n')}
+];
+`;
+}
+
 const outputs = [
   { path: 'sdk/src/generated/openapi.ts', make: (text) => openapiTypes(text) },
   { path: 'sdk/src/generated/event-types.ts', make: (_text, document) => eventTypes(document) },
   { path: 'cli/src/generated/signup-user.ts', make: (_text, document) => signupUserValidator(document) },
+  { path: 'cli/src/generated/operations.ts', make: (_text, document) => operations(document) },
 ];
 
 // Read the file ourselves so the output never depends on the current directory.
