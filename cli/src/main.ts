@@ -9,6 +9,7 @@ import { lastRequestId, requestIdSuffix } from './request-log.js';
 import { refusedSecretOption } from './secrets.js';
 import { attachRuntime, type Runtime } from './runtime.js';
 import { liveView } from './ui/live.js';
+import { apiCommand } from './commands/api.js';
 import { completeCommand, completionCommand } from './commands/completion.js';
 import { configCommand } from './commands/config/index.js';
 import { loginCommand } from './commands/login.js';
@@ -71,6 +72,7 @@ export function buildProgram(): Command {
   program.addCommand(ordersCommand());
   program.addCommand(webhooksCommand());
   program.addCommand(triggerCommand());
+  program.addCommand(apiCommand());
   program.addCommand(completionCommand());
   program.addCommand(completeCommand(), { hidden: true });
   return program;

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Argument, Command, Option } from 'commander';
 import { configDir, readConfigFile, SETTING_KEYS } from '../config.js';
 import { EVENT_TYPES } from '../domain.js';
+import { API_METHODS, operationPaths } from './api-command-operations.js';
 import { TRIGGER_TYPES } from './trigger/recipes.js';
 
 export interface Candidate {
@@ -43,6 +44,8 @@ const ARGUMENT_VALUES: Record<string, Values> = {
   'config get <key>': () => SETTING_KEYS,
   'config set <key>': () => SETTING_KEYS,
   'config unset <key>': () => SETTING_KEYS,
+  'api <method>': () => API_METHODS,
+  'api <path>': () => operationPaths(),
 };
 
 /** Profile names of the config file; none when it is missing or unreadable (never an error). */

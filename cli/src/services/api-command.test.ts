@@ -1,0 +1,199 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { http, HttpResponse } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { addMembers, API, loggedInEnv, type FakeApi, fakeApiServer } from '../testing/fake-api.js';
+import { runCli, tempConfigHome } from '../testing/run-cli.js';
+import { buildFields, parseHeaders, typedValue } from './api-command-fields.js';
+import { findOperation } from './api-command-operations.js';
+import { buildProgram } from '../main.js';
+import { complete } from './completion.js';
+
+let api: FakeApi;
+const server = fakeApiServer({
+  each: (fresh) => {
+    api = fresh;
+  },
+});
+
+const env = async () => loggedInEnv(await tempConfigHome());
+
+describe('findOperation', () => {
+  it('matches a concrete path to its template, literal segments first', () => {
+    expect(findOperation('post', '/members/list').operationId).toBe('listMembers');
+    expect(findOperation('GET', '/members/3c9e5b0a-0000-4000-8000-000000000001').operationId).toBe('getMember');
+    expect(findOperation('GET', '/tags/7/vouchers/job-1').operationId).toBe('getVoucherJob');
+  });
+
+  it('refuses an unknown path with the closest operations, and a method the path lacks with its methods', () => {
+    expect(() => findOperation('GET', '/tag')).toThrow(/GET \/tag is not an operation/);
+    try {
+      findOperation('GET', '/tag');
+    } catch (error) {
+      expect((error as { hint: string }).hint).toContain('GET /tags');
+    }
+    expect(() => findOperation('PATCH', '/tags')).toThrow(
+      '/tags has no PATCH operation in the API (it has GET, PUT, POST, DELETE).',
+    );
+    expect(() => findOperation('FETCH', '/tags')).toThrow(/Unknown method "FETCH"/);
+  });
+});
+
+describe('completion of loyalty api', () => {
+  const values = async (...words: string[]) =>
+    (await complete(buildProgram(), words, { XDG_CONFIG_HOME: '/nonexistent/loyalty-api-test' })).candidates.map(
+      (candidate) => candidate.value,
+    );
+
+  it('completes the method, the path templates of the document and the flags', async () => {
+    expect(await values('api', 'P')).toEqual(['POST', 'PUT', 'PATCH']);
+    expect(await values('api', 'GET', '/members/')).toContain('/members/{uuid}/coupons');
+    expect(await values('api', 'GET', '/tags', '--pag')).toEqual(['--paginate']);
+  });
+});
+
+describe('fields', () => {
+  it('types --field values (numbers, booleans, null) and keeps --raw-field values strings', async () => {
+    expect([typedValue('42'), typedValue('-1.5'), typedValue('true'), typedValue('null'), typedValue('007')]).toEqual([
+      42,
+      -1.5,
+      true,
+      null,
+      '007',
+    ]);
+    const fields = await buildFields({
+      typed: ['per_page=1000', 'emails[]=a@example.com', 'emails[]=b@example.com', 'meta[x]=1', 'note=@n.txt'],
+      raw: ['page=2'],
+      readFile: async (path) => `contents of ${path}`,
+    });
+    expect(fields).toEqual({
+      per_page: 1000,
+      emails: ['a@example.com', 'b@example.com'],
+      meta: { x: 1 },
+      note: 'contents of n.txt',
+      page: '2',
+    });
+    await expect(buildFields({ typed: ['novalue'], raw: [], readFile: async () => '' })).rejects.toThrow(
+      '--field "novalue" is not key=value.',
+    );
+  });
+
+  it('reads headers as "Name: value" and refuses others', () => {
+    expect(parseHeaders(['Idempotency-Key: k-1', 'X-Thing:  two words '])).toEqual({
+      'Idempotency-Key': 'k-1',
+      'X-Thing': 'two words',
+    });
+    expect(() => parseHeaders(['no colon'])).toThrow('--header "no colon" is not "Name: value".');
+  });
+});
+
+describe('loyalty api', { timeout: 20_000 }, () => {
+  it('GET /tags prints the answer as compact JSON in a pipe', async () => {
+    const result = await runCli(['api', 'GET', '/tags'], { env: await env() });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^\{"success":true,"data":\[\{"tag":"VIP",.*\}\]\}\n$/);
+  });
+
+  it('POST /tags sends typed fields as the JSON body with an Idempotency-Key, or the header given', async () => {
+    const result = await runCli(
+      ['api', 'POST', '/tags', '-f', 'tag=Gold', '-f', 'external_reference=gold', '-f', 'brand_id=brand-acme'],
+      { env: await env(), tty: true },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ success: true, data: { tag: 'Gold' } });
+    expect(result.stdout).toContain('\n  "success": true'); // pretty on a terminal
+    const sent = api.requests.find((r) => r.method === 'POST' && r.path === '/tags');
+    expect(sent?.body).toEqual({ tag: 'Gold', external_reference: 'gold', brand_id: 'brand-acme' });
+    expect(sent?.headers.get('idempotency-key')).toMatch(/.+/);
+
+    await runCli(['api', 'POST', '/tags', '-F', 'tag=Silver', '-H', 'Idempotency-Key: mine-1'], { env: await env() });
+    expect(api.requests.at(-1)?.headers.get('idempotency-key')).toBe('mine-1');
+  });
+
+  it('GET fields are the query string; --input sends a JSON body from stdin', async () => {
+    addMembers(api, 1);
+    const id = '00000000-0000-4000-9000-000000000000';
+    const got = await runCli(['api', 'GET', `/members/${id}`, '-f', 'brand_id=brand-acme'], { env: await env() });
+    expect(got.code, got.stderr).toBe(0);
+    expect(JSON.parse(got.stdout)).toMatchObject({ member_id: id });
+    expect(api.requests.at(-1)).toMatchObject({ method: 'GET', path: `/members/${id}` });
+
+    const body = { brand_id: 'brand-acme', emails: ['m0@example.com'] };
+    const posted = await runCli(['api', 'POST', '/members/uuid', '--input', '-'], {
+      env: await env(),
+      stdin: JSON.stringify(body),
+    });
+    expect(posted.code, posted.stderr).toBe(0);
+    expect(api.requests.at(-1)?.body).toEqual(body);
+    expect(JSON.parse(posted.stdout).data).toEqual({ 'm0@example.com': id });
+  });
+
+  it('--paginate follows POST /members/list page by page into one array; --jsonl prints a line per item', async () => {
+    addMembers(api, 5);
+    const args = ['api', 'POST', '/members/list', '-f', 'brand_id=brand-acme', '-F', 'per_page=2', '--paginate'];
+    const result = await runCli(args, { env: await env() });
+    expect(result.code, result.stderr).toBe(0);
+    const members = JSON.parse(result.stdout) as Array<{ email: string }>;
+    expect(members.map((m) => m.email)).toEqual([0, 1, 2, 3, 4].map((i) => `m${i}@example.com`));
+    const pages = api.requests.filter((r) => r.path === '/members/list').map((r) => (r.body as { page: number }).page);
+    expect(pages).toEqual([1, 2, 3]);
+
+    const lines = await runCli([...args, '--jsonl'], { env: await env() });
+    expect(lines.stdout.trim().split('\n')).toHaveLength(5);
+  });
+
+  it('--paginate follows next_cursor as after until it is null', async () => {
+    const seen: Array<string | null> = [];
+    server.use(
+      http.get(`${API}/webhook-subscriptions/:id/deliveries`, ({ request }) => {
+        const after = new URL(request.url).searchParams.get('after');
+        seen.push(after);
+        const page = after === null ? 0 : Number(after);
+        return HttpResponse.json({
+          message: 'ok',
+          data: [{ id: `d${page * 2}` }, { id: `d${page * 2 + 1}` }],
+          next_cursor: page < 2 ? String(page + 1) : null,
+        });
+      }),
+    );
+    const result = await runCli(['api', 'GET', '/webhook-subscriptions/s-1/deliveries', '--paginate'], {
+      env: await env(),
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect((JSON.parse(result.stdout) as Array<{ id: string }>).map((d) => d.id)).toEqual([
+      'd0',
+      'd1',
+      'd2',
+      'd3',
+      'd4',
+      'd5',
+    ]);
+    expect(seen).toEqual([null, '1', '2']);
+  });
+
+  it('an error answer goes to stderr as sent, with the exit code of its kind', async () => {
+    const result = await runCli(
+      ['api', 'GET', '/members/00000000-0000-4000-9000-000000000999', '-f', 'brand_id=brand-acme'],
+      { env: await env() },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('"error"');
+  });
+
+  it('refuses an unknown path, --paginate on an operation that does not page, and a bad --input', async () => {
+    const unknown = await runCli(['api', 'GET', '/tagz'], { env: await env() });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('GET /tagz is not an operation of the API.');
+    expect(unknown.stderr).toContain('GET /tags');
+    const notPaged = await runCli(['api', 'GET', '/tags', '--paginate'], { env: await env() });
+    expect(notPaged.code).toBe(2);
+    expect(notPaged.stderr).toContain('GET /tags (listTags) does not page');
+    const dir = await tempConfigHome();
+    await writeFile(join(dir, 'bad.json'), '{oops');
+    const bad = await runCli(['api', 'PUT', '/bulk/members', '--input', 'bad.json'], { env: await env(), cwd: dir });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--input bad.json is not JSON');
+    expect(api.requests).toHaveLength(0);
+  });
+});
