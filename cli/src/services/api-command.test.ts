@@ -140,6 +140,9 @@ describe('loyalty api', { timeout: 20_000 }, () => {
 
     const lines = await runCli([...args, '--jsonl'], { env: await env() });
     expect(lines.stdout.trim().split('\n')).toHaveLength(5);
+
+    const onePage = await runCli(args.slice(0, -1), { env: await env() });
+    expect(JSON.parse(onePage.stdout).data).toMatchObject({ last_page: 3, members: [{ email: 'm0@example.com' }, {}] });
   });
 
   it('--paginate follows next_cursor as after until it is null', async () => {

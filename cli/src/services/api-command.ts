@@ -136,7 +136,7 @@ export async function apiCommand(
     }
   };
 
-  if (!operation.paginate) {
+  if (!options.paginate || !operation.paginate) {
     const answer = await send({ body, query: params });
     if (answer && 'text' in answer) ctx.output.write(answer.text);
     else if (answer) printJson(ctx, answer.json);
