@@ -104,6 +104,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Landing page (extension)
+         * @description **Extension** (not in the service specification). A small HTML page of the reference server: its
+         *     version and links to the API reference (`/docs`), this document (`/openapi.yaml`), `/health` and
+         *     the README's quick start. No token; counts against the per-IP rate limit.
+         */
+        get: operations["getLandingPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/wallet/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Wallet page of a pass (extension)
+         * @description **Extension** (the specification names the page, `wallet_url`, "the page where the member adds
+         *     the pass to a mobile wallet", but not its content). The page behind every pass's `wallet_url`: an
+         *     HTML page for one pass, for a phone first, with the brand, the coupon's or storecard's title, a
+         *     thumbnail drawn from the brand's initial (the page loads nothing from elsewhere, so the data's
+         *     `thumbnail_url` is not shown), the pass's `qr_code` as a QR code (SVG drawn by the server), the
+         *     code in text, the status (`active`, `redeemed`, `expired`, computed as every pass resource
+         *     computes it) and the expiration date, and points and balance for a storecard. The "Add to Apple
+         *     Wallet" and "Add to Google Wallet" buttons say that the reference server does not sign real
+         *     passes.
+         *
+         *     The pass code is the credential: 80 random bits that only the member's link carries. The page
+         *     shows the pass and nothing else: no member's name, e-mail or other passes. No token; counts
+         *     against the per-IP rate limit. Answers are not cached (`Cache-Control: no-store`), since the
+         *     status changes.
+         */
+        get: operations["getWalletPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * API reference (extension)
+         * @description **Extension** (not in the service specification). This document rendered with Redoc: an HTML page
+         *     that loads Redoc's bundle from this server (`/docs/assets/{file}`) and the document from
+         *     `/openapi.yaml`; nothing from elsewhere (no CDN, no web fonts, no telemetry). No token; counts
+         *     against the per-IP rate limit, as do the bundle and the document it loads.
+         */
+        get: operations["getApiReference"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/assets/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Script of the API reference (extension)
+         * @description **Extension** (not in the service specification). Redoc's standalone bundle, the one file `/docs`
+         *     loads. Its name carries a hash of its content, so it is cached for a year (`immutable`); any
+         *     other name answers `404`. No token; counts against the per-IP rate limit.
+         */
+        get: operations["getApiReferenceAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -3230,6 +3330,183 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getLandingPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The landing page (HTML; no script, no request elsewhere). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description `default-src 'none'; style-src 'unsafe-inline'; img-src data:` and no framing. */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <!doctype html><html lang="en"><head><title>Loyalty reference server</title></head>
+                     *     <body><main><h1>Loyalty reference server</h1><a href="/docs">API reference</a></main></body></html>
+                     */
+                    "text/html": string;
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getWalletPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The pass code (`pass_code` of the pass; the last part of its `wallet_url`).
+                 * @example 7K2M9QX4TB1CZD8E
+                 */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The wallet page of the pass (HTML; no script, no request elsewhere). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description `default-src 'none'; style-src 'unsafe-inline'; img-src data:` and no framing. */
+                    "Content-Security-Policy"?: string;
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <!doctype html><html lang="en"><head><title>Welcome 10% off · Acme</title></head>
+                     *     <body><main><h1>Welcome 10% off</h1><svg class="qr" role="img" aria-labelledby="qr-title">…</svg>
+                     *     <p class="code">7K2M 9QX4 TB1C ZD8E</p><dl><dt>Status</dt><dd>active</dd></dl></main></body></html>
+                     */
+                    "text/html": string;
+                };
+            };
+            /** @description No pass has this code; an HTML page that says so. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <!doctype html><html lang="en"><head><title>Pass not found</title></head>
+                     *     <body><main><h1>Pass not found</h1></main></body></html>
+                     */
+                    "text/html": string;
+                };
+            };
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getApiReference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The API reference page (HTML). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Scripts and fetches from this server only (`script-src 'self'; connect-src 'self'`). */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <!doctype html><html lang="en"><head><title>Loyalty Pass Service API reference</title></head>
+                     *     <body><redoc spec-url="/openapi.yaml"></redoc><script src="/docs/assets/redoc.standalone.0123456789ab.js"></script></body></html>
+                     */
+                    "text/html": string;
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getApiReferenceAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The bundle's name as `/docs` links it (`redoc.standalone.<hash>.js`).
+                 * @example redoc.standalone.0123456789ab.js
+                 */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The script. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description `public, max-age=31536000, immutable`. */
+                    "Cache-Control"?: string;
+                    /** @description The content's hash. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example /*! For license information please see redoc.standalone.js.LICENSE.txt *\/ */
+                    "text/javascript": string;
+                };
+            };
+            /** @description No such file; an HTML page that says so. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><title>Not found</title><p>Not found.</p> */
+                    "text/html": string;
+                };
+            };
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
