@@ -4,6 +4,7 @@ import { memberPassRoutes } from './members-passes.js';
 import { memberSubscriptionRoutes } from './members-subscription.js';
 import { memberRoutes } from './members.js';
 import { oauthRoutes } from './oauth.js';
+import { pageRoutes } from './pages.js';
 import { passRoutes } from './passes.js';
 import { productRoutes } from './products.js';
 import { tagRoutes } from './tags.js';
@@ -30,4 +31,5 @@ export const routes: RouteDef[] = [
   ...webhookLifecycleRoutes,
   ...eventRoutes,
   ...metricsRoutes,
+  ...pageRoutes,
 ];
