@@ -25,6 +25,8 @@ export interface Checkpoint {
   started_at: string;
   updated_at: string;
   acknowledged: Record<string, BatchOutcome>;
+  /** `--update`: members updated so far, after every sign-up batch was acknowledged. */
+  updated?: number;
 }
 
 export function defaultCheckpointPath(
@@ -92,6 +94,12 @@ export class CheckpointWriter {
   /** Resolves once the checkpoint that includes this batch is on disk. */
   acknowledge(index: number, outcome: BatchOutcome): Promise<void> {
     this.#state.acknowledged[String(index)] = outcome;
+    return this.save();
+  }
+
+  /** Resolves once the checkpoint that counts these updated members is on disk. */
+  addUpdated(count: number): Promise<void> {
+    this.#state.updated = (this.#state.updated ?? 0) + count;
     return this.save();
   }
 

@@ -12,6 +12,7 @@ import {
 } from './checkpoint.js';
 import { mapColumns, type MemberField } from './columns.js';
 import { readImportInput, type InputFormat } from './parse.js';
+import { applyUpdates, planUpdates, type BrandMember, type SendMemberUpdates } from './update.js';
 import { defaultRejectsPath, writeRejects } from './rejects.js';
 import { validateRows, type AcceptedRow, type RejectedRow, type SignupUser } from './validate.js';
 
@@ -81,9 +82,17 @@ export interface ImportRequest {
   cwd?: string;
   signal: AbortSignal;
   sendSignups: SendSignups;
+  /** `--update`: after the sign-ups, existing members whose names differ are updated. */
+  update?: ImportUpdate | undefined;
   onProgress?: (progress: ImportProgress) => void;
   log?: (message: string) => void;
   now?: () => Date;
+}
+
+export interface ImportUpdate {
+  /** The brand's members now, by lower-case e-mail. */
+  brandMembers: (signal: AbortSignal) => Promise<Map<string, BrandMember>>;
+  send: SendMemberUpdates;
 }
 
 export interface ImportSummary {
@@ -101,6 +110,13 @@ export interface ImportSummary {
   rejects_file: string | null;
   duration_ms: number;
   rows_per_second: number;
+  /**
+   * With --update: members updated (in every run of a resumed import); in a dry run also the rows
+   * that are not members of the brand yet (created) and those whose names already match (unchanged).
+   */
+  updated?: number;
+  unchanged?: number;
+  created?: number;
 }
 
 export async function runImport(request: ImportRequest): Promise<ImportSummary> {
@@ -184,9 +200,13 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
 
   if (request.dryRun) {
     if (invalid.length > 0) await writeRejects(rejectsFile, input.format, input.columns, invalid, input);
+    const plan = request.update && planUpdates(accepted, await request.update.brandMembers(request.signal));
     progress.phase = 'done';
     report();
-    return summarize({}, [], 0);
+    const summary = summarize({}, [], 0);
+    return plan
+      ? { ...summary, created: plan.created, updated: plan.updates.length, unchanged: plan.unchanged }
+      : summary;
   }
 
   const writer = new CheckpointWriter(
@@ -275,10 +295,48 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
     );
     throw failure;
   }
+  const update = request.update && (await updatePhase(request, request.update, accepted, writer, log));
   await writer.remove();
   progress.phase = 'done';
   report();
-  return summarize(writer.state.acknowledged, apiRejects(), resumed);
+  const summary = summarize(writer.state.acknowledged, apiRejects(), resumed);
+  return update ? { ...summary, ...update } : summary;
+}
+
+/**
+ * After every sign-up batch: the brand's members now (those just created have the file's names),
+ * the ones whose names differ updated in batches. A resumed import compares again, so members
+ * updated before the interruption are not sent twice; the checkpoint keeps the count.
+ */
+async function updatePhase(
+  request: ImportRequest,
+  update: ImportUpdate,
+  accepted: readonly AcceptedRow[],
+  writer: CheckpointWriter,
+  log: (message: string) => void,
+): Promise<{ updated: number }> {
+  const plan = planUpdates(accepted, await update.brandMembers(request.signal));
+  if (plan.updates.length > 0) log(`Updating the names of ${plan.updates.length} existing members.`);
+  try {
+    await applyUpdates({
+      updates: plan.updates,
+      batchSize: request.batchSize,
+      concurrency: request.concurrency,
+      send: update.send,
+      signal: request.signal,
+      onBatch: (updated) => writer.addUpdated(updated),
+    });
+  } catch (error) {
+    log('Progress is saved; after fixing the cause, continue with --resume.');
+    throw error;
+  }
+  if (request.signal.aborted) {
+    throw new InterruptedError(
+      `Import interrupted while updating members (${writer.state.updated ?? 0} updated); progress is saved.`,
+      `Continue with: loyalty members import ${request.input.name} --update --resume`,
+    );
+  }
+  return { updated: writer.state.updated ?? 0 };
 }
 
 function freshCheckpoint(

@@ -13,6 +13,7 @@ import { formatCount } from '../ui/format.js';
 import { liveView } from '../ui/live.js';
 import { importReporter } from '../ui/reporters.js';
 import { apiFailure, dataOf, idempotencyHeader, request } from './api.js';
+import { brandMembers, memberUpdateSender } from './import-update.js';
 import { openInput } from './inputs.js';
 
 export interface ImportOptions {
@@ -22,6 +23,7 @@ export interface ImportOptions {
   batchSize: string;
   concurrency: string;
   dryRun?: boolean;
+  update?: boolean;
   resume?: boolean;
   restart?: boolean;
   rejects?: string;
@@ -69,6 +71,12 @@ export function signupSender(ctx: Context, brandId: string): SendSignups {
   };
 }
 
+/** The --update counts of a summary (none without --update). */
+const updateRows = (
+  summary: ImportSummary,
+  keys: Array<'created' | 'updated' | 'unchanged'>,
+): Array<[string, number]> => keys.flatMap((key) => (summary[key] === undefined ? [] : [[key, summary[key]]]));
+
 function printSummary(ctx: Context, summary: ImportSummary, brandId: string): void {
   ctx.output.result(summary, () => {
     const { out } = ctx.output;
@@ -77,18 +85,23 @@ function printSummary(ctx: Context, summary: ImportSummary, brandId: string): vo
       ? `Checked ${summary.file}: ${formatCount(summary.rows)} rows, ${formatCount(summary.rows - summary.rejected)} valid, in ${summary.batches} batches (dry run, nothing sent).`
       : `Imported ${summary.file} into ${brandId} in ${seconds}s (${formatCount(summary.rows_per_second)} rows/s${summary.resumed_batches ? `, resumed after ${summary.resumed_batches} batches` : ''}).`;
     const rows: Array<[string, number, string?]> = summary.dry_run
-      ? [['rejected', summary.rejected, summary.rejects_file ?? undefined]]
+      ? [
+          ...updateRows(summary, ['created', 'updated', 'unchanged']),
+          ['rejected', summary.rejected, summary.rejects_file ?? undefined],
+        ]
       : [
           ['new', summary.new],
           ['found', summary.found],
+          ...updateRows(summary, ['updated']),
           ['rejected', summary.rejected, summary.rejects_file ?? undefined],
         ];
     const width = Math.max(...rows.map(([, n]) => formatCount(n).length));
+    const labelWidth = Math.max(...rows.map(([label]) => label.length + 1));
     return [
       head,
       ...rows.map(
         ([label, n, file]) =>
-          `  ${label.padEnd(9)}${out.bold(formatCount(n).padStart(width))}${file ? `  → ${file}` : ''}`,
+          `  ${label.padEnd(labelWidth)}${out.bold(formatCount(n).padStart(width))}${file ? `  → ${file}` : ''}`,
       ),
     ].join('\n');
   });
@@ -105,7 +118,7 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
   if (delimiter !== undefined && format === 'jsonl') throw usageError('--delimiter applies to CSV input only.');
   const chunks = await openInput(ctx, file);
   // Fail on missing credentials before reading a large file.
-  if (!options.dryRun) ctx.client();
+  if (!options.dryRun || options.update) ctx.client();
 
   const initial = startingProgress(Date.now());
   const reporter = await importReporter(
@@ -138,6 +151,12 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
       rejectsPath: options.rejects,
       signal: ctx.signal,
       sendSignups: signupSender(ctx, brandId),
+      update: options.update
+        ? {
+            brandMembers: (signal) => brandMembers(ctx, brandId, signal),
+            send: memberUpdateSender(ctx, brandId),
+          }
+        : undefined,
       onProgress: (progress) => {
         last = progress;
         reporter.update(progress);

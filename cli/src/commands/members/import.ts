@@ -24,7 +24,14 @@ export function membersImportCommand(): Command {
       collect,
       [],
     )
-    .option('--dry-run', 'validate every row, write the rejects file, send nothing')
+    .option(
+      '--update',
+      'also update existing members whose first or last name in the file differs (PUT /bulk/members, in batches)',
+    )
+    .option(
+      '--dry-run',
+      'validate every row, write the rejects file, send nothing (with --update: count created, updated, unchanged)',
+    )
     .option('--resume', 'continue an interrupted import of the same file where it stopped')
     .option('--restart', 'ignore the checkpoint of an interrupted import and start over')
     .option('--rejects <path>', 'where to write rejected rows (default: <file>.rejects.csv beside the input)')
@@ -41,6 +48,11 @@ export function membersImportCommand(): Command {
         ],
         ['loyalty members import members.csv --dry-run', 'check a file without sending anything'],
         [
+          'loyalty members import members.csv --update --dry-run',
+          'how many members would be created, updated and left unchanged',
+        ],
+        ['loyalty members import members.csv --update', 'import, and update the names of existing members'],
+        [
           'loyalty members import export.txt --delimiter tab',
           'a tab-separated file (",", ";" and tab are detected; --delimiter for others)',
         ],
@@ -56,6 +68,8 @@ export function membersImportCommand(): Command {
       'after',
       '\nColumns that map to no member field are listed once as not imported, and kept in the rejects file.\n' +
         'A file that cannot be read (broken quoting, binary, not UTF-8) is refused with file:line:column and what to fix.\n' +
+        '--update changes first_name and last_name of members already in the brand (an empty cell leaves the name as it\n' +
+        "is); their subscription state is not changed. It reads the brand's member list first (one request per 1,000 members).\n" +
         '\nExit codes: 0 all rows imported, 2 usage error or unreadable file, 3 some rows rejected (see the rejects file),\n130 interrupted (resume with --resume).\n',
     )
     .action(async (file: string, options: ImportOptions, command: Command) => {
