@@ -20,7 +20,8 @@ function fit(template: string, path: string): number | undefined {
   for (const [i, segment] of want.entries()) {
     const given = have[i] ?? '';
     if (isParameter(segment)) {
-      if (given === '') return undefined;
+      // `..` (or %2e%2e) would be resolved by the URL parser into another path than the one checked.
+      if (given === '' || /^(\.|%2e){1,2}$/i.test(given)) return undefined;
     } else if (segment === given) literal += 1;
     else return undefined;
   }

@@ -36,6 +36,9 @@ describe('findOperation', () => {
       '/tags has no PATCH operation in the API (it has GET, PUT, POST, DELETE).',
     );
     expect(() => findOperation('FETCH', '/tags')).toThrow(/Unknown method "FETCH"/);
+    // The URL parser would turn these into /metrics and /: not the operation that was checked.
+    expect(() => findOperation('GET', '/members/..')).toThrow(/is not an operation/);
+    expect(() => findOperation('GET', '/members/%2E%2e')).toThrow(/is not an operation/);
   });
 });
 
