@@ -55,14 +55,14 @@ it('renders every operation and every webhook of openapi.yaml, loading nothing f
       ]),
     ),
   );
-  const { document } = loadOpenApi();
-  const operations = listOperations(document).map((op) => ({
+  const { document: spec } = loadOpenApi();
+  const operations = listOperations(spec).map((op) => ({
     name: `${op.method} ${op.path}`,
     operationId: op.operationId,
     summary: op.raw.summary as string,
   }));
   const webhooks = Object.entries(
-    document.webhooks as Record<string, Record<string, { operationId: string; summary: string }>>,
+    spec.webhooks as Record<string, Record<string, { operationId: string; summary: string }>>,
   ).flatMap(([name, item]) => Object.values(item).map((op) => ({ name: `webhook ${name}`, ...op })));
   expect(operations.length).toBeGreaterThan(40);
   expect(webhooks.length).toBeGreaterThanOrEqual(4);

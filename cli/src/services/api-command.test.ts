@@ -109,7 +109,13 @@ describe('loyalty api', { timeout: 20_000 }, () => {
     expect(sent?.body).toEqual({ tag: 'Gold', external_reference: 'gold', brand_id: 'brand-acme' });
     expect(sent?.headers.get('idempotency-key')).toMatch(/.+/);
 
-    await runCli(['api', 'POST', '/tags', '-F', 'tag=Silver', '-H', 'Idempotency-Key: mine-1'], { env: await env() });
+    const dir = await tempConfigHome();
+    await writeFile(join(dir, 'name.txt'), 'Silver');
+    await runCli(['api', 'POST', '/tags', '-F', 'tag=@name.txt', '-H', 'Idempotency-Key: mine-1'], {
+      env: await env(),
+      cwd: dir,
+    });
+    expect(api.requests.at(-1)?.body).toEqual({ tag: 'Silver' });
     expect(api.requests.at(-1)?.headers.get('idempotency-key')).toBe('mine-1');
   });
 
@@ -200,6 +206,9 @@ describe('loyalty api', { timeout: 20_000 }, () => {
     const bad = await runCli(['api', 'PUT', '/bulk/members', '--input', 'bad.json'], { env: await env(), cwd: dir });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--input bad.json is not JSON');
+    const missing = await runCli(['api', 'POST', '/tags', '-F', 'tag=@nope.txt'], { env: await env(), cwd: dir });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('Cannot read nope.txt: no such file.');
     expect(api.requests).toHaveLength(0);
   });
 });

@@ -1,15 +1,13 @@
 // `loyalty api <METHOD> <path>`: any operation of openapi.yaml, through the SDK client the other
 // commands use (auth, retries, Idempotency-Key on POST/PUT/PATCH, pacing), like `gh api`.
-import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import { toLoyaltyError } from '@loyalty/sdk';
 import type { Context } from '../context.js';
 import { CliError, usageError } from '../errors.js';
 import type { Pagination } from '../generated/operations.js';
-import { readStdin } from '../secrets.js';
 import { apiFailure, request, type ApiResult } from './api.js';
 import { buildFields, type JsonObject, type JsonValue, parseHeaders, queryOf } from './api-command-fields.js';
 import { findOperation, splitPath, type Operation } from './api-command-operations.js';
+import { readTextInput } from './inputs.js';
 
 export interface ApiCommandOptions {
   field: string[];
@@ -34,20 +32,12 @@ interface Init {
  */
 type UntypedRequest = (method: string, path: string, init: Init & { signal: AbortSignal }) => Promise<ApiResult>;
 
-async function readSource(ctx: Context, path: string, flag: string): Promise<string> {
-  try {
-    return path === '-' ? await readStdin(ctx.runtime.stdin) : await readFile(resolve(ctx.runtime.cwd, path), 'utf8');
-  } catch (error) {
-    throw usageError(`Cannot read ${flag} ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}.`);
-  }
-}
-
 /** What the request sends: the JSON body and the query, from --input and the fields. */
 async function buildInit(ctx: Context, operation: Operation, query: URLSearchParams, options: ApiCommandOptions) {
   const fields = await buildFields({
     typed: options.field,
     raw: options.rawField,
-    readFile: (path) => readSource(ctx, path, '--field @'),
+    readFile: (path) => readTextInput(ctx, path),
   });
   const headers = parseHeaders(options.header);
   let body: JsonValue | undefined;
@@ -55,7 +45,7 @@ async function buildInit(ctx: Context, operation: Operation, query: URLSearchPar
   if (options.input !== undefined) {
     if (operation.fields === 'query')
       throw usageError(`${operation.method} ${operation.path} takes no request body; drop --input.`);
-    const text = await readSource(ctx, options.input, '--input');
+    const text = await readTextInput(ctx, options.input);
     try {
       body = JSON.parse(text) as JsonValue;
     } catch (error) {
