@@ -22,6 +22,16 @@ describe('loadConfig', () => {
     });
   });
 
+  it('LOYALTY_SANDBOX: on by default with the embedded database, off with DATABASE_URL, 1/0 override, anything else refused', () => {
+    const db = { DATABASE_URL: 'postgres://loyalty@db.example.com/loyalty', LOYALTY_SECRET_KEY: 'k' };
+    expect(loadConfig({}).sandbox).toBe(true);
+    expect(loadConfig(db).sandbox).toBe(false);
+    expect(loadConfig({ ...db, LOYALTY_SANDBOX: '1' }).sandbox).toBe(true);
+    expect(loadConfig({ LOYALTY_SANDBOX: '0' }).sandbox).toBe(false);
+    expect(loadConfig({ LOYALTY_SANDBOX: '' }).sandbox).toBe(true);
+    expect(() => loadConfig({ LOYALTY_SANDBOX: 'yes' })).toThrow(/LOYALTY_SANDBOX must be 1 \(on\) or 0 \(off\)/);
+  });
+
   it('reads the public URL without a trailing slash', () => {
     expect(loadConfig({ LOYALTY_PUBLIC_URL: 'https://sandbox.example.com/' }).publicUrl).toBe(
       'https://sandbox.example.com',

@@ -72,6 +72,8 @@ export type Config = {
   idempotencyLockSeconds: number;
   /** On SIGTERM the API keeps accepting this long before it stops (requests already on their way get in). */
   shutdownGraceMs: number;
+  /** LOYALTY_SANDBOX: the sandbox controls (/sandbox/*, `Prefer: fault=…`); default on with the embedded database, off with DATABASE_URL. */
+  sandbox: boolean;
   /** LOYALTY_LOG_LEVEL: the least level of the structured log on stdout (pino's levels, or silent). */
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 };
@@ -130,6 +132,10 @@ const schema = Joi.object({
   LOYALTY_API_PROCESSES: Joi.number().integer().min(1).max(64).empty('').default(1),
   LOYALTY_IDEMPOTENCY_LOCK_SECONDS: Joi.number().integer().min(3).max(3600).empty('').default(30),
   LOYALTY_SHUTDOWN_GRACE_MS: Joi.number().integer().min(0).max(600_000).empty('').default(500),
+  LOYALTY_SANDBOX: Joi.string()
+    .valid('0', '1')
+    .empty('')
+    .messages({ 'any.only': 'LOYALTY_SANDBOX must be 1 (on) or 0 (off)' }),
   LOYALTY_LOG_LEVEL: Joi.string()
     .valid('trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent')
     .empty('')
@@ -171,6 +177,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: value.LOYALTY_METRICS_TOKEN,
     apiProcesses: value.LOYALTY_API_PROCESSES,
     logLevel: value.LOYALTY_LOG_LEVEL,
+    sandbox: value.LOYALTY_SANDBOX === undefined ? !value.DATABASE_URL : value.LOYALTY_SANDBOX === '1',
     shutdownGraceMs: value.LOYALTY_SHUTDOWN_GRACE_MS,
     idempotencyLockSeconds: value.LOYALTY_IDEMPOTENCY_LOCK_SECONDS,
   };

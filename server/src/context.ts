@@ -4,6 +4,7 @@ import type { Sql } from './db/pool.js';
 import type { OpenApiDocument } from './lib/openapi.js';
 import type { WebhookClient } from './lib/safe-fetch.js';
 import type { StreamSlots } from './lib/stream-slots.js';
+import type { ProcessClock } from './services/sandbox-clock.js';
 
 /** What every route and plugin may reach through `request.server.app`. */
 export type AppContext = {
@@ -22,6 +23,8 @@ export type AppContext = {
   webhookClient: () => WebhookClient;
   /** The state of this process's worker, when it runs one (readiness). */
   workerHealth?: () => WorkerHealth;
+  /** The sandbox clock as this process knows it (config.sandbox only): routes/sandbox.ts refreshes it after a change. */
+  sandboxClock?: ProcessClock;
 };
 
 /** Whether a process's worker works: its runners run and its heartbeat (a query on its own pool) is recent. */

@@ -13,6 +13,7 @@ import { metricsPlugin } from './plugins/metrics.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { requestIdOf, requestIdPlugin } from './plugins/request-id.js';
 import { requestLogPlugin } from './plugins/request-log.js';
+import { sandboxFaultsPlugin } from './plugins/sandbox-faults.js';
 import type { Logger } from './lib/logger.js';
 import { createValidators, hapiValidator } from './plugins/validation.js';
 import { createStreamSlots } from './lib/stream-slots.js';
@@ -20,6 +21,8 @@ import { createWebhookClient, type WebhookClient } from './lib/safe-fetch.js';
 import { routes as allRoutes } from './routes/index.js';
 import type { RouteDef } from './routes/types.js';
 import { createTokenResolver } from './services/tokens.js';
+import { SANDBOX_PATH_PREFIX } from './routes/sandbox.js';
+import { createProcessClock } from './services/sandbox-clock.js';
 
 export type ServerOptions = {
   sql: Sql;
@@ -69,6 +72,7 @@ export async function createServer({
     baseUrl: () => config.publicUrl ?? server.info.uri ?? `http://${config.host}:${config.port}`,
     lastMigration: (await migrationFiles()).at(-1),
     workerHealth,
+    sandboxClock: config.sandbox ? createProcessClock(sql) : undefined,
     webhookClient: () => {
       webhookClient ??= createWebhookClient({
         timeoutMs: config.webhookTimeoutMs,
@@ -105,7 +109,7 @@ export async function createServer({
         notice,
       },
     },
-    { plugin: authPlugin, options: { resolve: createTokenResolver(sql) } },
+    { plugin: authPlugin, options: { resolve: createTokenResolver(sql, { clock: app.sandboxClock }) } },
     { plugin: getBodyPlugin },
     {
       plugin: rateLimitPlugin,
@@ -119,11 +123,13 @@ export async function createServer({
       },
     },
     { plugin: idempotencyPlugin, options: { sql, lockSeconds: config.idempotencyLockSeconds } },
+    ...(config.sandbox ? [{ plugin: sandboxFaultsPlugin, options: { sql } }] : []),
   ]);
 
   const operations = listOperations(openapi.document);
   const validatorsFor = createValidators(openapi.document);
-  for (const def of routes) {
+  // The sandbox controls exist only in sandbox mode (else 404 like any unknown path).
+  for (const def of routes.filter((r) => config.sandbox || !r.path.startsWith(SANDBOX_PATH_PREFIX))) {
     const op = operations.find((o) => o.method === def.method && o.path === def.path);
     if (!op) throw new Error(`Route ${def.method} ${def.path} is not described in openapi.yaml`);
     const needsToken = ((op.raw.security as unknown[] | undefined) ?? [{}]).length > 0;

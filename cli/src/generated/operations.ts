@@ -74,5 +74,8 @@ export const OPERATIONS: readonly Operation[] = [
   {"method":"POST","path":"/webhook-subscriptions/{id}/recover","operationId":"recoverWebhookDeliveries","fields":"body"},
   {"method":"POST","path":"/webhook-subscriptions/{id}/test","operationId":"testWebhookSubscription","fields":"query"},
   {"method":"GET","path":"/webhook-event-types","operationId":"listWebhookEventTypes","fields":"query"},
+  {"method":"GET","path":"/sandbox/clock","operationId":"getSandboxClock","fields":"query"},
+  {"method":"POST","path":"/sandbox/clock","operationId":"moveSandboxClock","fields":"body"},
+  {"method":"POST","path":"/sandbox/reset","operationId":"resetSandbox","fields":"query"},
   {"method":"GET","path":"/events","operationId":"listEvents","fields":"query","paginate":{"kind":"cursor","param":"after","next":["next_cursor"],"items":["data"]}},
 ];

@@ -1279,6 +1279,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sandbox clock (extension, sandbox mode only)
+         * @description **Extension**, only on a server in sandbox mode (`LOYALTY_SANDBOX`; `404` otherwise). The
+         *     server's notion of now (`now`), how far it is ahead of real time (`offset_seconds`) and the real
+         *     time (`real_now`).
+         *
+         *     **Decisions:** any API token may read and move the clock and reset (every API ability is
+         *     accepted; device tokens are not): a sandbox belongs to whoever runs it, and the clock is the
+         *     whole server's, not one organization's.
+         */
+        get: operations["getSandboxClock"];
+        put?: never;
+        /**
+         * Move the sandbox clock forward (extension, sandbox mode only)
+         * @description **Extension**, only on a server in sandbox mode (`LOYALTY_SANDBOX`; `404` otherwise). Moves
+         *     the server's clock forward by `advance` (`30s`, `15m`, `2h`, `7d`) or to `set` (a time); real
+         *     time keeps running from there. What moves: pass expiry and statuses, promotions' windows, token
+         *     and `Idempotency-Key` lifetimes, the rotation overlap of webhook secrets, and the retry schedule
+         *     of webhook deliveries: retries that became due are sent at once. What does not: record
+         *     timestamps (`created_at`, `updated_at`, attempts' `attempted_at`), webhook signatures' timestamps
+         *     (receivers check them against their own clock), rate-limit windows.
+         *
+         *     **Decisions:** the clock only moves forward: a `set` before the sandbox's now is a `422` on
+         *     `set` (leases, expiries and the retry schedule never run backwards); `POST /sandbox/reset` puts
+         *     it back to real time. Send exactly one of `advance` and `set` (`422` on `advance` otherwise).
+         */
+        post: operations["moveSandboxClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Go back to the fixtures (extension, sandbox mode only)
+         * @description **Extension**, only on a server in sandbox mode (`LOYALTY_SANDBOX`; `404` otherwise). Empties
+         *     every table (members, passes, tags, tokens, idempotency keys, events, webhook subscriptions and
+         *     deliveries, voucher jobs, counters), removes the queued background jobs of that data, sets the
+         *     clock back to real time and loads the server's fixture file again (`LOYALTY_FIXTURES`), without
+         *     a restart. `took_ms` says how long it took.
+         *
+         *     **Decisions:** one database transaction: a request made meanwhile waits for the reset and then
+         *     sees all of it (or ran before it), never half of it. Every token issued before a reset is invalid
+         *     after it (`401`): the fixtures seed the clients again; ask `POST /oauth/token` for a new token.
+         */
+        post: operations["resetSandbox"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -2402,6 +2470,49 @@ export interface components {
             message: string;
             data: components["schemas"]["WebhookSubscription"];
         };
+        /** @description The sandbox clock (extension). */
+        SandboxClock: {
+            /**
+             * Format: date-time
+             * @description The server's notion of now.
+             */
+            now: string;
+            /** @description How far the clock is ahead of real time, in seconds. */
+            offset_seconds: number;
+            /**
+             * Format: date-time
+             * @description The real time.
+             */
+            real_now: string;
+        };
+        SandboxClockResponse: {
+            message: string;
+            data: components["schemas"]["SandboxClock"];
+        };
+        /** @description Exactly one of `advance` and `set`. */
+        MoveSandboxClockRequest: {
+            /**
+             * @description A positive duration, a whole number and a unit (`s`, `m`, `h`, `d`).
+             * @example 30s
+             * @example 15m
+             * @example 2h
+             * @example 7d
+             */
+            advance?: string;
+            /**
+             * Format: date-time
+             * @description A time not before the sandbox's now (RFC 3339).
+             */
+            set?: string;
+        };
+        SandboxResetResponse: {
+            message: string;
+            data: {
+                /** @description How long the reset took, in milliseconds. */
+                took_ms: number;
+                clock: components["schemas"]["SandboxClock"];
+            };
+        };
         RecoverWebhookDeliveriesRequest: {
             /**
              * Format: date-time
@@ -3014,6 +3125,14 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description **Extension**, honoured only by a server in sandbox mode (`LOYALTY_SANDBOX`), ignored otherwise:
+         *     `fault=<kind>[;times=<n>][;retry_after=<s>][;status=<5xx>][;delay=<s>][;id=<any>]` makes the
+         *     request fail on demand (see "Sandbox" in the introduction). Kinds: `rate_limit`, `server_error`,
+         *     `timeout`, `in_progress`, `network_reset`. Not listed on the operations: every operation takes it.
+         * @example fault=server_error;times=2
+         */
+        Prefer: string;
         /**
          * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
          *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
@@ -7028,6 +7147,168 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    getSandboxClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sandbox clock. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "now": "2026-12-01T10:15:30.000Z",
+                     *         "offset_seconds": 604800,
+                     *         "real_now": "2026-11-24T10:15:30.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SandboxClockResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    moveSandboxClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "advance": "7d"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MoveSandboxClockRequest"];
+            };
+        };
+        responses: {
+            /** @description The clock after the move. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "now": "2026-12-01T10:15:30.000Z",
+                     *         "offset_seconds": 604800,
+                     *         "real_now": "2026-11-24T10:15:30.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SandboxClockResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    resetSandbox: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The data is the fixtures' again. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "took_ms": 180,
+                     *         "clock": {
+                     *           "now": "2026-11-24T10:15:30.000Z",
+                     *           "offset_seconds": 0,
+                     *           "real_now": "2026-11-24T10:15:30.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SandboxResetResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             "5XX": components["responses"]["ServerError"];
         };

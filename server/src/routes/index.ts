@@ -6,6 +6,7 @@ import { memberRoutes } from './members.js';
 import { oauthRoutes } from './oauth.js';
 import { pageRoutes } from './pages.js';
 import { passRoutes } from './passes.js';
+import { sandboxRoutes } from './sandbox.js';
 import { productRoutes } from './products.js';
 import { tagRoutes } from './tags.js';
 import type { RouteDef } from './types.js';
@@ -31,5 +32,6 @@ export const routes: RouteDef[] = [
   ...webhookLifecycleRoutes,
   ...eventRoutes,
   ...metricsRoutes,
+  ...sandboxRoutes,
   ...pageRoutes,
 ];

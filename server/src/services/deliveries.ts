@@ -73,7 +73,7 @@ export async function fanOutEvents(db: Db, eventIds: string[], lanes = 4): Promi
   const rows = await db<{ created: number }[]>`
     WITH created AS (
       INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, next_attempt_at)
-      SELECT s.id, e.id, e.type, now()
+      SELECT s.id, e.id, e.type, loyalty_now()
       FROM events e
       JOIN webhook_subscriptions s
         ON s.organization_id = e.organization_id AND s.active AND e.type = ANY(s.events) AND s.created_at <= e.created_at
@@ -96,7 +96,7 @@ export async function wakeOverdueLanes(db: Db, lanes: number, overdueSeconds = 6
     db,
     db`
     SELECT subscription_id FROM webhook_deliveries
-    WHERE status = 'pending' AND next_attempt_at < now() - make_interval(secs => ${overdueSeconds})`,
+    WHERE status = 'pending' AND next_attempt_at < loyalty_now() - make_interval(secs => ${overdueSeconds})`,
     lanes,
   );
 }
@@ -233,7 +233,7 @@ async function claimDueDelivery(ctx: DeliveryContext, subscriptionId: string): P
       UPDATE webhook_deliveries d SET claimed_until = now() + make_interval(secs => ${leaseSeconds})
       WHERE d.id = (
         SELECT id FROM webhook_deliveries
-        WHERE subscription_id = ${subscriptionId} AND status = 'pending' AND next_attempt_at <= now()
+        WHERE subscription_id = ${subscriptionId} AND status = 'pending' AND next_attempt_at <= loyalty_now()
           AND (claimed_until IS NULL OR claimed_until < now())
           AND EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = ${subscriptionId} AND active)
         ORDER BY next_attempt_at LIMIT 1
@@ -241,7 +241,7 @@ async function claimDueDelivery(ctx: DeliveryContext, subscriptionId: string): P
       RETURNING d.id, d.subscription_id, d.status, d.attempts, d.max_attempts, d.delivered_at, d.event_id
     )
     SELECT c.id, c.subscription_id, c.status, c.attempts, c.max_attempts, c.delivered_at IS NOT NULL AS delivered, s.url,
-           array_remove(ARRAY[s.secret, CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END], NULL) AS secrets,
+           array_remove(ARRAY[s.secret, CASE WHEN s.previous_secret_expires_at > loyalty_now() THEN s.previous_secret END], NULL) AS secrets,
            e.id AS event_id, e.type AS event_type, e.created_at AS event_created_at, e.organization_id, e.data
     FROM claimed c
     JOIN webhook_subscriptions s ON s.id = c.subscription_id
@@ -336,7 +336,7 @@ async function sleepLane(sql: Sql, subscriptionId: string, lane: number) {
     await tx`UPDATE webhook_lanes SET busy_until = NULL WHERE subscription_id = ${subscriptionId} AND lane = ${lane}`;
     await tx`
       SELECT graphile_worker.add_job('deliver_webhook', json_build_object('subscription_id', ${subscriptionId}::uuid, 'lane', ${lane}::int),
-               run_at => greatest(next_at, now()), max_attempts => ${JOB_MAX_ATTEMPTS}, job_key => ${laneKey(subscriptionId, lane)},
+               run_at => greatest(next_at - (loyalty_now() - now()), now()), max_attempts => ${JOB_MAX_ATTEMPTS}, job_key => ${laneKey(subscriptionId, lane)},
                job_key_mode => 'preserve_run_at')
       FROM (
         SELECT min(next_attempt_at) AS next_at FROM webhook_deliveries
@@ -363,7 +363,7 @@ async function recordAttempt(
   const write = (db: Db) => db`
       UPDATE webhook_deliveries SET
         attempts = ${attempt}, status = ${next.status}, updated_at = now(), claimed_until = NULL, requeued_by = NULL,
-        next_attempt_at = now() + make_interval(secs => ${next.delay}::float8),
+        next_attempt_at = loyalty_now() + make_interval(secs => ${next.delay}::float8),
         delivered_at = CASE WHEN ${next.delivered} THEN coalesce(delivered_at, now()) ELSE delivered_at END
       WHERE id = ${target.id} AND attempts = ${attempt - 1} AND status = 'pending'
       RETURNING id, subscription_id`;

@@ -73,12 +73,12 @@ export async function claimIdempotencyKey(
     const rows = await db<Row[]>`
       WITH existing AS (
         SELECT request_hash, state, response_status, response_headers, response_body,
-               (expires_at <= now() OR (state = 'in_progress' AND locked_until <= now())) AS stale
+               (expires_at <= loyalty_now() OR (state = 'in_progress' AND locked_until <= now())) AS stale
         FROM idempotency_keys WHERE scope_hash = ${input.scope}
       ), claim AS (
         INSERT INTO idempotency_keys (scope_hash, request_hash, state, locked_until, expires_at)
         SELECT ${input.scope}, ${input.request}, 'in_progress',
-               now() + make_interval(secs => ${input.lockSeconds}), now() + make_interval(secs => ${ttl})
+               now() + make_interval(secs => ${input.lockSeconds}), loyalty_now() + make_interval(secs => ${ttl})
         WHERE NOT EXISTS (SELECT 1 FROM existing)
         ON CONFLICT (scope_hash) DO NOTHING
         RETURNING created_at::text
@@ -92,10 +92,10 @@ export async function claimIdempotencyKey(
       const [taken] = await db<{ claimed: string }[]>`
         UPDATE idempotency_keys SET request_hash = ${input.request}, state = 'in_progress',
           locked_until = now() + make_interval(secs => ${input.lockSeconds}),
-          created_at = now(), expires_at = now() + make_interval(secs => ${ttl}),
+          created_at = now(), expires_at = loyalty_now() + make_interval(secs => ${ttl}),
           response_status = NULL, response_headers = NULL, response_body = NULL
         WHERE scope_hash = ${input.scope}
-          AND (expires_at <= now() OR (state = 'in_progress' AND locked_until <= now()))
+          AND (expires_at <= loyalty_now() OR (state = 'in_progress' AND locked_until <= now()))
         RETURNING created_at::text AS claimed`;
       if (taken) return { kind: 'claimed', claimedAt: taken.claimed };
       continue; // another request took it over first
@@ -142,7 +142,7 @@ export async function storeIdempotentResponse(
   await db`
     UPDATE idempotency_keys SET state = 'done', locked_until = NULL, response_status = ${response.status},
       response_headers = ${db.json(response.headers)}, response_body = ${response.body},
-      expires_at = now() + make_interval(secs => ${ttlSeconds})
+      expires_at = loyalty_now() + make_interval(secs => ${ttlSeconds})
     WHERE scope_hash = ${scope} AND state = 'in_progress'`;
 }
 
@@ -153,6 +153,6 @@ export async function releaseIdempotencyKey(db: Db, scope: Buffer): Promise<void
 
 /** Deletes stored responses past their 24 hours. */
 export async function purgeExpiredIdempotencyKeys(db: Db): Promise<number> {
-  const rows = await db`DELETE FROM idempotency_keys WHERE expires_at <= now()`;
+  const rows = await db`DELETE FROM idempotency_keys WHERE expires_at <= loyalty_now()`;
   return rows.count;
 }

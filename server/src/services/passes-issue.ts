@@ -57,11 +57,13 @@ export async function issuePassToMember(
   });
 
   if (input.coupon_id !== undefined) {
-    const [coupon] = await tx<{ id: string; active: boolean; valid_days: number | null }[]>`
-      SELECT id, active, valid_days FROM coupons WHERE id = ${input.coupon_id} AND brand_id = ${brand.id}`;
+    // "Today" is the sandbox clock's (loyalty_now(), migration 0037): real today outside sandbox mode.
+    const [coupon] = await tx<{ id: string; active: boolean; valid_days: number | null; today: string }[]>`
+      SELECT id, active, valid_days, (loyalty_now() AT TIME ZONE 'UTC')::date::text AS today
+      FROM coupons WHERE id = ${input.coupon_id} AND brand_id = ${brand.id}`;
     if (!coupon) throw notFound('Coupon');
     if (!coupon.active) throw invalidField('coupon_id', 'The coupon is no longer available.');
-    const expirationDate = couponExpiration(input.expiration_date, coupon.valid_days);
+    const expirationDate = couponExpiration(input.expiration_date, coupon.valid_days, coupon.today);
     const code = newPassCode();
     const inserted = await tx<{ id: string; pass_code: string }[]>`
       INSERT INTO passes (organization_id, brand_id, member_id, kind, coupon_id, pass_code, qr_code, expiration_date)

@@ -69,7 +69,7 @@ export async function issueToken(
   const organizationIds = client.device_id ? (client.device_org ? [client.device_org] : []) : client.organization_ids;
   await db`INSERT INTO access_tokens (token_hash, client_id, organization_ids, device_id, abilities, expires_at)
            VALUES (${sha256(token)}, ${client.client_id}, ${organizationIds}, ${client.device_id}, ${[...new Set(requested)]},
-                   now() + make_interval(secs => ${TOKEN_TTL_SECONDS}))`;
+                   loyalty_now() + make_interval(secs => ${TOKEN_TTL_SECONDS}))`;
   return {
     token_type: 'Bearer' as const,
     access_token: token,
@@ -80,16 +80,26 @@ export async function issueToken(
 
 /**
  * Resolves a bearer token. Tokens never change after issue, so a short in-process cache saves
- * the lookup on the hot path; expiry is still checked on every request.
+ * the lookup on the hot path; expiry is still checked on every request. In sandbox mode `clock`
+ * is the sandbox clock (expiry is on it) and a reset voids the cache (its tokens are gone).
  */
-export function createTokenResolver(db: Db, { cacheMs = 30_000, maxEntries = 10_000 } = {}) {
-  const cache = new Map<string, { principal: Principal | null; until: number }>();
+export function createTokenResolver(
+  db: Db,
+  {
+    cacheMs = 30_000,
+    maxEntries = 10_000,
+    clock,
+  }: { cacheMs?: number; maxEntries?: number; clock?: { nowMs(): number; generation(): number } } = {},
+) {
+  const cache = new Map<string, { principal: Principal | null; until: number; generation: number }>();
   return async function resolve(token: string): Promise<Principal | null> {
     const hash = sha256(token);
     const key = hash.toString('base64');
     const now = Date.now();
+    const generation = clock?.generation() ?? 0;
     const hit = cache.get(key);
-    if (hit && hit.until > now) return hit.principal && hit.principal.expiresAt > now ? hit.principal : null;
+    if (hit && hit.until > now && hit.generation === generation)
+      return hit.principal && hit.principal.expiresAt > (clock?.nowMs() ?? now) ? hit.principal : null;
     const [row] = await db<
       {
         client_id: string;
@@ -100,7 +110,7 @@ export function createTokenResolver(db: Db, { cacheMs = 30_000, maxEntries = 10_
       }[]
     >`
       SELECT client_id, organization_ids, device_id, abilities, expires_at FROM access_tokens
-      WHERE token_hash = ${hash} AND expires_at > now()`;
+      WHERE token_hash = ${hash} AND expires_at > loyalty_now()`;
     const principal = row
       ? {
           clientId: row.client_id,
@@ -112,7 +122,7 @@ export function createTokenResolver(db: Db, { cacheMs = 30_000, maxEntries = 10_
         }
       : null;
     if (cache.size >= maxEntries) cache.clear();
-    cache.set(key, { principal, until: now + (principal ? cacheMs : 1000) });
+    cache.set(key, { principal, until: now + (principal ? cacheMs : 1000), generation });
     return principal;
   };
 }
