@@ -3522,6 +3522,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
             /** @description No pass has this code; an HTML page that says so. */
             404: {
                 headers: {
@@ -3610,6 +3611,7 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
             /** @description No such file; an HTML page that says so. */
             404: {
                 headers: {
