@@ -16,6 +16,7 @@ import { loginCommand } from './commands/login.js';
 import { membersCommand } from './commands/members/index.js';
 import { ordersCommand } from './commands/orders/index.js';
 import { passesCommand } from './commands/passes/index.js';
+import { sandboxCommand } from './commands/sandbox/index.js';
 import { serverCommand } from './commands/server.js';
 import { tagsCommand } from './commands/tags/index.js';
 import { triggerCommand } from './commands/trigger.js';
@@ -72,6 +73,7 @@ export function buildProgram(): Command {
   program.addCommand(ordersCommand());
   program.addCommand(webhooksCommand());
   program.addCommand(triggerCommand());
+  program.addCommand(sandboxCommand());
   program.addCommand(apiCommand());
   program.addCommand(completionCommand());
   program.addCommand(completeCommand(), { hidden: true });

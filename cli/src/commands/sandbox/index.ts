@@ -1,0 +1,18 @@
+import { Command } from 'commander';
+import { examples } from '../../help.js';
+import { sandboxClockCommand } from './clock.js';
+import { sandboxResetCommand } from './reset.js';
+
+export function sandboxCommand(): Command {
+  return new Command('sandbox')
+    .description('Steer a reference server in sandbox mode (LOYALTY_SANDBOX): its clock, a reset to its fixtures')
+    .addHelpText(
+      'after',
+      examples(
+        ['loyalty sandbox clock advance 7d', "move the server's clock a week ahead (coupons expire, retries fall due)"],
+        ['loyalty sandbox reset --yes', 'back to the fixtures, without a restart'],
+      ),
+    )
+    .addCommand(sandboxClockCommand())
+    .addCommand(sandboxResetCommand());
+}

@@ -1,0 +1,87 @@
+// loyalty sandbox …: the sandbox controls of a reference server in sandbox mode (LOYALTY_SANDBOX):
+// its clock and a reset to its fixtures. A server that is not in sandbox mode has no such routes (404).
+import { isLoyaltyError, toLoyaltyError } from '@loyalty/sdk';
+import type { Context } from '../context.js';
+import { CliError, usageError } from '../errors.js';
+import { apiFailure, request, type ApiResult, type DataOf, type Send } from './api.js';
+import { confirm } from './inputs.js';
+
+type Clock = { now: string; offset_seconds: number; real_now: string };
+
+const DURATION = /^[1-9]\d{0,8}[smhd]$/;
+
+/** A 404 means the server has no sandbox routes: it is not in sandbox mode. */
+async function sandboxCall<R extends ApiResult>(ctx: Context, send: Send<R>): Promise<DataOf<R>> {
+  const result = await request(ctx, send);
+  const error = toLoyaltyError(result);
+  if (error && isLoyaltyError(error) && error.status === 404)
+    throw new CliError(`${ctx.apiUrl} is not in sandbox mode (LOYALTY_SANDBOX).`, {
+      hint: 'Start the reference server with its embedded database (`loyalty server`), or with LOYALTY_SANDBOX=1.',
+    });
+  if (error) throw apiFailure(ctx, error);
+  return result.data as DataOf<R>;
+}
+
+/** `2h 5m 3s` for an offset in seconds. */
+export function describeOffset(seconds: number): string {
+  if (seconds <= 0) return 'real time';
+  const parts: string[] = [];
+  let left = Math.round(seconds);
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3600],
+    ['m', 60],
+    ['s', 1],
+  ] as const) {
+    const n = Math.floor(left / size);
+    if (n) parts.push(`${n}${unit}`);
+    left -= n * size;
+  }
+  return `${parts.join(' ')} ahead of real time`;
+}
+
+function printClock(ctx: Context, clock: Clock): void {
+  ctx.output.result(
+    clock,
+    () => `${clock.now}  (${describeOffset(clock.offset_seconds)}; real time ${clock.real_now})`,
+  );
+}
+
+export async function showClock(ctx: Context): Promise<void> {
+  const body = await sandboxCall(ctx, (api, signal) => api.GET('/sandbox/clock', { signal }));
+  printClock(ctx, body.data);
+}
+
+export async function advanceClock(ctx: Context, duration: string): Promise<void> {
+  if (!DURATION.test(duration))
+    throw usageError(`<duration> must be a positive duration such as 30s, 15m, 2h or 7d (got "${duration}").`);
+  const body = await sandboxCall(ctx, (api, signal) =>
+    api.POST('/sandbox/clock', { body: { advance: duration }, signal }),
+  );
+  ctx.output.success(`Advanced the sandbox clock by ${duration}.`);
+  printClock(ctx, body.data);
+}
+
+export async function setClock(ctx: Context, time: string): Promise<void> {
+  const at = new Date(time);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(time) || Number.isNaN(at.getTime()))
+    throw usageError(`<time> must be an RFC 3339 date-time such as 2026-12-31T09:00:00Z (got "${time}").`);
+  const body = await sandboxCall(ctx, (api, signal) =>
+    api.POST('/sandbox/clock', { body: { set: at.toISOString() }, signal }),
+  );
+  ctx.output.success(`Set the sandbox clock to ${body.data.now}.`);
+  printClock(ctx, body.data);
+}
+
+export async function resetSandbox(ctx: Context, yes: boolean | undefined): Promise<void> {
+  await confirm(
+    ctx,
+    `Reset the sandbox at ${ctx.apiUrl} to its fixtures? Every member, pass, tag, subscription, delivery and token made since is deleted.`,
+    yes,
+  );
+  const body = await sandboxCall(ctx, (api, signal) => api.POST('/sandbox/reset', { signal }));
+  ctx.output.success(
+    `Reset the sandbox to its fixtures in ${body.data.took_ms} ms (tokens issued before are invalid now).`,
+  );
+  ctx.output.result(body.data, () => '');
+}
