@@ -3,6 +3,7 @@
 // schedule), the reset, and each fault of the Prefer header.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays } from '../../server/src/lib/dates.js';
+import { recordEvents } from '../../server/src/services/events.js';
 import { claimIdempotencyKey } from '../../server/src/services/idempotency.js';
 import type { LiveServer } from '../helpers/live-server.js';
 import { apiOf, startSandboxServer } from '../helpers/sandbox-server.js';
@@ -159,6 +160,52 @@ describe('webhook retries on the moved clock (the real default schedule: 30 s to
     });
     expect(done.attempts.map((a: { status_code: number }) => a.status_code)).toEqual([500, 200]);
     expect(arrivals.filter((a) => a.attempt === 2)).toHaveLength(1); // sent once
+  });
+});
+
+describe('a clock jump in the middle of deliveries', () => {
+  let receiver: Receiver;
+  const seen = new Map<string, number>();
+  beforeAll(async () => {
+    receiver = await startReceiver((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const id = String(req.headers['loyalty-message-id']);
+        seen.set(id, (seen.get(id) ?? 0) + 1);
+        setTimeout(() => res.writeHead(200).end(), 150); // a slow receiver: attempts are in flight during the jumps
+      });
+    });
+  });
+  afterAll(() => receiver?.close());
+
+  it('sends every event exactly once while the clock jumps (leases and claims are on real time)', async () => {
+    const sub = await api.call('POST', '/webhook-subscriptions', {
+      url: `${receiver.base}/jump`,
+      events: ['member.created'],
+    });
+    expect(sub.status).toBe(201);
+    const ids = await live.db.sql.begin((tx) =>
+      recordEvents(
+        tx,
+        Array.from({ length: 24 }, () => ({
+          organizationId: 'org-acme',
+          type: 'member.created' as const,
+          data: { member_id: crypto.randomUUID(), brand_id: 'brand-acme' },
+        })),
+      ),
+    );
+    await until(() => seen.size > 0, 10_000);
+    for (const by of ['1m', '2h', '1d']) {
+      await advance(by);
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    await until(() => ids.every((id) => seen.has(id)), 20_000);
+    await new Promise((r) => setTimeout(r, 500)); // a duplicate would arrive meanwhile
+    expect(ids.map((id) => seen.get(id))).toEqual(ids.map(() => 1));
+    const rows = await live.db.sql<{ status: string; attempts: number }[]>`
+      SELECT status, attempts FROM webhook_deliveries WHERE subscription_id = ${sub.body.data.id}`;
+    expect(rows).toHaveLength(24);
+    expect(rows.every((r) => r.status === 'delivered' && r.attempts === 1)).toBe(true);
   });
 });
 
