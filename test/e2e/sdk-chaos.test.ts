@@ -10,7 +10,7 @@
 import { createLoyaltyClient, type LoyaltyClient } from '@loyalty/sdk';
 import { mockLoyaltyApi, type MockLoyaltyApi } from '@loyalty/sdk/testing';
 import { delay, HttpResponse, http } from 'msw';
-import { setupServer, type SetupServerApi } from 'msw/node';
+import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LiveServer } from '../helpers/live-server.js';
 import { startSandboxServer } from '../helpers/sandbox-server.js';
@@ -35,7 +35,7 @@ const CLIENT_TIMEOUT_MS = 400;
 function mockBackend(): Backend {
   const baseUrl = 'http://chaos.mock.test';
   let api: MockLoyaltyApi;
-  let server: SetupServerApi;
+  let server: ReturnType<typeof setupServer>;
   return {
     name: 'the msw mock (@loyalty/sdk/testing)',
     baseUrl,
