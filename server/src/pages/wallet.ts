@@ -7,6 +7,7 @@ const STYLE = `
 .brand p{margin:0;font-weight:600}
 .thumb{width:3.5rem;height:3.5rem;border-radius:.75rem;flex:none}
 .qr{display:block;width:100%;max-width:16rem;height:auto;margin:1.25rem auto .5rem;background:#fff}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 .code{text-align:center;font:600 1.25rem/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;letter-spacing:.08em;margin:0 0 1rem;word-break:break-all}
 dl{display:grid;grid-template-columns:auto 1fr;gap:.35rem 1rem;margin:0 0 1.25rem}
 dt{color:var(--muted)}dd{margin:0;font-weight:600}
@@ -54,7 +55,7 @@ export function walletPage(pass: WalletPass, qrSvg: string): string {
 <div class="brand">${thumbnail(pass.brand_name)}<div><p>${pass.brand_name}</p><span class="muted">${kind}</span></div></div>
 <h1 id="pass-title">${pass.title}</h1>
 ${namedQr(qrSvg, pass.qr_code)}
-<p class="code" aria-label="Pass code ${pass.pass_code}">${groups(pass.pass_code)}</p>
+<p class="code"><span class="visually-hidden">Pass code </span>${groups(pass.pass_code)}</p>
 <dl>
 <dt>Status</dt><dd><span class="status status-${pass.status}" data-status="${pass.status}">${STATUS_TEXT[pass.status]}</span></dd>
 <dt>Expires</dt><dd>${pass.expiration_date ? html`<time datetime="${pass.expiration_date}">${pass.expiration_date}</time>` : 'never'}</dd>
