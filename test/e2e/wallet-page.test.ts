@@ -24,7 +24,7 @@ let browser: Browser | undefined;
 const artifacts = artifactsDir('wallet');
 
 beforeAll(async () => {
-  live = await startLiveServer({}, { worker: false });
+  live = await startLiveServer({ sandbox: true }, { worker: false });
   admin = await fetchToken(live.url, 'acme-admin');
   till = await fetchToken(live.url, 'acme-pos-1');
   console.info(`wallet page screenshots: ${artifacts}`);
@@ -210,6 +210,22 @@ it('shows a redeemed coupon as redeemed and a storecard with its points and bala
     expect(v.requests).toEqual([`${live.url}/wallet/${card.code}`]);
     await v.page.close();
   }
+});
+
+it('follows the sandbox clock: a coupon shows expired once the clock passes its expiration date', async () => {
+  const pass = await issuePass({ coupon_id: 'coupon-welcome' }); // valid 30 days
+  const url = `${live.url}/wallet/${pass.code}`;
+  const before = await visit(url);
+  expect(await before.page.locator('[data-status]').textContent()).toBe('active');
+  await before.page.close();
+  await api(admin, 'POST', '/sandbox/clock', { advance: '40d' });
+  // Tokens live an hour of sandbox time: the ones issued before the jump have expired.
+  admin = await fetchToken(live.url, 'acme-admin');
+  till = await fetchToken(live.url, 'acme-pos-1');
+  const after = await visit(url);
+  expect(await after.page.locator('[data-status]').textContent()).toBe('expired');
+  await after.page.screenshot({ path: `${artifacts}coupon-expired-phone.png`, fullPage: true });
+  await after.page.close();
 });
 
 it('answers an unknown code with the 404 page', async () => {
