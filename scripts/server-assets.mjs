@@ -25,7 +25,8 @@ if (action === 'copy') {
   }
   const redoc = createRequire(fileURLToPath(server)).resolve('redoc/bundles/redoc.standalone.js');
   mkdirSync(fileURLToPath(new URL('assets/', server)), { recursive: true });
-  for (const file of [redoc, `${redoc}.LICENSE.txt`]) copyFileSync(file, fileURLToPath(new URL(`assets/${basename(file)}`, server)));
+  for (const file of [redoc, `${redoc}.LICENSE.txt`])
+    copyFileSync(file, fileURLToPath(new URL(`assets/${basename(file)}`, server)));
 } else if (action === 'remove') {
   rmSync(fileURLToPath(new URL('openapi.yaml', server)), { force: true });
   rmSync(fileURLToPath(new URL('fixtures/', server)), { recursive: true, force: true });
