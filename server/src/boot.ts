@@ -7,6 +7,7 @@ import { defined, firstRow } from './lib/defined.js';
 import { StartupError } from './lib/startup-errors.js';
 import { secretBoxOf } from './lib/secret-box.js';
 import { loadFixtureFile } from './services/fixtures.js';
+import { defineLoyaltyNow } from './services/sandbox-clock.js';
 import { sealWebhookSecrets } from './services/webhook-subscriptions.js';
 
 /** `config` is the process's configuration from here on: with the embedded database's generated key when LOYALTY_SECRET_KEY is unset. */
@@ -29,6 +30,7 @@ export async function openDatabase(config: Config, { seed = true } = {}): Promis
     if (embedded && !config.secretKey)
       config = { ...config, secretKey: await dataDirSecret(config.dataDir, 'loyalty-secret-key') };
     await migrate(sql, url);
+    await defineLoyaltyNow(sql, config.sandbox);
     await sealWebhookSecrets(sql, secretBoxOf(config));
     if (seed) await loadFixtureFile(sql, config.fixtures);
   } catch (error) {

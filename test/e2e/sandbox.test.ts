@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays } from '../../server/src/lib/dates.js';
 import { recordEvents } from '../../server/src/services/events.js';
 import { claimIdempotencyKey } from '../../server/src/services/idempotency.js';
+import { defineLoyaltyNow } from '../../server/src/services/sandbox-clock.js';
 import type { LiveServer } from '../helpers/live-server.js';
 import { apiOf, startSandboxServer } from '../helpers/sandbox-server.js';
 import { until } from '../helpers/until.js';
@@ -365,5 +366,19 @@ describe('LOYALTY_SANDBOX=0', () => {
     });
     expect(res.status).toBe(200);
     expect(res.headers.get('preference-applied')).toBeNull();
+  });
+
+  it('start-up makes loyalty_now() plain now() outside sandbox mode (an offset left in the table is not applied), and back', async () => {
+    const sql = off.db.sql;
+    await sql`UPDATE sandbox_clock SET offset_seconds = 86400`;
+    const ahead = async () =>
+      (await sql<{ s: number }[]>`SELECT extract(epoch FROM loyalty_now() - now())::float8 AS s`)[0]?.s;
+    expect(await ahead()).toBe(86400);
+    await defineLoyaltyNow(sql, false);
+    expect(await ahead()).toBe(0);
+    const [fn] = await sql<{ src: string }[]>`SELECT prosrc AS src FROM pg_proc WHERE proname = 'loyalty_now'`;
+    expect(fn?.src.trim()).toBe('SELECT now()');
+    await defineLoyaltyNow(sql, true);
+    expect(await ahead()).toBe(86400);
   });
 });
