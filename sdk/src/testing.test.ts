@@ -80,6 +80,37 @@ describe('mockLoyaltyApi', () => {
     expect(toLoyaltyError(result)).toMatchObject({ status: 502, code: 'server_error' });
   });
 
+  it('fault timeout: the answer is held past the client timeout, the retry succeeds, the request ran once', async () => {
+    const api = mockLoyaltyApi({ baseUrl });
+    server.use(...api.handlers);
+    const client = createLoyaltyClient({
+      baseUrl,
+      token: 'testing-timeout',
+      timeoutMs: 100,
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2, deadlineMs: 5000 },
+    });
+    api.fail({ with: 'timeout', delayMs: 2000, method: 'POST', path: '/tags' });
+    const started = Date.now();
+    const result = await client.POST('/tags', { body: tagBody });
+    expect(result.response.status).toBe(201);
+    expect(Date.now() - started).toBeLessThan(1500); // the client gave up on the held answer
+    expect(api.tags).toHaveLength(1);
+    expect(api.requests.map((r) => r.status)).toEqual([503, 201]);
+  });
+
+  it('fault network_reset: a network error without an answer; the retry succeeds and the request ran once', async () => {
+    const { api, client } = setup();
+    api.fail({ with: 'network_reset', times: 2, method: 'POST', path: '/tags' });
+    const result = await client.POST('/tags', { body: tagBody });
+    expect(result.response.status).toBe(201);
+    expect(api.tags).toHaveLength(1);
+    expect(api.requests.map((r) => r.status)).toEqual([0, 0, 201]);
+    const bare = mockLoyaltyApi({ baseUrl });
+    server.use(...bare.handlers);
+    bare.fail({ with: 'network_reset' });
+    await expect(fetch(`${baseUrl}/tags`, { headers: { authorization: 'Bearer x' } })).rejects.toThrow(TypeError);
+  });
+
   it('runs a slow voucher job: queued, running, then done over N polls', async () => {
     const { client } = setup({ members: 10, voucherJobPolls: 4 });
     const created = await client.POST('/tags/{id}/vouchers', {

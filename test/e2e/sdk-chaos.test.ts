@@ -3,13 +3,10 @@
 // `@loyalty/sdk/testing` and against the real server in sandbox mode with `Prefer: fault=…`; the
 // outcomes must be the same: the call succeeds after its retries, exactly one tag is created, and
 // the number of attempts is the fault's `times` plus one.
-//
-// `timeout` and `network_reset` are not kinds of the mock's `fail()` (MockFault has rate_limit,
-// server_error and in_progress): on the mock they are made by a handler put in front of the mock's
-// (a network error; an answer held past the client's timeout), counted the same way.
+// The two backends take the same vocabulary: the mock's `api.fail({ with: kind, times })` and the
+// server's `Prefer: fault=<kind>;times=<n>`.
 import { createLoyaltyClient, type LoyaltyClient } from '@loyalty/sdk';
 import { mockLoyaltyApi, type MockLoyaltyApi } from '@loyalty/sdk/testing';
-import { delay, HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LiveServer } from '../helpers/live-server.js';
@@ -48,21 +45,10 @@ function mockBackend(): Backend {
       server?.close();
     },
     inject(kind, times) {
-      if (kind === 'rate_limit') api.fail({ with: kind, times, method: 'POST', path: '/tags', retryAfter: 0 });
-      else if (kind === 'server_error' || kind === 'in_progress')
-        api.fail({ with: kind, times, method: 'POST', path: '/tags' });
-      else {
-        let left = times;
-        server.use(
-          http.post(`${baseUrl}/tags`, async () => {
-            if (left <= 0) return undefined; // on to the mock's handler
-            left--;
-            if (kind === 'network_reset') return HttpResponse.error();
-            await delay(HOLD_SECONDS * 1000);
-            return HttpResponse.json({ message: 'Server Error', error: 'server_error' }, { status: 503 });
-          }),
-        );
-      }
+      const where = { times, method: 'POST', path: '/tags' };
+      if (kind === 'rate_limit') api.fail({ with: kind, ...where, retryAfter: 0 });
+      else if (kind === 'timeout') api.fail({ with: kind, ...where, delayMs: HOLD_SECONDS * 1000 });
+      else api.fail({ with: kind, ...where });
       return {};
     },
     async tagsNamed(reference) {

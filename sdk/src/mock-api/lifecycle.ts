@@ -1,11 +1,26 @@
 /**
  * What every endpoint of the mock API goes through, like the server's request lifecycle: the
- * request id, the bearer token, the client's forbidden requests, the rate limit, faults, and
+ * request id, the bearer token, the client's forbidden requests, the rate limit, faults (the
+ * server's `Prefer: fault=…` kinds: rate_limit, server_error, timeout, in_progress, network_reset), and
  * idempotency (a repeated `Idempotency-Key` replays the stored 2xx answer, or answers 422
  * `idempotency_key_reuse` when the request differs).
  */
 import { HttpResponse } from 'msw';
 import type { MockClient, MockFault, MockLoyaltyApiOptions, MockRequest, Schemas } from './types.js';
+
+/** Waits `ms`, or until the client aborts the request (a timeout fault holds its answer). */
+const held = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
 
 /** The X-Request-Id values the server keeps (others are replaced by a UUID). */
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:+=-]{1,128}$/;
@@ -113,6 +128,19 @@ export function createLifecycle(options: MockLoyaltyApiOptions, requests: MockRe
           { status: 429, headers: { 'retry-after': String(fault.retryAfter ?? 1), 'x-ratelimit-remaining': '0' } },
         ),
       );
+    if (fault?.with === 'network_reset') {
+      record.status = 0;
+      return HttpResponse.error();
+    }
+    if (fault?.with === 'timeout') {
+      await held(fault.delayMs ?? 35_000, request.signal);
+      return respond(
+        HttpResponse.json<Schemas['Error']>(
+          { message: 'Server Error', error: 'server_error', request_id: requestId },
+          { status: 503 },
+        ),
+      );
+    }
     if (fault?.with === 'server_error')
       return respond(
         HttpResponse.json<Schemas['Error']>(

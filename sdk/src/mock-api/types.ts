@@ -16,6 +16,13 @@ export type MockFault = {
   | { with: 'server_error' /** Default 503. */; status?: number }
   /** The request runs and is stored, but answers 409 idempotency_in_progress; its retry gets the replay. */
   | { with: 'in_progress' }
+  /**
+   * The answer is held `delayMs` (default 35,000: past the SDK's 30 s per attempt) or until the
+   * client gives up, then 503; the request does not run. The server's `Prefer: fault=timeout`.
+   */
+  | { with: 'timeout'; delayMs?: number }
+  /** The connection fails without an answer (a network error); the request does not run. */
+  | { with: 'network_reset' }
 );
 
 /** A client that `POST /oauth/token` accepts. */
