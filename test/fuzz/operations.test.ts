@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Operation } from '../../server/src/lib/openapi.js';
 import { createTestServer, type TestServer } from '../helpers/server.js';
 import type { Hints } from './schema-arbitrary.js';
 import { formatReport, fuzzOperations, summarizeFailures } from './run.js';
@@ -106,10 +107,17 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => t?.close());
 
+/**
+ * The sandbox's reset and clock moves are left out: a reset wipes this run's own data and tokens
+ * midway, and a clock advance expires its tokens, so later answers would say nothing about the
+ * operations they were meant for. test/e2e/sandbox.test.ts tests both; GET /sandbox/clock is fuzzed.
+ */
+const notSandboxMutation = (op: Operation) => !(op.path.startsWith('/sandbox/') && op.method !== 'GET');
+
 it(
   `${runs} requests built from openapi.yaml (seed ${seed}): no 5xx, every answer documented and matching its schema`,
   async () => {
-    const report = await fuzzOperations({ server: t.server, tokens, hints, runs, seed });
+    const report = await fuzzOperations({ server: t.server, tokens, hints, runs, seed, only: notSandboxMutation });
     if (printTable || report.failures.length) console.log(formatReport(report));
     expect(report.requests).toBeGreaterThanOrEqual(runs);
     expect(report.stats.size, 'every operation of openapi.yaml is fuzzed').toBeGreaterThan(30);
