@@ -19,9 +19,21 @@ export type LiveServer = {
  * runner, on a database cloned from the run's template: what SDK and CLI end-to-end tests
  * talk to over real HTTP.
  */
-export async function startLiveServer(overrides: Partial<Config> = {}, { worker = true } = {}): Promise<LiveServer> {
+export function startLiveServer(overrides: Partial<Config> = {}, { worker = true } = {}): Promise<LiveServer> {
+  return startServerWith(
+    { webhookRetryDelays: [0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2], ...overrides, fixtures: 'none' },
+    { worker },
+  );
+}
+
+/**
+ * A server (and a worker, unless `worker: false`) on 127.0.0.1 over a new database cloned from the
+ * run's template, with the tests' settings (a known secret key, limits out of the way, local webhook
+ * URLs allowed, a 2 s acknowledgement time) under `config`.
+ */
+export async function startServerWith(config: Partial<Config>, { worker = true } = {}): Promise<LiveServer> {
   const db = await createTestDatabase();
-  const config: Config = {
+  const full: Config = {
     ...loadConfig({}),
     secretKey: TEST_SECRET_KEY,
     port: 0,
@@ -29,21 +41,19 @@ export async function startLiveServer(overrides: Partial<Config> = {}, { worker 
     rateLimitIp: 100_000,
     rateLimitToken: 100_000,
     webhookAllowInsecure: true,
-    webhookRetryDelays: [0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2],
     webhookTimeoutMs: 2000,
-    ...overrides,
-    fixtures: 'none',
+    ...config,
   };
-  const server = await createServer({ sql: db.sql, config, log: () => {} });
+  const server = await createServer({ sql: db.sql, config: full, log: () => {} });
   await server.start();
   const runner = worker
-    ? await startWorker({ connectionString: db.url, sql: db.sql, config, pollInterval: 200 })
+    ? await startWorker({ connectionString: db.url, sql: db.sql, config: full, pollInterval: 200 })
     : undefined;
   return {
     url: server.info.uri,
     server,
     db,
-    config,
+    config: full,
     worker: runner,
     close: async () => {
       await server.stop({ timeout: 2000 });
