@@ -99,6 +99,7 @@ describe('complete: values', () => {
     expect(await fallback('members', 'export', '-o', '')).toBe('files');
     expect(await fallback('webhooks', 'verify', '--secret-file', '')).toBe('files');
     expect(await fallback('members', 'import', '')).toBe('files');
+    expect(await fallback('webhooks', 'verify', '')).toBe('files');
     expect(await fallback('server', '--data-dir', '')).toBe('dirs');
     expect(await fallback('webhooks', 'create', '--url', '')).toBe('none');
     expect(await fallback('webhooks', 'get', '')).toBe('none');

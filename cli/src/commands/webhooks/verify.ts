@@ -8,7 +8,7 @@ import { collect } from '../options.js';
 export function webhooksVerifyCommand(): Command {
   return new Command('verify')
     .description('Check the signature of a captured delivery offline (exit 0 valid, 1 invalid, with the reason)')
-    .argument('[body]', 'file with the exact body bytes; - or nothing reads stdin')
+    .argument('[body-file]', 'file with the exact body bytes; - or nothing reads stdin')
     .option(
       '--secret-file <path>',
       'read the signing secret from a file ("-" reads stdin); one secret per line, or repeat the flag, for both secrets during a rotation',
