@@ -4,7 +4,7 @@ import type { Schemas } from '../lib/schemas.js';
 import { wakeDeliveryLanes } from './deliveries.js';
 import { invalidField, notFound } from './errors.js';
 import { isUuid } from './members-scope.js';
-import { requireSubscription } from './webhook-subscriptions.js';
+import { requireSubscription, type SubscriptionRow } from './webhook-subscriptions.js';
 import type { OrganizationScope } from './organization-scope.js';
 
 type DeliveryRow = {
@@ -18,15 +18,14 @@ type DeliveryRow = {
   created_at: Date;
   attempt_log: Schemas['WebhookDeliveryAttempt'][];
   requeued_by: 'retry' | 'recover' | null;
-  subscription_active: boolean;
-  disabled_reason: Schemas['WebhookDisabledReason'] | null;
 };
+
+/** What the log says of the subscription's state (read once with the subscription, not per delivery). */
+type SubscriptionState = Pick<SubscriptionRow, 'active' | 'disabled_reason'>;
 
 /** The columns of a Delivery, its attempts folded in as JSON (one query per page). */
 const deliveryColumns = (db: Db) => db`
   d.id, d.seq, d.event_id, d.event_type, d.status, d.attempts, d.next_attempt_at, d.created_at, d.requeued_by,
-  (SELECT s.active FROM webhook_subscriptions s WHERE s.id = d.subscription_id) AS subscription_active,
-  (SELECT s.disabled_reason FROM webhook_subscriptions s WHERE s.id = d.subscription_id) AS disabled_reason,
   coalesce((
     SELECT json_agg(json_build_object(
       'attempt', a.attempt, 'status_code', a.status_code, 'error', a.error, 'duration_ms', a.duration_ms,
@@ -34,23 +33,24 @@ const deliveryColumns = (db: Db) => db`
       'attempted_at', to_char(a.attempted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY a.attempt)
     FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]') AS attempt_log`;
 
-const presentDelivery = (d: DeliveryRow): Schemas['WebhookDelivery'] => ({
+const presentDelivery = (d: DeliveryRow, subscription: SubscriptionState): Schemas['WebhookDelivery'] => ({
   id: d.id,
   event_id: d.event_id,
   event_type: d.event_type,
   status: d.status,
   attempts: d.attempt_log,
   next_attempt_at: d.status === 'pending' && d.next_attempt_at ? d.next_attempt_at.toISOString() : null,
-  next_attempt_reason: d.status === 'pending' ? nextAttemptReason(d) : null,
+  next_attempt_reason: d.status === 'pending' ? nextAttemptReason(d, subscription) : null,
   created_at: d.created_at.toISOString(),
 });
 
 /** Why a pending delivery's next attempt is due when it is, in words (next_attempt_reason). */
 export function nextAttemptReason(
-  d: Pick<DeliveryRow, 'attempt_log' | 'requeued_by' | 'subscription_active' | 'disabled_reason'>,
+  d: Pick<DeliveryRow, 'attempt_log' | 'requeued_by'>,
+  subscription: SubscriptionState,
 ): string {
-  if (!d.subscription_active)
-    return `Parked: the subscription is disabled (${d.disabled_reason ?? 'manual'}); enable it to send.`;
+  if (!subscription.active)
+    return `Parked: the subscription is disabled (${subscription.disabled_reason ?? 'manual'}); enable it to send.`;
   if (d.requeued_by === 'retry') return 'Retry requested (POST …/retry).';
   if (d.requeued_by === 'recover') return 'Recovered after failing (POST …/recover).';
   const last = d.attempt_log.at(-1);
@@ -71,7 +71,7 @@ export async function listDeliveries(
   subscriptionId: string,
   query: { status?: 'pending' | 'delivered' | 'failed'; limit?: number; after?: string },
 ) {
-  await requireSubscription(db, t, subscriptionId);
+  const subscription = await requireSubscription(db, t, subscriptionId);
   const limit = query.limit ?? 20;
   if (query.after !== undefined && !/^\d{1,18}$/.test(query.after))
     throw invalidField('after', 'The after field is not a cursor of this list.');
@@ -85,7 +85,7 @@ export async function listDeliveries(
     LIMIT ${limit + 1}`;
   const page = rows.slice(0, limit);
   return {
-    data: page.map(presentDelivery),
+    data: page.map((d) => presentDelivery(d, subscription)),
     next_cursor: rows.length > limit ? String(defined(page.at(-1), 'the last delivery of the page').seq) : null,
   };
 }
@@ -102,7 +102,7 @@ export async function retryDelivery(
   deliveryId: string,
   lanes: number,
 ) {
-  await requireSubscription(db, t, subscriptionId);
+  const subscription = await requireSubscription(db, t, subscriptionId);
   if (!isUuid(deliveryId)) throw notFound('Delivery');
   const [current] = await db<{ status: string; attempts: number }[]>`
     SELECT status, attempts FROM webhook_deliveries WHERE id = ${deliveryId} AND subscription_id = ${subscriptionId} FOR UPDATE`;
@@ -116,5 +116,5 @@ export async function retryDelivery(
   const rows = await db<
     DeliveryRow[]
   >`SELECT ${deliveryColumns(db)} FROM webhook_deliveries d WHERE d.id = ${deliveryId}`;
-  return presentDelivery(firstRow(rows, 'the retried delivery'));
+  return presentDelivery(firstRow(rows, 'the retried delivery'), subscription);
 }
