@@ -14,6 +14,7 @@ import {
   verifyStandardWebhook,
   WebhookVerificationError,
 } from './webhooks.js';
+import { pointsChangedEvent, WEBHOOK_SECRET, webhookVectors } from './test-support.js';
 
 type Outcome = { ok: unknown } | { failed: { name: string; reason: string; message: string } };
 
@@ -53,25 +54,10 @@ const pairs = {
     ),
 };
 
-interface Vector {
-  name: string;
-  secrets: string[];
-  body: string;
-  headers: Record<string, string>;
-}
-const vectors: Vector[] = JSON.parse(
-  readFileSync(new URL('../../fixtures/webhook-vectors.json', import.meta.url), 'utf8'),
-).vectors;
-
-const secret = 'whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=';
+const vectors = webhookVectors;
+const secret = WEBHOOK_SECRET;
 const oldSecret = 'whsec_c29tZW90aGVyc2VjcmV0';
-const event = {
-  id: '6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9',
-  type: 'points.changed',
-  created_at: '2026-11-21T10:15:30.000Z',
-  organization_id: 'org-acme',
-  data: { member_id: 'm', storecard_id: 'c', pass_id: 'p', type: 'earn', points: 5, balance: 25, reference: 'r' },
-};
+const event = pointsChangedEvent;
 const body = JSON.stringify(event);
 const now = new Date('2026-11-21T10:15:30Z');
 const signed = signPayload({ body, secret, timestamp: now });

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   constructEvent,
@@ -8,33 +7,11 @@ import {
   WebhookVerificationError,
   type WebhookVerificationReason,
 } from './webhooks.js';
+import { pointsChangedEvent, WEBHOOK_SECRET, webhookVectors } from './test-support.js';
 
-interface Vector {
-  name: string;
-  secrets: string[];
-  body: string;
-  headers: Record<string, string>;
-}
-const vectors: Vector[] = JSON.parse(
-  readFileSync(new URL('../../fixtures/webhook-vectors.json', import.meta.url), 'utf8'),
-).vectors;
-
-const secret = 'whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=';
-const event = {
-  id: '6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9',
-  type: 'points.changed',
-  created_at: '2026-11-21T10:15:30.000Z',
-  organization_id: 'org-acme',
-  data: {
-    member_id: 'm',
-    storecard_id: 'card-points',
-    pass_id: 'p',
-    type: 'earn',
-    points: 5,
-    balance: 25,
-    reference: 'till-1-0042',
-  },
-};
+const vectors = webhookVectors;
+const secret = WEBHOOK_SECRET;
+const event = pointsChangedEvent;
 const body = JSON.stringify(event);
 
 function reasonOf(fn: () => unknown): WebhookVerificationReason | undefined {
