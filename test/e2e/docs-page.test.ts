@@ -5,7 +5,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { listOperations, loadOpenApi } from '../../server/src/lib/openapi.js';
-import { artifactsDir, launchChromium } from '../helpers/browser.js';
+import { artifactsDir, launchChromium, openRecorded } from '../helpers/browser.js';
 import { type LiveServer, startLiveServer } from '../helpers/live-server.js';
 
 let live: LiveServer;
@@ -23,17 +23,7 @@ afterAll(async () => {
 
 async function open(path: string): Promise<{ page: Page; requests: string[]; problems: string[] }> {
   browser ??= await launchChromium();
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  const requests: string[] = [];
-  const problems: string[] = [];
-  page.on('request', (r) => requests.push(r.url()));
-  page.on('requestfailed', (r) => problems.push(`failed: ${r.url()} ${r.failure()?.errorText}`));
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-  });
-  await page.goto(`${live.url}${path}`, { waitUntil: 'load' });
-  return { page, requests, problems };
+  return openRecorded(browser, `${live.url}${path}`, { viewport: { width: 1280, height: 800 } });
 }
 
 it('renders every operation and every webhook of openapi.yaml, loading nothing from elsewhere', async () => {

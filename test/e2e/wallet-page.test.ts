@@ -8,7 +8,7 @@ import jsQRModule from 'jsqr';
 import type { Browser, Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { artifactsDir, launchChromium } from '../helpers/browser.js';
+import { artifactsDir, launchChromium, openRecorded } from '../helpers/browser.js';
 import { fetchToken, type LiveServer, startLiveServer } from '../helpers/live-server.js';
 
 /** jsqr is CommonJS with `exports.default`: under NodeNext its default import is the module object. */
@@ -65,16 +65,11 @@ type Visit = { page: Page; status: number; html: string; requests: string[]; pro
 /** Opens a URL in a fresh page of the given size, recording every request and every console error. */
 async function visit(url: string, viewport = PHONE): Promise<Visit> {
   browser ??= await launchChromium();
-  const page = await browser.newPage({ viewport, deviceScaleFactor: 2 });
-  const requests: string[] = [];
-  const problems: string[] = [];
-  page.on('request', (r) => requests.push(r.url()));
-  page.on('requestfailed', (r) => problems.push(`failed: ${r.url()} ${r.failure()?.errorText}`));
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error' || m.type() === 'warning') problems.push(`console: ${m.text()}`);
+  const { page, response, requests, problems } = await openRecorded(browser, url, {
+    viewport,
+    deviceScaleFactor: 2,
+    consoleTypes: ['error', 'warning'],
   });
-  const response = await page.goto(url, { waitUntil: 'load' });
   const loadMs = await page.evaluate(() => {
     const [nav] = performance.getEntriesByType('navigation') as PerformanceNavigationTiming[];
     return nav ? nav.loadEventEnd - nav.startTime : Number.NaN;
