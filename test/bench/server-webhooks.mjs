@@ -5,8 +5,6 @@
 // then the worker drains them.
 // Run after building: `npx tsc -b server && node test/bench/server-webhooks.mjs` (or `npm run bench`).
 // BENCH_DELIVERIES (default 20000), BENCH_CONCURRENCY (default: the worker's default).
-import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 
 if (process.argv[2] === 'receiver') {
   // The receiver process: counts requests, answers 200 "ok".
@@ -35,13 +33,10 @@ if (process.argv[2] === 'receiver') {
   const concurrency = Number(process.env.BENCH_CONCURRENCY ?? DEFAULT_CONCURRENCY);
   const target = 500;
 
-  const receiver = fork(fileURLToPath(import.meta.url), ['receiver'], { stdio: 'inherit' });
-  const ask = (message) =>
-    new Promise((resolve) => {
-      receiver.once('message', resolve);
-      if (message) receiver.send(message);
-    });
-  const { port } = await ask();
+  const { forkReceiver } = await import('./lib/receiver-process.mjs');
+  const receiver = await forkReceiver(import.meta.url);
+  const { ask } = receiver;
+  const { port } = receiver.ready;
 
   const db = await startBenchDatabase();
   const { sql } = db;

@@ -4,8 +4,6 @@
 // measured in the same run, on the same database, worker and receiver.
 // Run after building: `npx tsc -b server && node test/bench/webhooks-recover.mjs` (or `npm run bench`).
 // BENCH_DELIVERIES (default 10000).
-import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 
 if (process.argv[2] === 'receiver') {
   const { createServer } = await import('node:http');
@@ -37,13 +35,10 @@ if (process.argv[2] === 'receiver') {
   const targetRatio = 0.8;
   const secret = 'whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=';
 
-  const receiver = fork(fileURLToPath(import.meta.url), ['receiver'], { stdio: 'inherit' });
-  const ask = (message) =>
-    new Promise((resolve) => {
-      receiver.once('message', resolve);
-      if (message) receiver.send(message);
-    });
-  const { port } = await ask();
+  const { forkReceiver } = await import('./lib/receiver-process.mjs');
+  const receiver = await forkReceiver(import.meta.url);
+  const { ask } = receiver;
+  const { port } = receiver.ready;
 
   const db = await startBenchDatabase();
   const { sql } = db;
