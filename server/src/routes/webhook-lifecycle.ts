@@ -3,29 +3,14 @@ import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
 import type { Schemas } from '../lib/schemas.js';
 import { secretBoxOf } from '../lib/secret-box.js';
-import { checkWebhookUrl, WebhookUrlError } from '../lib/ssrf.js';
 import { principalOf } from '../plugins/auth.js';
 import { recoverDeliveries } from '../services/deliveries-recover.js';
-import { invalidField } from '../services/errors.js';
 import { eventCatalogue } from '../services/event-catalogue.js';
 import { updateSubscription } from '../services/webhook-subscription-state.js';
 import { presentSubscription, requireSubscription } from '../services/webhook-subscriptions.js';
 import { testSubscription } from '../services/webhook-test.js';
-import { ok, payloadOf } from './route-options.js';
+import { checkSubscriptionUrl, ok, payloadOf } from './route-options.js';
 import type { RouteDef } from './types.js';
-
-/**
- * A webhook URL checked against the rules of openapi.yaml (scheme, host, port; its addresses, so
- * DNS may be asked: before any transaction opens). A broken rule is a 422 naming `url`.
- */
-export async function checkSubscriptionUrl(request: Request, url: string): Promise<void> {
-  try {
-    await checkWebhookUrl(url, { allowInsecure: appOf(request).config.webhookAllowInsecure });
-  } catch (error) {
-    if (error instanceof WebhookUrlError) throw invalidField('url', error.message);
-    throw error;
-  }
-}
 
 const idOf = (request: Request) => request.params.id as string;
 

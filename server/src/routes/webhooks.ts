@@ -10,9 +10,8 @@ import {
   rotateSecret,
 } from '../services/webhook-subscriptions.js';
 import type { QueryOf, Schemas } from '../lib/schemas.js';
-import { ok, payloadOf, queryOf, SUCCESSFUL } from './route-options.js';
+import { checkSubscriptionUrl, ok, payloadOf, queryOf, SUCCESSFUL } from './route-options.js';
 import type { RouteDef } from './types.js';
-import { checkSubscriptionUrl } from './webhook-lifecycle.js';
 
 export const webhookRoutes: RouteDef[] = [
   {
