@@ -1,31 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { batchIdempotencyKey, planBatches } from './batch.js';
-import type { AcceptedRow } from './validate.js';
-
-const row = (position: number): AcceptedRow => ({
-  position,
-  line: position + 2,
-  fields: {},
-  user: { email: `m${position}@example.com` },
-});
-
-describe('planBatches', () => {
-  it('cuts batches by input position, so rejected rows do not shift later batches', () => {
-    const accepted = [0, 1, 3, 4, 5].map(row); // position 2 was rejected
-    const batches = planBatches(6, accepted, 2);
-    expect(batches.map((batch) => batch.rows.map((r) => r.position))).toEqual([[0, 1], [3], [4, 5]]);
-  });
-
-  it('never exceeds the API limit of 2000 users', () => {
-    expect(() => planBatches(10, [], 2001)).toThrow(RangeError);
-    const batches = planBatches(
-      4500,
-      Array.from({ length: 4500 }, (_, i) => row(i)),
-      2000,
-    );
-    expect(batches.map((batch) => batch.rows.length)).toEqual([2000, 2000, 500]);
-  });
-});
+import { batchIdempotencyKey } from './batch.js';
 
 describe('batchIdempotencyKey', () => {
   const identity = { sha256: 'a'.repeat(64), brandId: 'brand-acme' };

@@ -51,26 +51,15 @@ export interface ColumnMapping {
   apply(fields: Record<string, unknown>): MemberFields;
 }
 
-/**
- * Builds the mapping for the columns of a file. For JSON Lines, where each object may have
- * other keys, pass every key seen; the first column that maps to a field wins.
- */
-export function mapColumns(
+/** The mapping of what the columns are, without judging it: explicit fields are taken even before their column is seen. */
+function buildMapping(
   columns: readonly string[],
-  explicit: Partial<Record<MemberField, string>> = {},
-): ColumnMapping {
+  explicit: Partial<Record<MemberField, string>>,
+): { mapped: Map<string, MemberField>; taken: Set<MemberField> } {
   const mapped = new Map<string, MemberField>();
-  const taken = new Set<MemberField>();
-  for (const [field, column] of Object.entries(explicit) as [MemberField, string][]) {
-    if (!columns.includes(column)) {
-      throw usageError(
-        `--map ${field}=${column}: the input has no column "${column}".`,
-        `Columns found: ${columns.join(', ') || '(none)'}.`,
-      );
-    }
-    mapped.set(column, field);
-    taken.add(field);
-  }
+  const taken = new Set<MemberField>(Object.keys(explicit) as MemberField[]);
+  for (const [field, column] of Object.entries(explicit) as [MemberField, string][])
+    if (columns.includes(column)) mapped.set(column, field);
   for (const column of columns) {
     if (mapped.has(column)) continue;
     const field =
@@ -80,12 +69,10 @@ export function mapColumns(
       taken.add(field);
     }
   }
-  if (!taken.has('email')) {
-    throw usageError(
-      `No e-mail column found (columns: ${columns.join(', ') || 'none'}).`,
-      'Name the column "email", or pass --map email=<column>.',
-    );
-  }
+  return { mapped, taken };
+}
+
+function mappingOf(mapped: ReadonlyMap<string, MemberField>): ColumnMapping {
   return {
     columns: mapped,
     apply(fields) {
@@ -96,4 +83,64 @@ export function mapColumns(
       return result;
     },
   };
+}
+
+/**
+ * Builds the mapping for the columns of a file. For JSON Lines, where each object may have
+ * other keys, pass every key seen; the first column that maps to a field wins.
+ */
+export function mapColumns(
+  columns: readonly string[],
+  explicit: Partial<Record<MemberField, string>> = {},
+): ColumnMapping {
+  for (const [field, column] of Object.entries(explicit) as [MemberField, string][]) {
+    if (!columns.includes(column)) {
+      throw usageError(
+        `--map ${field}=${column}: the input has no column "${column}".`,
+        `Columns found: ${columns.join(', ') || '(none)'}.`,
+      );
+    }
+  }
+  const { mapped } = buildMapping(columns, explicit);
+  if (![...mapped.values()].includes('email')) {
+    throw usageError(
+      `No e-mail column found (columns: ${columns.join(', ') || 'none'}).`,
+      'Name the column "email", or pass --map email=<column>.',
+    );
+  }
+  return mappingOf(mapped);
+}
+
+/**
+ * The mapping of JSON Lines read so far, whose keys appear row by row. A key is mapped when it
+ * first appears and later keys only take fields still free, so each row maps exactly as it would
+ * with every key of the file known (mapColumns over them, which also judges the mapping at the end).
+ */
+export class GrowingMapping implements ColumnMapping {
+  #seen = 0;
+  #mapping: ColumnMapping = mappingOf(new Map());
+  readonly #columns: readonly string[];
+  readonly #explicit: Partial<Record<MemberField, string>>;
+
+  /** `columns` grows as rows are read. */
+  constructor(columns: readonly string[], explicit: Partial<Record<MemberField, string>> = {}) {
+    this.#columns = columns;
+    this.#explicit = explicit;
+  }
+
+  get columns(): ReadonlyMap<string, MemberField> {
+    return this.#current().columns;
+  }
+
+  apply(fields: Record<string, unknown>): MemberFields {
+    return this.#current().apply(fields);
+  }
+
+  #current(): ColumnMapping {
+    if (this.#columns.length !== this.#seen) {
+      this.#seen = this.#columns.length;
+      this.#mapping = mappingOf(buildMapping(this.#columns, this.#explicit).mapped);
+    }
+    return this.#mapping;
+  }
 }

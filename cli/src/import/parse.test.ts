@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { formatFromName, readImportInput, sniffFormat } from './parse.js';
+import { formatFromName, openImportSource, type ReadOptions, type SourceRow, sniffFormat } from './parse.js';
+
+/** The whole input read through the streaming source, for assertions. */
+async function readImportInput(chunks: AsyncIterable<Buffer | string>, options?: ReadOptions) {
+  const source = await openImportSource(chunks, options);
+  const rows: SourceRow[] = [];
+  for await (const row of source.rows) rows.push(row);
+  return { ...source, columns: [...source.columns], rows, sha256: source.sha256() };
+}
 
 async function* chunksOf(...parts: string[]): AsyncGenerator<Buffer> {
   for (const part of parts) yield Buffer.from(part);

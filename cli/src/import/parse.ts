@@ -1,5 +1,5 @@
-// Reads an import file (CSV with a header row, or JSON Lines) into source rows that keep
-// every original column, so rejected rows can be written back exactly as they came.
+// Reads an import file (CSV with a header row, or JSON Lines) row by row into source rows that
+// keep every original column, so rejected rows can be written back exactly as they came.
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { parse as csvParse } from 'csv-parse';
@@ -18,16 +18,20 @@ export interface SourceRow {
   error?: string;
 }
 
-export interface ParsedInput {
+/**
+ * An import input being read: rows are parsed as they are iterated, so a file of any size is
+ * read with flat memory. `rows` can be iterated once; `sha256()` is known after the last row.
+ */
+export interface ImportSource {
   format: InputFormat;
-  /** CSV header, or for JSON Lines every key in order of first appearance. */
-  columns: string[];
-  rows: SourceRow[];
+  /** CSV header, or for JSON Lines every key so far, in order of first appearance. */
+  readonly columns: readonly string[];
   /** CSV only: the delimiter that was given or detected, and whether the file starts with a BOM. */
   delimiter?: string;
   bom?: boolean;
-  /** SHA-256 of the exact input bytes: the file's identity for checkpoints and idempotency keys. */
-  sha256: string;
+  rows: AsyncIterable<SourceRow>;
+  /** SHA-256 of the exact input bytes (the file's identity for checkpoints and idempotency keys), once read. */
+  sha256(): string;
 }
 
 export function formatFromName(name: string): InputFormat | undefined {
@@ -59,13 +63,13 @@ export interface ReadOptions {
 }
 
 /**
- * Reads the whole input. Rows are kept in memory because every row is validated before the
- * first batch is sent, and stdin cannot be read twice.
+ * Opens the input for reading row by row. Format and CSV header are known when this resolves;
+ * the rows are parsed as they are iterated.
  */
-export async function readImportInput(
+export async function openImportSource(
   chunks: AsyncIterable<Buffer | string>,
   options: ReadOptions = {},
-): Promise<ParsedInput> {
+): Promise<ImportSource> {
   const hash = createHash('sha256');
   const name = options.name ?? 'input';
   const iterator = chunks[Symbol.asyncIterator]();
@@ -84,6 +88,7 @@ export async function readImportInput(
   if (format === 'jsonl' && options.delimiter !== undefined) throw usageError('--delimiter applies to CSV input only.');
   const dialect = format === 'csv' ? detectDialect(headText, options.delimiter) : undefined;
   const guard = new TextGuard(name, dialect ? dialect.delimiter.charCodeAt(0) : undefined);
+  let digest: string | undefined;
 
   async function* checked(): AsyncGenerator<Buffer> {
     const take = (buffer: Buffer): Buffer => {
@@ -92,24 +97,33 @@ export async function readImportInput(
       return buffer;
     };
     for (const buffer of head) if (buffer.length > 0) yield take(buffer);
+    head.length = 0;
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
       const buffer = Buffer.from(next.value);
       if (buffer.length > 0) yield take(buffer);
     }
     guard.finish();
+    digest = hash.digest('hex');
   }
+  const sha256 = (): string => {
+    if (digest === undefined) throw new Error('Internal error: the input has not been read to its end');
+    return digest;
+  };
 
-  const parsed = dialect ? await readCsv(checked(), dialect, name, guard) : await readJsonLines(checked());
-  const csv = dialect ? { delimiter: dialect.delimiter, bom: headText.startsWith('\uFEFF') } : {};
-  return { format, ...parsed, ...csv, sha256: hash.digest('hex') };
+  if (!dialect) {
+    const columns: string[] = [];
+    return { format, columns, rows: readJsonLines(checked(), columns), sha256 };
+  }
+  const csv = await openCsv(checked(), dialect, name, guard);
+  return { format, ...csv, delimiter: dialect.delimiter, bom: headText.startsWith('\uFEFF'), sha256 };
 }
 
-async function readCsv(
+async function openCsv(
   chunks: AsyncIterable<Buffer>,
   dialect: Dialect,
   name: string,
   guard: TextGuard,
-): Promise<{ columns: string[]; rows: SourceRow[] }> {
+): Promise<{ columns: string[]; rows: AsyncIterable<SourceRow> }> {
   const parser = csvParse({
     bom: true,
     delimiter: dialect.delimiter,
@@ -118,82 +132,89 @@ async function readCsv(
     relax_column_count: true,
     skip_empty_lines: true,
   });
-  const rows: SourceRow[] = [];
-  let columns: string[] | undefined;
   const source = Readable.from(chunks);
   source.on('error', (error) => parser.destroy(error));
   source.pipe(parser);
-  try {
-    for await (const { info, record } of parser as AsyncIterable<{ info: { lines: number }; record: string[] }>) {
-      if (!columns) {
-        columns = record.map((name) => name.trim());
-        continue;
+  type Parsed = { info: { lines: number }; record: string[] };
+  const records = (parser as AsyncIterable<Parsed>)[Symbol.asyncIterator]();
+  // After broken quoting a CSV parser cannot know where the next record starts, so
+  // skipping would silently swallow rows: stop and say where.
+  const next = async (): Promise<IteratorResult<Parsed>> => {
+    try {
+      return await records.next();
+    } catch (error) {
+      if (error instanceof CliError) throw error;
+      const problem = error as { code?: string; lines?: number; field?: string; message: string };
+      if (problem.code?.startsWith('CSV_') || problem.code === 'INVALID_OPENING_QUOTE') {
+        throw csvProblem(problem, {
+          name,
+          delimiter: dialect.delimiter,
+          lineText: (line) => guard.lineText(line),
+          openQuote: guard.openQuote(),
+        });
       }
-      const fields: Record<string, unknown> = {};
-      columns.forEach((name, i) => {
-        fields[name] = record[i] ?? '';
-      });
-      const row: SourceRow = { line: info.lines, fields };
-      if (record.length !== columns.length) {
-        row.error = `has ${record.length} fields, the header has ${columns.length}`;
-      }
-      rows.push(row);
+      throw error;
     }
-  } catch (error) {
-    // After broken quoting a CSV parser cannot know where the next record starts, so
-    // skipping would silently swallow rows: stop and say where.
-    if (error instanceof CliError) throw error;
-    const problem = error as { code?: string; lines?: number; field?: string; message: string };
-    if (problem.code?.startsWith('CSV_') || problem.code === 'INVALID_OPENING_QUOTE') {
-      throw csvProblem(problem, {
-        name,
-        delimiter: dialect.delimiter,
-        lineText: (line) => guard.lineText(line),
-        openQuote: guard.openQuote(),
-      });
-    }
-    throw error;
-  }
-  if (!columns)
+  };
+  const header = await next();
+  if (header.done)
     throw usageError(
       'The input is empty: expected a CSV header row.',
       'The first line names the columns, e.g. email,first_name,last_name.',
     );
-  return { columns, rows };
+  const columns = header.value.record.map((column) => column.trim());
+  async function* rows(): AsyncGenerator<SourceRow> {
+    for (let item = await next(); !item.done; item = await next()) {
+      const { info, record } = item.value;
+      const fields: Record<string, unknown> = {};
+      columns.forEach((column, i) => {
+        fields[column] = record[i] ?? '';
+      });
+      const row: SourceRow = { line: info.lines, fields };
+      if (record.length !== columns.length) row.error = `has ${record.length} fields, the header has ${columns.length}`;
+      yield row;
+    }
+  }
+  return { columns, rows: rows() };
 }
 
-async function readJsonLines(chunks: AsyncIterable<Buffer>): Promise<{ columns: string[]; rows: SourceRow[] }> {
+/** One object per line; `columns` collects the keys in order of first appearance as rows are read. */
+async function* readJsonLines(chunks: AsyncIterable<Buffer>, columns: string[]): AsyncGenerator<SourceRow> {
   const decoder = new TextDecoder('utf-8');
-  const rows: SourceRow[] = [];
-  const columns = new Set<string>();
+  const known = new Set<string>();
   let pending = '';
   let line = 0;
-  const take = (text: string): void => {
+  const take = (text: string): SourceRow | undefined => {
     line += 1;
     const trimmed = (line === 1 ? text.replace(/^\uFEFF/, '') : text).trim();
-    if (trimmed === '') return;
+    if (trimmed === '') return undefined;
     try {
       const value: unknown = JSON.parse(trimmed);
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-        rows.push({ line, fields: { value: trimmed }, error: 'expected a JSON object' });
-        return;
+      if (value === null || typeof value !== 'object' || Array.isArray(value))
+        return { line, fields: { value: trimmed }, error: 'expected a JSON object' };
+      for (const key of Object.keys(value)) {
+        if (known.has(key)) continue;
+        known.add(key);
+        columns.push(key);
       }
-      for (const key of Object.keys(value)) columns.add(key);
-      rows.push({ line, fields: value as Record<string, unknown> });
+      return { line, fields: value as Record<string, unknown> };
     } catch {
-      rows.push({ line, fields: { value: trimmed }, error: 'not valid JSON' });
+      return { line, fields: { value: trimmed }, error: 'not valid JSON' };
     }
   };
   for await (const chunk of chunks) {
     pending += decoder.decode(chunk, { stream: true });
     let start = 0;
     for (let newline = pending.indexOf('\n'); newline !== -1; newline = pending.indexOf('\n', start)) {
-      take(pending.slice(start, newline));
+      const row = take(pending.slice(start, newline));
+      if (row) yield row;
       start = newline + 1;
     }
     pending = pending.slice(start);
   }
   pending += decoder.decode();
-  if (pending.trim() !== '') take(pending);
-  return { columns: [...columns], rows };
+  if (pending.trim() !== '') {
+    const row = take(pending);
+    if (row) yield row;
+  }
 }

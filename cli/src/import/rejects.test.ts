@@ -1,11 +1,26 @@
-import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { tempConfigHome } from '../testing/run-cli.js';
-import { defaultRejectsPath, renderRejects, writeRejects } from './rejects.js';
+import type { InputFormat } from './parse.js';
+import { defaultRejectsPath, OrderedRejects, RejectsWriter } from './rejects.js';
+import type { RejectedRow } from './validate.js';
 
-describe('renderRejects', () => {
+/** Writes the rows, in line order, through a RejectsWriter. */
+async function writeRejects(path: string, format: InputFormat, columns: string[], rows: RejectedRow[]): Promise<void> {
+  const writer = new RejectsWriter(path, format, columns);
+  for (const row of [...rows].sort((a, b) => a.line - b.line)) await writer.add(row);
+  await writer.close();
+}
+
+async function renderRejects(format: InputFormat, columns: string[], rows: RejectedRow[]): Promise<string> {
+  const path = join(await tempConfigHome(), `rejects.${format}`);
+  await writeRejects(path, format, columns, rows);
+  return readFile(path, 'utf8');
+}
+
+describe('RejectsWriter', () => {
   const rows = [
     {
       line: 7,
@@ -19,8 +34,8 @@ describe('renderRejects', () => {
     },
   ];
 
-  it('writes CSV with the original columns plus error, in input order, properly quoted', () => {
-    const text = renderRejects('csv', ['email', 'first_name', 'city'], rows);
+  it('writes CSV with the original columns plus error, properly quoted', async () => {
+    const text = await renderRejects('csv', ['email', 'first_name', 'city'], rows);
     expect(parse(text)).toEqual([
       ['email', 'first_name', 'city', 'error'],
       ['b@example.com', '', '', 'line 3: duplicate of b@example.com on line 2'],
@@ -28,8 +43,8 @@ describe('renderRejects', () => {
     ]);
   });
 
-  it('does not overwrite an input column that is already called error', () => {
-    const text = renderRejects(
+  it('does not overwrite an input column that is already called error', async () => {
+    const text = await renderRejects(
       'csv',
       ['email', 'error'],
       [{ line: 2, fields: { email: 'x', error: 'old' }, error: 'new' }],
@@ -40,8 +55,12 @@ describe('renderRejects', () => {
     ]);
   });
 
-  it('writes JSON Lines for JSON Lines input', () => {
-    const text = renderRejects('jsonl', ['email'], [{ line: 2, fields: { email: 'x', tags: ['a'] }, error: 'bad' }]);
+  it('writes JSON Lines for JSON Lines input', async () => {
+    const text = await renderRejects(
+      'jsonl',
+      ['email'],
+      [{ line: 2, fields: { email: 'x', tags: ['a'] }, error: 'bad' }],
+    );
     expect(text).toBe('{"email":"x","tags":["a"],"error":"line 2: bad"}\n');
   });
 });
@@ -54,7 +73,7 @@ describe('defaultRejectsPath', () => {
   });
 });
 
-describe('writeRejects', () => {
+describe('RejectsWriter files', () => {
   const rows = [{ line: 2, fields: { email: 'ada@example' }, error: 'bad' }];
 
   it('creates the file readable by its owner only (0600): rejected rows are personal data', async () => {
@@ -77,5 +96,67 @@ describe('writeRejects', () => {
       ['email', 'error'],
       ['ada@example', 'line 2: bad'],
     ]);
+  });
+});
+
+describe('RejectsWriter streaming', () => {
+  it('writes nothing, and creates no file, when no row is rejected', async () => {
+    const path = join(await tempConfigHome(), 'none.rejects.csv');
+    const writer = new RejectsWriter(path, 'csv', ['email']);
+    await writer.close();
+    await expect(stat(path)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('writes rows out as they come, in pieces, keeping the delimiter and BOM', async () => {
+    const path = join(await tempConfigHome(), 'many.rejects.csv');
+    const writer = new RejectsWriter(path, 'csv', ['email', 'name'], { delimiter: ';', bom: true });
+    let length = 0;
+    for (let i = 0; i < 50_000; i++) {
+      await writer.add({ line: i + 2, fields: { email: `m${i}@example`, name: `Name ${i}` }, error: 'bad' });
+      length += `m${i}@example;Name ${i};line ${i + 2}: bad\n`.length;
+    }
+    // Before close, all but the last piece (64 KB) is already on disk: nothing is held.
+    expect((await stat(path)).size).toBeGreaterThan(length - 64 * 1024);
+    await writer.close();
+    const text = await readFile(path, 'utf8');
+    expect(text.startsWith('\uFEFFemail;name;error\n')).toBe(true);
+    expect(text.split('\n')).toHaveLength(50_002);
+  });
+
+  it('replaces a file only when committed, and leaves the old one when closed before', async () => {
+    const dir = await tempConfigHome();
+    const path = join(dir, 'members.rejects.csv');
+    await writeFile(path, 'email,error\nold,line 2: old\n');
+    const dropped = new RejectsWriter(path, 'csv', ['email'], {}, { replacing: true });
+    await dropped.add({ line: 3, fields: { email: 'new' }, error: 'bad' });
+    await dropped.close();
+    expect(await readFile(path, 'utf8')).toContain('old');
+    expect(await readdir(dir)).toEqual(['members.rejects.csv']);
+    const kept = new RejectsWriter(path, 'csv', ['email'], {}, { replacing: true });
+    await kept.add({ line: 3, fields: { email: 'new' }, error: 'bad' });
+    await kept.commit();
+    expect(parse(await readFile(path, 'utf8'))).toEqual([
+      ['email', 'error'],
+      ['new', 'line 3: bad'],
+    ]);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('OrderedRejects', () => {
+  it('holds rows after a line whose rows may still come, and writes all in line order', async () => {
+    const path = join(await tempConfigHome(), 'ordered.rejects.csv');
+    const ordered = new OrderedRejects(new RejectsWriter(path, 'csv', ['email']));
+    const row = (line: number): RejectedRow => ({ line, fields: { email: `m${line}` }, error: 'bad' });
+    await ordered.hold(10); // a batch from line 10 is in flight
+    await ordered.add(row(4));
+    await ordered.add(row(12));
+    await ordered.add(row(15));
+    expect(ordered.writer.count).toBe(1); // 12 and 15 wait for the batch
+    await ordered.add(row(11)); // the batch's answer names line 11
+    await ordered.hold(Number.POSITIVE_INFINITY);
+    await ordered.writer.close();
+    const lines = (parse(await readFile(path, 'utf8')) as string[][]).slice(1).map((r) => r[1]);
+    expect(lines).toEqual(['line 4: bad', 'line 11: bad', 'line 12: bad', 'line 15: bad']);
   });
 });

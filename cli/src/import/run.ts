@@ -1,20 +1,19 @@
-// The import as a whole: read and validate everything, then send batches a few at a time,
-// checkpointing each acknowledged batch, and finish with rejects file and summary.
+// The import as a whole, in two streaming passes over the input so that a file of any length is
+// imported with flat memory: check every row (rejects written, duplicates found as candidates),
+// then read again and send batches a few at a time, checkpointing each acknowledged batch.
 import { resolve } from 'node:path';
 import { CliError, InterruptedError } from '../errors.js';
-import { batchIdempotencyKey, planBatches, type ImportIdentity, type SignupBatch } from './batch.js';
-import {
-  CheckpointWriter,
-  defaultCheckpointPath,
-  readCheckpoint,
-  type BatchOutcome,
-  type Checkpoint,
-} from './checkpoint.js';
-import { mapColumns, type MemberField } from './columns.js';
-import { readImportInput, type InputFormat } from './parse.js';
+import { acceptedRows, InputChanged } from './accepted.js';
+import type { ImportIdentity } from './batch.js';
+import { checkInput, type CheckedInput } from './check.js';
+import { CheckpointWriter, defaultCheckpointPath, readCheckpoint, type Checkpoint } from './checkpoint.js';
+import type { MemberField } from './columns.js';
+import type { InputFormat } from './parse.js';
+import { defaultRejectsPath, OrderedRejects, RejectsWriter } from './rejects.js';
+import { rereadable, type Chunks, type Rereadable } from './reread.js';
+import { sendBatches } from './send.js';
 import { applyUpdates, planUpdates, type BrandMember, type SendMemberUpdates } from './update.js';
-import { defaultRejectsPath, writeRejects } from './rejects.js';
-import { validateRows, type AcceptedRow, type RejectedRow, type SignupUser } from './validate.js';
+import type { AcceptedRow, SignupUser } from './validate.js';
 
 /** What the API answered for one POST /members/signups. Other failures are thrown. */
 export type SignupAnswer =
@@ -63,7 +62,9 @@ export function startingProgress(startedAt: number): ImportProgress {
 export interface ImportRequest {
   input: {
     name: string;
-    chunks: AsyncIterable<Buffer | string>;
+    chunks: Chunks;
+    /** Opens the input again for the second pass; without it (stdin) the first pass keeps a private copy. */
+    reopen?: (() => Promise<Chunks>) | undefined;
     format?: InputFormat | undefined;
     delimiter?: string | undefined;
   };
@@ -120,21 +121,80 @@ export interface ImportSummary {
 }
 
 export async function runImport(request: ImportRequest): Promise<ImportSummary> {
+  const input = await rereadable(request.input.chunks, request.input.reopen);
+  try {
+    return await importPasses(request, input);
+  } finally {
+    await input.dispose();
+  }
+}
+
+async function importPasses(request: ImportRequest, reading: Rereadable): Promise<ImportSummary> {
   const startedAt = Date.now();
   const now = request.now ?? (() => new Date());
   const log = request.log ?? (() => undefined);
   const progress = startingProgress(startedAt);
   const report = (): void => request.onProgress?.({ ...progress });
   report();
+  const name = request.input.name === '-' ? 'stdin' : request.input.name;
+  let rejectsPath = '';
 
-  const input = await readImportInput(request.input.chunks, {
+  const { input, rejects } = await checkInput(reading.first, {
     format: request.input.format,
     delimiter: request.input.delimiter,
-    name: request.input.name === '-' ? 'stdin' : request.input.name,
+    name,
+    explicit: request.mapping ?? {},
+    rejectsPath: (format) => {
+      rejectsPath = request.rejectsPath ?? defaultRejectsPath(request.input.name, format);
+      return resolve(request.cwd ?? '.', rejectsPath);
+    },
+    now: now(),
+    onRows: (rows, rejected) => {
+      Object.assign(progress, { rows, rejected });
+      report();
+    },
   });
-  const mapping = mapColumns(input.columns, request.mapping);
+  await rejects.close();
+  // A pass that reads the whole input again writes the whole rejects file again, in input order,
+  // and puts it in place of the check's only when it has read to the end.
+  const again = new OrderedRejects(
+    new RejectsWriter(rejects.path, input.format, input.columns, input, { replacing: true }),
+  );
+  try {
+    const summary = await afterCheck(request, reading, input, again, {
+      progress,
+      report,
+      log,
+      rejectsPath,
+      startedAt,
+      name,
+    });
+    await again.writer.commit();
+    return summary;
+  } finally {
+    await again.writer.close();
+  }
+}
+
+interface RunState {
+  progress: ImportProgress;
+  report: () => void;
+  log: (message: string) => void;
+  rejectsPath: string;
+  startedAt: number;
+  name: string;
+}
+
+async function afterCheck(
+  request: ImportRequest,
+  reading: Rereadable,
+  input: CheckedInput,
+  rejects: OrderedRejects,
+  run: RunState,
+): Promise<ImportSummary> {
+  const { progress, report, log } = run;
   const ignored = input.columns.flatMap((column, i) =>
-    mapping.columns.has(column) ? [] : [column === '' ? `column ${i + 1} (no name)` : JSON.stringify(column)],
+    input.mapping.columns.has(column) ? [] : [column === '' ? `column ${i + 1} (no name)` : JSON.stringify(column)],
   );
   if (ignored.length > 0)
     log(`Columns not imported: ${ignored.join(', ')} (no member field; --map <field>=<column> reads one).`);
@@ -156,151 +216,149 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
   }
   if (request.resume && !existing && !request.dryRun) log('No checkpoint for this file; starting from the beginning.');
 
-  const validatedAt = existing ? new Date(existing.validated_at) : now();
-  const { accepted, rejected: invalid } = validateRows(input.rows, mapping.apply, validatedAt);
+  const validatedAt = existing ? new Date(existing.validated_at) : input.checkedAt;
   const batchSize = existing?.batch_size ?? request.batchSize;
   if (existing && existing.batch_size !== request.batchSize)
     log(`Resuming with the batch size of the first run (${batchSize}).`);
-  const batches = planBatches(input.rows.length, accepted, batchSize);
-  const rejectsPath = request.rejectsPath ?? defaultRejectsPath(request.input.name, input.format);
-  const rejectsFile = resolve(request.cwd ?? '.', rejectsPath);
+  const batchCount = Math.ceil(input.rows / batchSize);
+  /** Whether a pass read the whole input again (and so wrote every reject to `rejects`). */
+  let reread = false;
+  const again = (options: { rejects?: OrderedRejects; earlierRejects?: ReadonlyMap<number, string> } = {}) =>
+    (async function* () {
+      yield* acceptedRows(await reading.again(), input, { name: run.name, validatedAt, ...options });
+      if (options.rejects) reread = true;
+    })();
+  const rejectedRows = (): number => (reread ? rejects.count : input.invalid);
 
   Object.assign(progress, {
     phase: 'sending',
-    rows: input.rows.length,
-    rejected: invalid.length,
-    batchesTotal: batches.length,
-    rowsTotal: accepted.length,
+    rows: input.rows,
+    rejected: input.invalid,
+    batchesTotal: batchCount,
+    rowsTotal: input.rows - input.invalid - input.candidates.rows,
   });
-  const summarize = (
-    outcomes: Record<string, BatchOutcome>,
-    apiRejects: RejectedRow[],
-    resumed: number,
-  ): ImportSummary => {
-    const values = Object.values(outcomes);
-    const rejected = invalid.length + apiRejects.length;
-    const duration = Date.now() - startedAt;
+  const summarize = (checkpoint: Readonly<Checkpoint> | undefined, resumed: number): ImportSummary => {
+    const values = Object.values(checkpoint?.acknowledged ?? {});
+    const byApi = values.reduce((sum, o) => sum + o.rejected.length, 0);
+    const duration = Date.now() - run.startedAt;
     return {
       file: request.input.name,
       format: input.format,
-      rows: input.rows.length,
-      batches: batches.length,
+      rows: input.rows,
+      batches: batchCount,
       new: values.reduce((sum, o) => sum + o.new, 0),
       found: values.reduce((sum, o) => sum + o.found, 0),
-      rejected,
-      rejected_invalid: invalid.length,
-      rejected_by_api: apiRejects.length,
+      rejected: rejectedRows(),
+      rejected_invalid: rejectedRows() - byApi,
+      rejected_by_api: byApi,
       resumed_batches: resumed,
       dry_run: Boolean(request.dryRun),
-      rejects_file: rejected > 0 ? rejectsPath : null,
+      rejects_file: rejectedRows() > 0 ? run.rejectsPath : null,
       duration_ms: duration,
       rows_per_second: duration > 0 ? Math.round((progress.rowsThisRun * 1000) / duration) : 0,
     };
   };
 
   if (request.dryRun) {
-    if (invalid.length > 0) await writeRejects(rejectsFile, input.format, input.columns, invalid, input);
-    const plan = request.update && planUpdates(accepted, await request.update.brandMembers(request.signal));
+    // A second reading only when it can change the answer: possible duplicates, or --update's plan.
+    const members = request.update && (await request.update.brandMembers(request.signal));
+    const plan =
+      members || input.candidates.rows > 0
+        ? await changesOf(guarded(again({ rejects })), members || new Map())
+        : undefined;
     progress.phase = 'done';
     report();
-    const summary = summarize({}, [], 0);
-    return plan
+    const summary = summarize(undefined, 0);
+    return members && plan
       ? { ...summary, created: plan.created, updated: plan.updates.length, unchanged: plan.unchanged }
       : summary;
   }
 
   const writer = new CheckpointWriter(
     checkpointPath,
-    existing ?? freshCheckpoint(request, input, batches.length, batchSize, validatedAt),
+    existing ?? freshCheckpoint(request, input, batchCount, batchSize, validatedAt),
   );
   const resumed = Object.keys(writer.state.acknowledged).length;
-  const rowsByLine = new Map(input.rows.map((row) => [row.line, row]));
-  const apiRejects = (): RejectedRow[] =>
-    Object.values(writer.state.acknowledged).flatMap((outcome) =>
-      outcome.rejected.map(({ line, error }) => ({ line, error, fields: rowsByLine.get(line)?.fields ?? {} })),
-    );
   const tally = (): void => {
-    const outcomes = Object.entries(writer.state.acknowledged);
+    const outcomes = Object.values(writer.state.acknowledged);
     progress.batchesDone = outcomes.length;
-    progress.new = outcomes.reduce((sum, [, o]) => sum + o.new, 0);
-    progress.found = outcomes.reduce((sum, [, o]) => sum + o.found, 0);
-    progress.rejected = invalid.length + outcomes.reduce((sum, [, o]) => sum + o.rejected.length, 0);
-    progress.rowsDone = outcomes.reduce((sum, [index]) => sum + (batches[Number(index)]?.rows.length ?? 0), 0);
+    progress.new = outcomes.reduce((sum, o) => sum + o.new, 0);
+    progress.found = outcomes.reduce((sum, o) => sum + o.found, 0);
+    progress.rejected = Math.max(
+      rejects.count,
+      input.invalid + outcomes.reduce((sum, o) => sum + o.rejected.length, 0),
+    );
+    progress.rowsDone = outcomes.reduce((sum, o) => sum + o.new + o.found + o.rejected.length, 0);
   };
   tally();
   report();
   await writer.save();
 
-  const sendBatch = async (batch: SignupBatch): Promise<void> => {
-    const outcome: BatchOutcome = { new: 0, found: 0, rejected: [] };
-    let rows: AcceptedRow[] = batch.rows;
-    while (rows.length > 0) {
-      const users = rows.map((row) => row.user);
-      const answer = await request.sendSignups(users, {
-        idempotencyKey: batchIdempotencyKey(identity, batch.index, users),
-        signal: request.signal,
-      });
-      if (answer.ok) {
-        outcome.new += answer.new;
-        outcome.found += answer.found;
-        break;
-      }
-      const keep = rows.filter((_, i) => !answer.rowErrors.has(i));
-      if (keep.length === rows.length) {
-        // Nothing points at a row: the API refused the batch as a whole.
-        outcome.rejected.push(
-          ...rows.map((row) => ({ line: row.line, error: `rejected by the API: ${answer.message}` })),
-        );
-        break;
-      }
-      rows.forEach((row, i) => {
-        const error = answer.rowErrors.get(i);
-        if (error !== undefined) outcome.rejected.push({ line: row.line, error: `rejected by the API: ${error}` });
-      });
-      rows = keep;
-    }
-    await writer.acknowledge(batch.index, outcome);
-    progress.rowsThisRun += batch.rows.length;
-    tally();
-    report();
-  };
-
-  const pending = batches.filter((batch) => !writer.isAcknowledged(batch.index));
-  let next = 0;
-  let failure: unknown;
-  const worker = async (): Promise<void> => {
-    while (failure === undefined && !request.signal.aborted) {
-      const batch = pending[next++];
-      if (!batch) break; // none left
-      try {
-        await sendBatch(batch);
-      } catch (error) {
-        failure ??= error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(request.concurrency, pending.length)) }, worker));
-
-  const rejectedRows = [...invalid, ...apiRejects()];
-  if (rejectedRows.length > 0) await writeRejects(rejectsFile, input.format, input.columns, rejectedRows, input);
+  const earlierRejects = new Map(
+    Object.values(writer.state.acknowledged).flatMap((outcome) =>
+      outcome.rejected.map((r) => [r.line, r.error] as const),
+    ),
+  );
+  try {
+    await sendBatches({
+      rows: guarded(again({ rejects, earlierRejects })),
+      rowCount: input.rows,
+      batchSize,
+      concurrency: request.concurrency,
+      identity,
+      writer,
+      rejects,
+      sendSignups: request.sendSignups,
+      signal: request.signal,
+      onBatch: (rows) => {
+        progress.rowsThisRun += rows;
+        tally();
+        report();
+      },
+    });
+  } catch (error) {
+    log(
+      `Progress is saved (${progress.batchesDone} of ${batchCount} batches); after fixing the cause, continue with --resume.`,
+    );
+    throw error;
+  }
   if (request.signal.aborted) {
     throw new InterruptedError(
-      `Import interrupted after ${progress.batchesDone} of ${batches.length} batches; progress is saved.`,
+      `Import interrupted after ${progress.batchesDone} of ${batchCount} batches; progress is saved.`,
       `Continue with: loyalty members import ${request.input.name} --resume`,
     );
   }
-  if (failure !== undefined) {
-    log(
-      `Progress is saved (${progress.batchesDone} of ${batches.length} batches); after fixing the cause, continue with --resume.`,
-    );
-    throw failure;
-  }
-  const update = request.update && (await updatePhase(request, request.update, accepted, writer, log));
+  const update = request.update && (await updatePhase(request, request.update, again(), writer, log));
   await writer.remove();
   progress.phase = 'done';
   report();
-  const summary = summarize(writer.state.acknowledged, apiRejects(), resumed);
+  const summary = summarize(writer.state, resumed);
   return update ? { ...summary, ...update } : summary;
+}
+
+/** A changed input is a usage problem the user can act on, not an internal error. */
+async function* guarded<T>(rows: AsyncIterable<T>): AsyncGenerator<T> {
+  try {
+    yield* rows;
+  } catch (error) {
+    if (error instanceof InputChanged)
+      throw new CliError(error.message, {
+        hint: 'Import a file that nothing writes to while it is imported (copy it first); batches already sent are recognised on the next run.',
+      });
+    throw error;
+  }
+}
+
+/** The --update plan over the accepted rows, read as they stream by. */
+async function changesOf(rows: AsyncIterable<AcceptedRow>, members: ReadonlyMap<string, BrandMember>) {
+  const plan = planUpdates([], members);
+  for await (const row of rows) {
+    const one = planUpdates([row], members);
+    plan.created += one.created;
+    plan.unchanged += one.unchanged;
+    plan.updates.push(...one.updates);
+  }
+  return plan;
 }
 
 /**
@@ -311,11 +369,11 @@ export async function runImport(request: ImportRequest): Promise<ImportSummary> 
 async function updatePhase(
   request: ImportRequest,
   update: ImportUpdate,
-  accepted: readonly AcceptedRow[],
+  rows: AsyncIterable<AcceptedRow>,
   writer: CheckpointWriter,
   log: (message: string) => void,
 ): Promise<{ updated: number }> {
-  const plan = planUpdates(accepted, await update.brandMembers(request.signal));
+  const plan = await changesOf(guarded(rows), await update.brandMembers(request.signal));
   if (plan.updates.length > 0) log(`Updating the names of ${plan.updates.length} existing members.`);
   try {
     await applyUpdates({
@@ -341,7 +399,7 @@ async function updatePhase(
 
 function freshCheckpoint(
   request: ImportRequest,
-  input: { sha256: string; rows: unknown[] },
+  input: { sha256: string; rows: number },
   batchCount: number,
   batchSize: number,
   validatedAt: Date,
@@ -349,7 +407,7 @@ function freshCheckpoint(
   const at = new Date().toISOString();
   return {
     version: 1,
-    source: { name: request.input.name, sha256: input.sha256, rows: input.rows.length },
+    source: { name: request.input.name, sha256: input.sha256, rows: input.rows },
     api_url: request.apiUrl,
     brand_id: request.brandId,
     batch_size: batchSize,

@@ -3,7 +3,7 @@
 // `npm run gen` as Ajv standalone code with the server's options), plus what the document says
 // in words: subscribed_at is earlier than now. The forms people put in spreadsheets (yes/no,
 // dates without a time or offset) are read into the API's forms first; what cannot be read is
-// left as it is for the schema to reject. An e-mail may appear only once per file.
+// left as it is for the schema to reject. An e-mail may appear only once per file (seen-emails.ts).
 import { validateSignupUser, type SchemaError, type SignupUser } from '../generated/signup-user.js';
 import type { MemberFields } from './columns.js';
 
@@ -110,20 +110,6 @@ export function validateMember(fields: MemberFields, now: Date): RowVerdict {
   return { ok: true, user: candidate };
 }
 
-/** Remembers e-mails (case-insensitively, as the API compares them) and where they were first seen. */
-export class DuplicateEmails {
-  readonly #firstLine = new Map<string, number>();
-
-  /** Returns the line of the earlier occurrence, or undefined the first time an e-mail is seen. */
-  seen(email: string, line: number): number | undefined {
-    const key = email.toLowerCase();
-    const earlier = this.#firstLine.get(key);
-    if (earlier !== undefined) return earlier;
-    this.#firstLine.set(key, line);
-    return undefined;
-  }
-}
-
 export interface SourceRowLike {
   line: number;
   fields: Record<string, unknown>;
@@ -144,39 +130,14 @@ export interface RejectedRow {
   error: string;
 }
 
-export interface ValidationResult {
-  accepted: AcceptedRow[];
-  rejected: RejectedRow[];
-}
-
-export function validateRows(
-  rows: readonly SourceRowLike[],
+/**
+ * One row's verdict without looking at other rows: a record that could not be read, or the
+ * member's fields against the sign-up rules. Duplicates are found across rows (seen-emails.ts).
+ */
+export function checkRow(
+  row: SourceRowLike,
   toMember: (fields: Record<string, unknown>) => MemberFields,
   now: Date,
-): ValidationResult {
-  const accepted: AcceptedRow[] = [];
-  const rejected: RejectedRow[] = [];
-  const duplicates = new DuplicateEmails();
-  rows.forEach((row, position) => {
-    if (row.error) {
-      rejected.push({ line: row.line, fields: row.fields, error: row.error });
-      return;
-    }
-    const verdict = validateMember(toMember(row.fields), now);
-    if (!verdict.ok) {
-      rejected.push({ line: row.line, fields: row.fields, error: verdict.error });
-      return;
-    }
-    const earlier = duplicates.seen(verdict.user.email, row.line);
-    if (earlier !== undefined) {
-      rejected.push({
-        line: row.line,
-        fields: row.fields,
-        error: `duplicate of ${verdict.user.email} on line ${earlier}`,
-      });
-      return;
-    }
-    accepted.push({ position, line: row.line, fields: row.fields, user: verdict.user });
-  });
-  return { accepted, rejected };
+): RowVerdict {
+  return row.error ? { ok: false, error: row.error } : validateMember(toMember(row.fields), now);
 }

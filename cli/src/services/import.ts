@@ -136,7 +136,13 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
   };
   try {
     summary = await runImport({
-      input: { name: file, chunks, format, delimiter },
+      input: {
+        name: file,
+        chunks,
+        reopen: file === '-' ? undefined : () => openInput(ctx, file),
+        format,
+        delimiter,
+      },
       brandId,
       apiUrl: ctx.apiUrl,
       configDir: ctx.config.configDir,

@@ -1,0 +1,76 @@
+// The first pass of an import: every row read, counted and validated, the invalid ones written to
+// the rejects file as they are found, and a 32-bit hash of each valid e-mail kept to find the rows
+// that may repeat an earlier e-mail. Nothing else is held, so any length is checked in flat memory.
+import { GrowingMapping, mapColumns, type ColumnMapping, type MemberField } from './columns.js';
+import { openImportSource, type InputFormat, type ReadOptions } from './parse.js';
+import { RejectsWriter } from './rejects.js';
+import type { Chunks } from './reread.js';
+import { DuplicateCandidates } from './seen-emails.js';
+import { checkRow } from './validate.js';
+
+export interface CheckedInput {
+  format: InputFormat;
+  columns: readonly string[];
+  delimiter?: string | undefined;
+  bom?: boolean | undefined;
+  sha256: string;
+  mapping: ColumnMapping;
+  rows: number;
+  /** Rows the check rejected (written to the rejects file). */
+  invalid: number;
+  candidates: DuplicateCandidates;
+  /** The time subscribed_at was checked against. */
+  checkedAt: Date;
+}
+
+export interface CheckOptions extends ReadOptions {
+  explicit: Partial<Record<MemberField, string>>;
+  /** The rejects file as named (relative to `cwd`), from the input's name and format when not given. */
+  rejectsPath: (format: InputFormat) => string;
+  now: Date;
+  onRows?: (rows: number, invalid: number) => void;
+}
+
+/** Reads the input once; returns what it found and the rejects file, still open for the rows found later. */
+export async function checkInput(
+  chunks: Chunks,
+  options: CheckOptions,
+): Promise<{ input: CheckedInput; rejects: RejectsWriter }> {
+  const source = await openImportSource(chunks, options);
+  const mapping =
+    source.format === 'csv'
+      ? mapColumns(source.columns, options.explicit)
+      : new GrowingMapping(source.columns, options.explicit);
+  const rejects = new RejectsWriter(options.rejectsPath(source.format), source.format, source.columns, source);
+  const candidates = new DuplicateCandidates();
+  let rows = 0;
+  try {
+    for await (const row of source.rows) {
+      rows += 1;
+      const verdict = checkRow(row, mapping.apply.bind(mapping), options.now);
+      if (verdict.ok) candidates.add(verdict.user.email);
+      else await rejects.add({ line: row.line, fields: row.fields, error: verdict.error });
+      if (rows % 10_000 === 0) options.onRows?.(rows, rejects.count);
+    }
+  } catch (error) {
+    await rejects.close();
+    throw error;
+  }
+  options.onRows?.(rows, rejects.count);
+  return {
+    input: {
+      format: source.format,
+      columns: source.columns,
+      delimiter: source.delimiter,
+      bom: source.bom,
+      sha256: source.sha256(),
+      // JSON Lines: judged now that every key is known (an e-mail key, each --map column present).
+      mapping: source.format === 'csv' ? mapping : mapColumns(source.columns, options.explicit),
+      rows,
+      invalid: rejects.count,
+      candidates,
+      checkedAt: options.now,
+    },
+    rejects,
+  };
+}
