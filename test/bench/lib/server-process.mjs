@@ -8,7 +8,8 @@ import { root } from './server-dist.mjs';
 /**
  * @param {{ databaseUrl: string, env?: Record<string, string> }} options `env`: more LOYALTY_*
  *   settings (they win over the defaults here)
- * @returns {Promise<{ url: string, pid: number, stop: () => Promise<void>, output: () => string }>}
+ * @returns {Promise<{ url: string, pid: number, stop: () => Promise<void>, kill: () => void, output: () => string }>}
+ *   `kill`: SIGTERM at once, without waiting (for a signal handler)
  */
 export async function startServerProcess({ databaseUrl, env = {} }) {
   const child = spawn(process.execPath, [path.join(root, 'server/dist/start.js')], {
@@ -54,6 +55,7 @@ export async function startServerProcess({ databaseUrl, env = {} }) {
     url,
     pid: /** @type {number} */ (child.pid),
     output: () => tail,
+    kill: () => child.kill('SIGTERM'),
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
