@@ -1,7 +1,11 @@
 import { PassThrough, type Readable } from 'node:stream';
+import type postgres from 'postgres';
 import type { Db, Sql } from '../db/pool.js';
 import { firstRow } from '../lib/defined.js';
 import { notFound } from './errors.js';
+import { readMemberCount } from './member-counts.js';
+import { pageBoundariesOf } from './member-page-boundaries.js';
+import { memberItemColumns, seekMembersPage, type RunStatement } from './member-pages.js';
 import type { Brand } from './members-scope.js';
 import { readPaging, type Paging } from './paging.js';
 
@@ -9,27 +13,13 @@ import { readPaging, type Paging } from './paging.js';
 export const MEMBERS_PER_PAGE_MAX = 1000;
 export const MEMBERS_PER_PAGE_DEFAULT = 100;
 
-/**
- * Member list items as JSON text, built by PostgreSQL (the full list streams 100,000 of them).
- * row_to_json over named columns costs half of what json_build_object does per row.
- */
-const memberItems = (db: Db, brand: Brand, { where = db``, limit = db`` } = {}) => db`
-  SELECT row_to_json(x)::text AS j FROM (
-    SELECT m.email,
-           nullif(concat_ws(' ', nullif(m.first_name, ''), nullif(m.last_name, '')), '') AS full_name,
-           m.id AS identifier,
-           bm.unsubscribed::int AS unsubscribed,
-           m.last_name, m.phone_number, m.birth_day AS birth_date, m.street, m.house_number, m.postcode, m.city, m.country,
-           to_char(bm.subscribed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS subscribed_at
-    FROM brand_members bm JOIN members m ON m.id = bm.member_id
-    WHERE bm.brand_id = ${brand.id} ${where}
-    ORDER BY bm.seq
-    ${limit}
-  ) x`;
-
-const membersOfBrand = (db: Db, brand: Brand) => db`
+/** Member list items as JSON text, built by PostgreSQL (the full list streams 100,000 of them). */
+const memberItems = (db: Db, brand: Brand, where: postgres.PendingQuery<postgres.Row[]>) => db`
+  SELECT row_to_json(x)::text AS j
   FROM brand_members bm JOIN members m ON m.id = bm.member_id
-  WHERE bm.brand_id = ${brand.id}`;
+  CROSS JOIN LATERAL (SELECT ${memberItemColumns(db)}) x
+  WHERE bm.brand_id = ${brand.id} ${where}
+  ORDER BY bm.seq`;
 
 export type ListPage = Paging;
 
@@ -57,27 +47,42 @@ function envelopeHead(listUrl: string, total: number, page: ListPage | null): st
 }
 const ENVELOPE_TAIL = ']}}';
 
-/** One page of members, as the complete JSON body. */
-export async function listMembersPage(db: Db, brand: Brand, page: ListPage, listUrl: string): Promise<string> {
-  const counted = firstRow(
-    await db<{ total: number }[]>`SELECT count(*)::int AS total ${membersOfBrand(db, brand)}`,
-    'the count of members',
-  );
-  const rows = await db<
-    { j: string }[]
-  >`${memberItems(db, brand, { limit: db`LIMIT ${page.perPage} OFFSET ${(page.page - 1) * page.perPage}` })}`;
-  return envelopeHead(listUrl, counted.total, page) + rows.map((r) => r.j).join(',') + ENVELOPE_TAIL;
+/**
+ * One page of members, as the complete JSON body. `total` is the brand's maintained count (never
+ * counted, member-counts.ts) and the page is sought on the link index (member-pages.ts), both in
+ * one REPEATABLE READ snapshot: the page and its total agree, and the boundaries the page leaves
+ * are remembered under the version of the list they were read in. Any page at any depth costs
+ * about one page's rows (a cold deep page once: one index-only pass to it).
+ */
+export async function listMembersPage(
+  sql: Sql,
+  brand: Brand,
+  page: ListPage,
+  listUrl: string,
+  runFor?: (tx: Db) => RunStatement,
+): Promise<string> {
+  const { total, rows } = await sql.begin('isolation level repeatable read read only', async (tx) => {
+    const count = await readMemberCount(tx, brand.id);
+    const window = { offset: (page.page - 1) * page.perPage, limit: page.perPage };
+    return {
+      total: count.total,
+      rows: await seekMembersPage(tx, pageBoundariesOf(sql), brand.id, count, window, runFor?.(tx)),
+    };
+  });
+  return envelopeHead(listUrl, total, page) + rows.map((r) => r.j).join(',') + ENVELOPE_TAIL;
 }
 
 /** Rows fetched per statement while a list streams. */
 export const STREAM_CHUNK_ROWS = 2000;
 
-/** The brand's member count and highest link sequence when a streamed list starts. */
+/** The brand's member count (maintained, not counted) and highest link sequence when a streamed list starts. */
 async function listBounds(db: Db, brand: Brand): Promise<{ total: number; lastSeq: string }> {
-  const rows = await db<{ total: number; last_seq: string | null }[]>`
-    SELECT count(*)::int AS total, max(seq)::text AS last_seq FROM brand_members WHERE brand_id = ${brand.id}`;
+  // One statement, so the count and the last link are of one snapshot.
+  const rows = await db<{ total: string; last_seq: string | null }[]>`
+    SELECT (SELECT coalesce(sum(members), 0) FROM brand_member_counts WHERE brand_id = ${brand.id})::text AS total,
+           (SELECT max(seq) FROM brand_members WHERE brand_id = ${brand.id})::text AS last_seq`;
   const row = firstRow(rows, 'the bounds of the member list');
-  return { total: row.total, lastSeq: row.last_seq ?? '0' };
+  return { total: Number(row.total), lastSeq: row.last_seq ?? '0' };
 }
 
 /** The upper bound of the next chunk of brand links after `afterSeq`: STREAM_CHUNK_ROWS links, or fewer at the end. */
@@ -93,7 +98,7 @@ async function chunkEnd(db: Db, brand: Brand, afterSeq: string, lastSeq: string)
 
 /**
  * Every member of the brand, streamed (same envelope, last_page 1, per_page = total). `total` is
- * counted when the response starts; members linked after that are not in the list, and a member
+ * the brand's count when the response starts; members linked after that are not in the list, and a member
  * unlinked while the list streams may be missing from it (openapi.yaml, POST /members/list).
  */
 export async function streamAllMembers(sql: Sql, brand: Brand, listUrl: string): Promise<Readable> {
@@ -106,7 +111,7 @@ export async function streamAllMembers(sql: Sql, brand: Brand, listUrl: string):
       if (upto === null) return null;
       const rows = await sql<
         { j: string }[]
-      >`${memberItems(sql, brand, { where: sql`AND bm.seq > ${after}::bigint AND bm.seq <= ${upto}::bigint` })}`;
+      >`${memberItems(sql, brand, sql`AND bm.seq > ${after}::bigint AND bm.seq <= ${upto}::bigint`)}`;
       return { rows: rows.map((r) => r.j), next: upto };
     },
   });
