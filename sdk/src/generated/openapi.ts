@@ -486,14 +486,25 @@ export interface paths {
          *     **Decisions:** `page` and `per_page` are integers or numeric strings; `page` defaults to 1 and
          *     `per_page` to 100 when only the other is sent; `per_page` is at most 1000. Without both, the whole
          *     list is streamed in the same envelope with `last_page: 1`, `per_page` equal to `total` and
-         *     `next_page_url: null`. Members are ordered by the time they joined the brand, oldest first.
-         *     `next_page_url`/`last_page_url` are `…/members/list?page=N` for reference; fetch a page by posting
-         *     the same body with that `page`. Profile fields without a value are `null`.
+         *     `next_page_url: null`. `next_page_url`/`last_page_url` are `…/members/list?page=N` for reference;
+         *     fetch a page by posting the same body with that `page`. Profile fields without a value are `null`.
+         *
+         *     **Decision (order):** members are listed in the order they were linked to the brand (by sign-up,
+         *     create or import), oldest link first. Pages and the whole list use the same order, and it is
+         *     stable across pages while nobody links or unlinks members of the brand: walking pages 1 to
+         *     `last_page` gives every member exactly once. A member unlinked between two requests shifts the
+         *     pages after it by one.
+         *
+         *     **Decision (total):** `total` is exact. The brand's member count is maintained by the database in
+         *     the same transaction that links or unlinks a member, never counted per request, and a page's
+         *     `total` and members are read from one snapshot. A page costs about the same at any depth: a page
+         *     of 1000 at 1,000,000 members takes milliseconds once the server has walked to its depth, and the
+         *     first request that deep (since the brand's members last changed) one pass over the brand's index.
          *
          *     **Decision (fair sharing):** the unpaged list is read from the database in chunks of 2000 members
          *     while the client takes the response, and no database connection is held while the client is
-         *     slow. `total` is counted when the response starts: members who join the brand after that are not
-         *     in the list, and a member who leaves the brand while the list streams may be missing from it. A
+         *     slow. `total` is the brand's count when the response starts: members who join the brand after that
+         *     are not in the list, and a member who leaves the brand while the list streams may be missing from it. A
          *     token may have 2 unpaged lists or exports streaming at once (`LOYALTY_STREAMS_PER_TOKEN`); a
          *     further one is refused with `429` and `Retry-After: 1` before anything runs. A client that takes
          *     no bytes for 60 s (`LOYALTY_SOCKET_TIMEOUT_MS`) is disconnected.
