@@ -15,8 +15,8 @@ export const memberItemColumns = (db: Db) => db`
   m.last_name, m.phone_number, m.birth_day AS birth_date, m.street, m.house_number, m.postcode, m.city, m.country,
   to_char(bm.subscribed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS subscribed_at`;
 
-/** A cold deep page leaves a boundary every SKELETON_STEP links on its way (one index-only pass). */
-export const SKELETON_STEP = 10_000;
+/** Seqs per bucket of brand_member_buckets (migration 0039: the bucket of a link is seq >> 12). */
+export const BUCKET_SEQS = 4096;
 
 /** A page's member as JSON text, and its link's seq (the page's last one is the next boundary). */
 export type MemberPageRow = { j: string; seq: string };
@@ -31,10 +31,11 @@ const direct: RunStatement = (statement) => statement();
  * The members at `offset` .. `offset + limit` of the brand's list, in link order (seq). Seeks
  * from the nearest remembered boundary at or below `offset` on the (brand_id, seq) index, skips
  * the rest of the way there on that index alone (index-only), and joins members for the page's
- * own rows only. Where the way is longer than SKELETON_STEP links (a deep page nobody walked to
- * in this version of the list), one index-only pass lays boundaries every SKELETON_STEP links up
- * to the page, for the pages after it. Remembers the boundaries before and after the page it
- * served, so a client walking pages 1..N (or asking for one page again) costs one page's rows a page.
+ * own rows only. Where that way is longer than a bucket of seqs (a deep page nobody walked to in
+ * this version of the list), the brand's bucket counts say how many links come before the
+ * bucket the page starts in: the page skips fewer than BUCKET_SEQS links, at any depth.
+ * Remembers the boundaries before and after the page it served, so a client walking pages 1..N
+ * (or asking for one page again) costs one page's rows a page.
  *
  * `count` must be read in the same snapshot as the statements here (a REPEATABLE READ
  * transaction: listMembersPage): boundaries are remembered under the version they were read in.
@@ -51,12 +52,10 @@ export async function seekMembersPage(
   if (offset >= count.total) return [];
   await orderedIndexScans(tx);
   let from = boundaries.nearest(brandId, count.version, offset);
-  if (offset - from.offset >= SKELETON_STEP) {
-    const steps = Math.floor((offset - from.offset) / SKELETON_STEP);
-    const walked = await run(() => skeletonWalk(tx, brandId, from, steps));
-    const laid = walked.map((w) => ({ offset: from.offset + w.n * SKELETON_STEP, seq: w.seq }));
-    boundaries.remember(brandId, count.version, laid);
-    from = laid.at(-1) ?? from;
+  if (offset - from.offset >= BUCKET_SEQS) {
+    const [bucket] = await run(() => bucketStart(tx, brandId, offset));
+    if (bucket && Number(bucket.before) > from.offset)
+      from = { offset: Number(bucket.before), seq: String(BigInt(bucket.bucket) * BigInt(BUCKET_SEQS) - 1n) };
   }
   const rows = await run(() => pageRows(tx, brandId, from, offset - from.offset, limit));
   const [first, last] = [rows[0], rows.at(-1)];
@@ -69,18 +68,15 @@ export async function seekMembersPage(
   return rows;
 }
 
-/** The seq of every SKELETON_STEP-th link after `from`, `steps` of them: one pass over the index. */
-const skeletonWalk = (db: Db, brandId: string, from: Boundary, steps: number) => db<{ n: number; seq: string }[]>`
-  WITH RECURSIVE walk(n, seq) AS (
-    SELECT 0, ${from.seq}::bigint
-    UNION ALL
-    SELECT w.n + 1, (
-      SELECT b.seq FROM brand_members b
-      WHERE b.brand_id = ${brandId} AND b.seq > w.seq
-      ORDER BY b.seq OFFSET ${SKELETON_STEP - 1} LIMIT 1)
-    FROM walk w WHERE w.n < ${steps}::int AND w.seq IS NOT NULL
-  )
-  SELECT n, seq::text AS seq FROM walk WHERE n > 0 AND seq IS NOT NULL ORDER BY n`;
+/** The bucket of the brand's link at `offset`, and how many of the brand's links come before it. */
+const bucketStart = (db: Db, brandId: string, offset: number) => db<{ bucket: string; before: string }[]>`
+  SELECT bucket::text AS bucket, before::text AS before FROM (
+    SELECT bucket, sum(sum(members)) OVER (ORDER BY bucket) - sum(members) AS before, sum(members) AS members
+    FROM brand_member_buckets WHERE brand_id = ${brandId}
+    GROUP BY bucket
+  ) b
+  WHERE before + members > ${offset}::bigint
+  ORDER BY bucket LIMIT 1`;
 
 /**
  * `limit` links from the `skip`-th after `from` with their members. The page's seqs come from the

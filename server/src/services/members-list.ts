@@ -52,7 +52,7 @@ const ENVELOPE_TAIL = ']}}';
  * counted, member-counts.ts) and the page is sought on the link index (member-pages.ts), both in
  * one REPEATABLE READ snapshot: the page and its total agree, and the boundaries the page leaves
  * are remembered under the version of the list they were read in. Any page at any depth costs
- * about one page's rows (a cold deep page once: one index-only pass to it).
+ * about one page's rows.
  */
 export async function listMembersPage(
   sql: Sql,
