@@ -497,9 +497,8 @@ export interface paths {
          *
          *     **Decision (total):** `total` is exact. The brand's member count is maintained by the database in
          *     the same transaction that links or unlinks a member, never counted per request, and a page's
-         *     `total` and members are read from one snapshot. A page costs about the same at any depth: a page
-         *     of 1000 at 1,000,000 members takes milliseconds once the server has walked to its depth, and the
-         *     first request that deep (since the brand's members last changed) one pass over the brand's index.
+         *     `total` and members are read from one snapshot. A page costs about the same at any depth: the
+         *     database never reads the members before the page.
          *
          *     **Decision (fair sharing):** the unpaged list is read from the database in chunks of 2000 members
          *     while the client takes the response, and no database connection is held while the client is
