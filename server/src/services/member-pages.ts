@@ -21,7 +21,7 @@ export const BUCKET_SEQS = 4096;
 /** A page's member as JSON text, and its link's seq (the page's last one is the next boundary). */
 export type MemberPageRow = { j: string; seq: string };
 
-/** Runs one statement of a page (tests run each under EXPLAIN too: explainMembersPage). */
+/** Runs one statement of a page (members-list-pages.test.ts runs each under EXPLAIN ANALYZE too). */
 export type RunStatement = <T extends readonly postgres.MaybeRow[]>(
   statement: () => postgres.PendingQuery<T>,
 ) => Promise<T>;

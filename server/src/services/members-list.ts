@@ -75,7 +75,7 @@ export async function listMembersPage(
 /** Rows fetched per statement while a list streams. */
 export const STREAM_CHUNK_ROWS = 2000;
 
-/** The brand's member count (maintained, not counted) and highest link sequence when a streamed list starts. */
+/** The brand's member count (kept, not counted) and highest link seq when a streamed list starts. */
 async function listBounds(db: Db, brand: Brand): Promise<{ total: number; lastSeq: string }> {
   // One statement, so the count and the last link are of one snapshot.
   const rows = await db<{ total: string; last_seq: string | null }[]>`
@@ -98,8 +98,8 @@ async function chunkEnd(db: Db, brand: Brand, afterSeq: string, lastSeq: string)
 
 /**
  * Every member of the brand, streamed (same envelope, last_page 1, per_page = total). `total` is
- * the brand's count when the response starts; members linked after that are not in the list, and a member
- * unlinked while the list streams may be missing from it (openapi.yaml, POST /members/list).
+ * the brand's count when the response starts; members linked after that are not in the list, and
+ * a member unlinked while the list streams may be missing from it (openapi.yaml, POST /members/list).
  */
 export async function streamAllMembers(sql: Sql, brand: Brand, listUrl: string): Promise<Readable> {
   const { total, lastSeq } = await listBounds(sql, brand);
