@@ -240,6 +240,37 @@ describe('createLoyaltyClient', () => {
   }, 10_000);
 });
 
+describe('pacing.onWait', () => {
+  it('says when calls start and stop waiting for the rate limit, and for how long', async () => {
+    // 5 requests per 1 s window: the 6th to 8th wait for the next window.
+    let count = 0;
+    server.use(
+      http.get(`${api}/tags`, () =>
+        HttpResponse.json(
+          { success: true, data: [] },
+          {
+            headers: {
+              'x-ratelimit-limit': '5',
+              'x-ratelimit-remaining': String(Math.max(0, 5 - ++count)),
+              'ratelimit-policy': '"token";q=5;w=1',
+            },
+          },
+        ),
+      ),
+    );
+    const events: Array<{ waiting: boolean; waitedMs: number }> = [];
+    const client = createLoyaltyClient({ baseUrl: api, token: token(), pacing: { onWait: (e) => events.push(e) } });
+    for (let i = 0; i < 5; i++) await client.GET('/tags');
+    expect(events).toEqual([]); // within the budget nobody waits
+    await Promise.all(Array.from({ length: 3 }, () => client.GET('/tags')));
+    const starts = events.filter((e) => e.waiting);
+    const ends = events.filter((e) => !e.waiting);
+    expect(starts).toHaveLength(3);
+    expect(ends).toHaveLength(3);
+    expect(Math.max(...ends.map((e) => e.waitedMs))).toBeGreaterThan(500); // the rest of the 1 s window
+  }, 10_000);
+});
+
 describe('client credentials', () => {
   function tokenEndpoint(opts: { expiresIn?: number; status?: number } = {}) {
     const issued: unknown[] = [];

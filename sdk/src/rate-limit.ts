@@ -26,6 +26,12 @@ export interface PacingOptions {
   windowMs?: number;
   /** Requests sent at once before the first response shows the limit. Default 4. */
   burst?: number;
+  /**
+   * Called when a call of this client starts waiting for its turn (`waiting: true`) and when it
+   * may go (`waiting: false`, with how long it waited): to show that the rate limit, not the
+   * server, bounds a long run.
+   */
+  onWait?: (event: { waiting: boolean; waitedMs: number }) => void;
 }
 
 /** A reserved slot; give it back with `settle`. */

@@ -85,7 +85,12 @@ export function createTransport(options: TransportOptions): (request: Sendable) 
     let ticket = ctx.signal.aborted ? undefined : limiter.tryAcquire();
     if (!ticket) {
       const waitStart = Date.now();
-      ticket = await limiter.acquire(abortable(ctx.signal));
+      pacing.onWait?.({ waiting: true, waitedMs: 0 });
+      try {
+        ticket = await limiter.acquire(abortable(ctx.signal));
+      } finally {
+        pacing.onWait?.({ waiting: false, waitedMs: Date.now() - waitStart });
+      }
       ctx.waited(Date.now() - waitStart);
     }
     setHeader(ctx.headers, 'authorization', `Bearer ${token}`);
