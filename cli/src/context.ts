@@ -1,5 +1,6 @@
 // What a command's action gets: resolved settings, output, the API client and Ctrl-C signal.
 import type { Command } from 'commander';
+import { onPacingWait } from './pacing.js';
 import type { LoyaltyClient, LoyaltyClientOptions, RetryOptions } from '@loyalty/sdk';
 import { loadConfig, type ResolvedConfig, type SettingSource } from './config.js';
 import { CliError, ExitCode, usageError } from './errors.js';
@@ -141,6 +142,7 @@ function createClient(
     });
     return createLoyaltyClient({
       ...tuning,
+      pacing: { onWait: onPacingWait },
       baseUrl,
       fetch,
       clientCredentials: { clientId: clientId.value, clientSecret: clientSecret.value },
@@ -148,7 +150,14 @@ function createClient(
     });
   }
   if (token)
-    return createLoyaltyClient({ ...tuning, baseUrl, fetch: observed, token: token.value, userAgent: USER_AGENT });
+    return createLoyaltyClient({
+      ...tuning,
+      pacing: { onWait: onPacingWait },
+      baseUrl,
+      fetch: observed,
+      token: token.value,
+      userAgent: USER_AGENT,
+    });
   const profile = config.profile.name === 'default' ? '' : ` --profile ${config.profile.name}`;
   throw new CliError(`Not logged in${profile ? ` (profile ${config.profile.name})` : ''}.`, {
     exitCode: ExitCode.auth,

@@ -4,7 +4,10 @@ import type { Context } from '../context.js';
 import type { ProfileField } from '../domain.js';
 import { usageError } from '../errors.js';
 import { call, dataOf, request } from './api.js';
-import { chunk, confirm, isUuid, readTextInput } from './inputs.js';
+import { formatCount } from '../ui/format.js';
+import { BULK_CONCURRENCY, bulkProgress } from './bulk-progress.js';
+import { chunk, confirm, isUuid } from './inputs.js';
+import { chunked, forEachChunk, inputLines } from './streamed-input.js';
 
 type MemberResponse = components['schemas']['MemberResponse'];
 
@@ -110,63 +113,81 @@ export async function deleteMember(ctx: Context, member: string, yes: boolean | 
   if (ctx.output.json) ctx.output.result({ identifier: id, brand_id: brandId, deleted: true }, () => '');
 }
 
-/** E-mails from arguments and/or a file (one per line, or the first address on each line). */
-export async function collectEmails(
-  ctx: Context,
-  args: readonly string[],
-  file: string | undefined,
-): Promise<string[]> {
-  const emails = [...args];
-  if (file) {
-    for (const line of (await readTextInput(ctx, file)).split(/\r?\n/)) {
-      const email = line
-        .split(/[,;\t]/)
-        .map((cell) => cell.trim().replace(/^"|"$/g, ''))
-        .find((cell) => cell.includes('@'));
-      if (email) emails.push(email);
-    }
-  }
-  if (emails.length === 0)
-    throw usageError('No e-mail addresses given.', 'Pass them as arguments or with --file <path> (- for stdin).');
-  return [...new Map(emails.map((email) => [email.toLowerCase(), email])).values()];
+/** The e-mail a line names: the line itself, or the first cell with an @ in a CSV line. */
+function emailOf(line: string): string | undefined {
+  return line
+    .split(/[,;\t]/)
+    .map((cell) => cell.trim().replace(/^"|"$/g, ''))
+    .find((cell) => cell.includes('@'));
 }
 
-export async function setSubscription(ctx: Context, subscribe: boolean, emails: readonly string[]): Promise<void> {
+/**
+ * (Un)subscribes the e-mails of the arguments and the file. One e-mail is one PATCH; a list is
+ * read line by line and sent 2000 e-mails per POST, a few at a time, so any length runs in flat memory.
+ */
+export async function setSubscription(
+  ctx: Context,
+  subscribe: boolean,
+  args: readonly string[],
+  file: string | undefined,
+): Promise<void> {
+  const [single] = args;
+  if (!file && args.length === 1 && single !== undefined) return setOneSubscription(ctx, subscribe, single);
   const brandId = ctx.brand();
-  const [email] = emails;
-  if (emails.length === 1 && email !== undefined) {
-    const body = { brand_id: brandId, email };
-    const result = await request(ctx, (api, signal) =>
-      subscribe
-        ? api.PATCH('/members/subscribe', { body, signal })
-        : api.PATCH('/members/unsubscribe', { body, signal }),
-    );
-    if (result.response.status === 400 && subscribe) {
-      ctx.output.info(`${email} is already subscribed to ${brandId}.`);
-      if (ctx.output.json) ctx.output.result({ email, changed: 0 }, () => '');
-      return;
-    }
-    dataOf(ctx, result);
-    ctx.output.success(`${subscribe ? 'Subscribed' : 'Unsubscribed'} ${email} (${brandId}).`);
-    if (ctx.output.json) ctx.output.result({ email, changed: 1 }, () => '');
-    return;
-  }
+  let requested = 0;
   let changed = 0;
-  for (const part of chunk(emails, 2000)) {
-    const body = { brand_id: brandId, email: part };
-    const result = await request(ctx, (api, signal) =>
-      subscribe ? api.POST('/members/subscribe', { body, signal }) : api.POST('/members/unsubscribe', { body, signal }),
-    );
-    // 404 on a chunk means none of its e-mails is a member: nothing changed there.
-    if (result.response.status === 404) continue;
-    changed += dataOf(ctx, result).data.amount;
+  const emails = async function* (): AsyncGenerator<string> {
+    for await (const { text } of inputLines(ctx, args, file)) {
+      const email = emailOf(text);
+      if (email) yield email;
+    }
+  };
+  const verb = subscribe ? 'Subscribed' : 'Unsubscribed';
+  const progress = bulkProgress(
+    ctx,
+    (note) => `${verb.toLowerCase()} ${formatCount(changed)} of ${formatCount(requested)}${note}…`,
+  );
+  try {
+    await forEachChunk(chunked(emails(), 2000), BULK_CONCURRENCY, ctx.signal, async (part) => {
+      const email = [...new Map(part.map((e) => [e.toLowerCase(), e])).values()];
+      requested += email.length;
+      const body = { brand_id: brandId, email };
+      const result = await request(ctx, (api, signal) =>
+        subscribe
+          ? api.POST('/members/subscribe', { body, signal })
+          : api.POST('/members/unsubscribe', { body, signal }),
+      );
+      // 404 on a chunk means none of its e-mails is a member: nothing changed there.
+      if (result.response.status === 404) return;
+      changed += dataOf(ctx, result).data.amount;
+    });
+  } finally {
+    progress.stop();
   }
+  if (requested === 0)
+    throw usageError('No e-mail addresses given.', 'Pass them as arguments or with --file <path> (- for stdin).');
   ctx.output.result(
-    { requested: emails.length, changed },
+    { requested, changed },
     () =>
-      `${subscribe ? 'Subscribed' : 'Unsubscribed'} ${changed} of ${emails.length}` +
-      (changed < emails.length
+      `${verb} ${formatCount(changed)} of ${formatCount(requested)}` +
+      (changed < requested
         ? ` (the others were ${subscribe ? 'subscribed' : 'unsubscribed'} already or are not members).`
         : '.'),
   );
+}
+
+async function setOneSubscription(ctx: Context, subscribe: boolean, email: string): Promise<void> {
+  const brandId = ctx.brand();
+  const body = { brand_id: brandId, email };
+  const result = await request(ctx, (api, signal) =>
+    subscribe ? api.PATCH('/members/subscribe', { body, signal }) : api.PATCH('/members/unsubscribe', { body, signal }),
+  );
+  if (result.response.status === 400 && subscribe) {
+    ctx.output.info(`${email} is already subscribed to ${brandId}.`);
+    if (ctx.output.json) ctx.output.result({ email, changed: 0 }, () => '');
+    return;
+  }
+  dataOf(ctx, result);
+  ctx.output.success(`${subscribe ? 'Subscribed' : 'Unsubscribed'} ${email} (${brandId}).`);
+  if (ctx.output.json) ctx.output.result({ email, changed: 1 }, () => '');
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loggedInEnv, type FakeApi, fakeApiServer, addMembers } from '../testing/fake-api.js';
 import { runCli, tempConfigHome } from '../testing/run-cli.js';
-import { parseMemberReferences } from './tags.js';
+import { memberReference } from './tags.js';
 
 let api: FakeApi;
 fakeApiServer({
@@ -11,22 +11,15 @@ fakeApiServer({
   },
 });
 
-describe('parseMemberReferences', () => {
-  it('takes the first UUID (else e-mail) of each line, skips a header, de-duplicates', () => {
-    const refs = parseMemberReferences(
-      [
-        'identifier,email,full_name',
-        '00000000-0000-4000-9000-000000000001,m1@example.com,Ann',
-        'M2@example.com',
-        'm2@example.com',
-        '"m3@example.com";x',
-        'garbage',
-        '',
-      ].join('\n'),
-    );
-    expect(refs.uuids).toEqual(['00000000-0000-4000-9000-000000000001']);
-    expect(refs.emails).toEqual(['M2@example.com', 'm3@example.com']);
-    expect(refs.invalid).toEqual([{ line: 6, text: 'garbage' }]);
+describe('memberReference', () => {
+  it('takes the first UUID of a line, else its first e-mail, in plain lists and CSVs', () => {
+    expect(memberReference('00000000-0000-4000-9000-000000000001,m1@example.com,Ann')).toEqual({
+      uuid: '00000000-0000-4000-9000-000000000001',
+    });
+    expect(memberReference('M2@example.com')).toEqual({ email: 'M2@example.com' });
+    expect(memberReference('"m3@example.com";x')).toEqual({ email: 'm3@example.com' });
+    expect(memberReference('identifier,email,full_name')).toBeUndefined();
+    expect(memberReference('garbage')).toBeUndefined();
   });
 });
 
@@ -48,6 +41,27 @@ describe('loyalty tags add-members', { timeout: 20_000 }, () => {
     ).toEqual([2000, 600]);
     expect(api.tagMembers.get('vip')?.size).toBe(2600);
     expect(JSON.parse(result.stdout)).toMatchObject({ tag: 'vip', sent: 2600, unknown_emails: [] });
+  });
+
+  it('reads a file line by line: skips its header, counts unreadable lines, sends repeats once per chunk', async () => {
+    const lines = ['email,full_name'];
+    for (let i = 0; i < 4500; i++) lines.push(`m${i % 2500}@example.com,Name ${i}`); // 2000 repeats
+    lines.splice(3000, 0, 'no address here');
+    const result = await runCli(['tags', 'add-members', 'vip', '--file', '-', '--json'], {
+      env: loggedInEnv(await tempConfigHome()),
+      stdin: `${lines.join('\n')}\n`,
+    });
+    expect(result.code).toBe(3);
+    const lookups = api.requests.filter((r) => r.path === '/members/uuid');
+    // Chunks of 2000 lines as read; within a chunk each e-mail is looked up once.
+    expect(lookups.map((r) => (r.body as { emails: string[] }).emails.length)).toEqual([2000, 2000, 500]);
+    expect(api.tagMembers.get('vip')?.size).toBe(2500);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      sent: 4500,
+      unknown_email_count: 0,
+      invalid_line_count: 1,
+      invalid_lines: [{ line: 3001, text: 'no address here' }],
+    });
   });
 
   it('adds the known members, names the unknown e-mails and exits 3', async () => {

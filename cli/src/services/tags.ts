@@ -1,11 +1,13 @@
 // Tags: list, create, delete, and put many members on a tag.
-import type { components } from '@loyalty/sdk';
+import { BULK_LIMIT, type components, type LoyaltyError, toLoyaltyError } from '@loyalty/sdk';
 import type { Context } from '../context.js';
 import { CliError, PartialSuccess, usageError } from '../errors.js';
 import { formatCount } from '../ui/format.js';
 import { apiFailure, call } from './api.js';
-import { isUuid, readTextInput } from './inputs.js';
+import { bulkProgress, BULK_CONCURRENCY } from './bulk-progress.js';
+import { isUuid } from './inputs.js';
 import { findMemberIds } from './members.js';
+import { chunked, forEachChunk, inputLines } from './streamed-input.js';
 
 type Tag = components['schemas']['Tag'];
 
@@ -59,37 +61,44 @@ export async function deleteTag(ctx: Context, tag: string): Promise<void> {
   if (ctx.output.json) ctx.output.result({ tag_id: uuid, deleted: true }, () => '');
 }
 
-export interface MemberReferences {
-  uuids: string[];
-  emails: string[];
-  invalid: Array<{ line: number; text: string }>;
+/** A member reference: a UUID, or an e-mail to look up in the brand. */
+export type MemberReference = { uuid: string } | { email: string };
+
+/**
+ * The member a line names: its first cell that is a UUID, else the first that is an e-mail. So
+ * plain lists and CSVs (e.g. `loyalty members export`) both work.
+ */
+export function memberReference(line: string): MemberReference | undefined {
+  const cells = line.split(/[,;\t]/).map((cell) => cell.trim().replace(/^"(.*)"$/, '$1'));
+  const uuid = cells.find(isUuid);
+  if (uuid) return { uuid };
+  const email = cells.find((cell) => /^[^\s@]+@[^\s@]+$/.test(cell));
+  return email ? { email } : undefined;
+}
+
+/** What is kept of a long list's problems: counts, and the first few for the screen. */
+const SHOWN = 10;
+/** JSON output lists at most this many unknown e-mails and unreadable lines (the counts are exact). */
+const LISTED = 1000;
+
+interface AddTally {
+  sent: number;
+  unknownEmails: number;
+  unknownShown: string[];
+  invalidLines: number;
+  invalidShown: Array<{ line: number; text: string }>;
+  failedChunks: number;
+  failedMembers: number;
+  firstError: LoyaltyError | undefined;
+  chunks: number;
 }
 
 /**
- * Reads member references: per line, the first cell that is a UUID, else the first that is an
- * e-mail. So plain lists and CSVs (e.g. `loyalty members export`) both work; a header is skipped.
+ * Reads the references line by line and sends them in chunks of 2000 (e-mails looked up first,
+ * POST /members/uuid), a few chunks at a time: a file of any length with flat memory. A header
+ * (a first line with no UUID or e-mail) is skipped; repeats within a chunk are sent once, and
+ * the API skips members already on the tag.
  */
-export function parseMemberReferences(text: string): MemberReferences {
-  const references: MemberReferences = { uuids: [], emails: [], invalid: [] };
-  const seen = new Set<string>();
-  text.split(/\r?\n/).forEach((line, i) => {
-    if (line.trim() === '') return;
-    const cells = line.split(/[,;\t]/).map((cell) => cell.trim().replace(/^"(.*)"$/, '$1'));
-    const uuid = cells.find(isUuid);
-    const email = uuid ? undefined : cells.find((cell) => /^[^\s@]+@[^\s@]+$/.test(cell));
-    const value = uuid ?? email;
-    if (!value) {
-      if (i > 0) references.invalid.push({ line: i + 1, text: line });
-      return;
-    }
-    const key = value.toLowerCase();
-    if (seen.has(key)) return;
-    seen.add(key);
-    (uuid ? references.uuids : references.emails).push(value);
-  });
-  return references;
-}
-
 export async function addMembersToTag(
   ctx: Context,
   tag: string,
@@ -97,67 +106,94 @@ export async function addMembersToTag(
   file: string | undefined,
 ): Promise<void> {
   const brandId = ctx.brand();
-  const text = [args.join('\n'), file ? await readTextInput(ctx, file) : ''].filter(Boolean).join('\n');
-  const references = parseMemberReferences(text);
-  if (references.uuids.length + references.emails.length === 0) {
+  const client = ctx.client();
+  const tally: AddTally = {
+    sent: 0,
+    unknownEmails: 0,
+    unknownShown: [],
+    invalidLines: 0,
+    invalidShown: [],
+    failedChunks: 0,
+    failedMembers: 0,
+    firstError: undefined,
+    chunks: 0,
+  };
+  const references = async function* (): AsyncGenerator<MemberReference> {
+    for await (const { line, text } of inputLines(ctx, args, file)) {
+      if (text.trim() === '') continue;
+      const reference = memberReference(text);
+      if (reference) yield reference;
+      else if (line > 1 || args.length > 0) {
+        tally.invalidLines += 1;
+        if (tally.invalidShown.length < LISTED) tally.invalidShown.push({ line, text });
+      }
+    }
+  };
+  const progress = bulkProgress(ctx, (note) => `sent ${formatCount(tally.sent)} members${note}…`);
+  try {
+    await forEachChunk(chunked(references(), BULK_LIMIT), BULK_CONCURRENCY, ctx.signal, async (part) => {
+      tally.chunks += 1;
+      const uuids = new Set(part.flatMap((r) => ('uuid' in r ? [r.uuid.toLowerCase()] : [])));
+      const emails = [
+        ...new Map(part.flatMap((r) => ('email' in r ? [[r.email.toLowerCase(), r.email]] : []))).values(),
+      ];
+      const found = emails.length ? await findMemberIds(ctx, brandId, emails) : new Map<string, string>();
+      for (const email of emails) {
+        if (found.has(email.toLowerCase())) continue;
+        tally.unknownEmails += 1;
+        if (tally.unknownShown.length < LISTED) tally.unknownShown.push(email);
+      }
+      const ids = [...new Set([...uuids, ...found.values()])];
+      if (ids.length === 0) return;
+      const result = await client.POST('/tags/members/bulk', {
+        body: { brand_id: brandId, tag_id: tag, users: ids },
+        signal: ctx.signal,
+      });
+      const error = toLoyaltyError(result);
+      if (error) {
+        if (ctx.signal.aborted) throw error;
+        tally.failedChunks += 1;
+        tally.failedMembers += ids.length;
+        tally.firstError ??= error;
+      } else tally.sent += ids.length;
+    });
+  } finally {
+    progress.stop();
+  }
+  if (tally.chunks === 0) {
     throw usageError(
       'No member UUIDs or e-mails given.',
       'Pass them as arguments or with --file <path> (- for stdin).',
     );
   }
-  const found = references.emails.length
-    ? await findMemberIds(ctx, brandId, references.emails)
-    : new Map<string, string>();
-  const unknownEmails = references.emails.filter((email) => !found.has(email.toLowerCase()));
-  const ids = [...new Set([...references.uuids, ...found.values()])];
-  const { addMembersToTag: addInChunks } = await import('@loyalty/sdk');
-  let done = 0;
-  let reportedAt = Date.now();
-  const reports = await addInChunks(
-    ctx.client(),
-    { brandId, tagId: tag, memberIds: ids },
-    {
-      signal: ctx.signal,
-      onChunk: (report) => {
-        if (report.ok) done += report.size;
-        if (Date.now() - reportedAt >= 2000 && done < ids.length) {
-          reportedAt = Date.now();
-          ctx.output.info(`sent ${formatCount(done)} of ${formatCount(ids.length)} members…`);
-        }
-      },
-    },
-  );
-  const failed = reports.filter((report) => !report.ok);
-  const [firstFailed] = failed;
-  if (firstFailed) {
-    if (failed.length === reports.length) throw apiFailure(ctx, firstFailed.error);
-    const missed = failed.reduce((sum, report) => sum + report.size, 0);
+  if (tally.firstError) {
+    if (tally.failedChunks === tally.chunks) throw apiFailure(ctx, tally.firstError);
     throw new CliError(
-      `${formatCount(missed)} of ${formatCount(ids.length)} members were not added: ${firstFailed.error.message}`,
-      {
-        hint: 'Run the same command again: members already on the tag are skipped.',
-      },
+      `${formatCount(tally.failedMembers)} of ${formatCount(tally.failedMembers + tally.sent)} members were not added: ${tally.firstError.message}`,
+      { hint: 'Run the same command again: members already on the tag are skipped.' },
     );
   }
   const summary = {
     tag,
     brand_id: brandId,
-    sent: ids.length,
-    unknown_emails: unknownEmails,
-    invalid_lines: references.invalid,
+    sent: tally.sent,
+    unknown_email_count: tally.unknownEmails,
+    unknown_emails: tally.unknownShown,
+    invalid_line_count: tally.invalidLines,
+    invalid_lines: tally.invalidShown,
   };
   ctx.output.result(
     summary,
     () =>
-      `Added ${formatCount(ids.length)} members to ${tag} (members already on it or not in ${brandId} are skipped by the API).`,
+      `Added ${formatCount(tally.sent)} members to ${tag} (members already on it or not in ${brandId} are skipped by the API).`,
   );
-  for (const email of unknownEmails.slice(0, 10)) ctx.output.warn(`not a member: ${email}`);
-  for (const { line, text: bad } of references.invalid.slice(0, 10))
+  for (const email of tally.unknownShown.slice(0, SHOWN)) ctx.output.warn(`not a member: ${email}`);
+  for (const { line, text: bad } of tally.invalidShown.slice(0, SHOWN))
     ctx.output.warn(`line ${line}: no UUID or e-mail in "${bad}"`);
-  const skipped = unknownEmails.length + references.invalid.length;
+  const skipped = tally.unknownEmails + tally.invalidLines;
   if (skipped > 0) {
     throw new PartialSuccess(
-      `${formatCount(skipped)} not added: ${unknownEmails.length} e-mails are not members of ${brandId}, ${references.invalid.length} lines had no UUID or e-mail.`,
+      `${formatCount(skipped)} not added: ${tally.unknownEmails} e-mails are not members of ${brandId}, ${tally.invalidLines} lines had no UUID or e-mail.`,
     );
   }
 }

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { contextOf } from '../../context.js';
-import { examples } from '../../help.js';
+import { examples, speedHelp } from '../../help.js';
 import { fileOption } from '../options.js';
 
 export function membersSubscriptionCommand(subscribe: boolean): Command {
@@ -18,9 +18,10 @@ export function membersSubscriptionCommand(subscribe: boolean): Command {
         [`loyalty members ${verb} --file list.csv`, `${verb} everyone in a file`],
       ),
     )
+    .addHelpText('after', speedHelp('e-mails'))
     .action(async (emails: string[], options: { file?: string }, command: Command) => {
       const ctx = await contextOf(command);
-      const { collectEmails, setSubscription } = await import('../../services/members.js');
-      await setSubscription(ctx, subscribe, await collectEmails(ctx, emails, options.file));
+      const { setSubscription } = await import('../../services/members.js');
+      await setSubscription(ctx, subscribe, emails, options.file);
     });
 }

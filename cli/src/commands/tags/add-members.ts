@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { contextOf } from '../../context.js';
-import { examples } from '../../help.js';
+import { examples, speedHelp } from '../../help.js';
 import { fileOption } from '../options.js';
 
 export function tagsAddMembersCommand(): Command {
@@ -21,7 +21,10 @@ export function tagsAddMembersCommand(): Command {
         ['loyalty members export | loyalty tags add-members everyone --file -', 'every member of the brand'],
       ),
     )
-    .addHelpText('after', '\nExit code 3 when some e-mails are not members or lines could not be read.\n')
+    .addHelpText(
+      'after',
+      `${speedHelp('members')}\nE-mails are looked up first (one more request per 2,000). Exit code 3 when some e-mails are not members\nor lines could not be read.\n`,
+    )
     .action(async (tag: string, members: string[], options: { file?: string }, command: Command) => {
       await (await import('../../services/tags.js')).addMembersToTag(
         await contextOf(command),
