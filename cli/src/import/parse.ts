@@ -79,7 +79,7 @@ export async function openImportSource(
   while (headBytes < HEAD_BYTES && !head.some((chunk) => chunk.includes(0x0a))) {
     const next = await iterator.next();
     if (next.done) break;
-    const buffer = Buffer.from(next.value);
+    const buffer = typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
     head.push(buffer);
     headBytes += buffer.length;
   }
@@ -99,7 +99,7 @@ export async function openImportSource(
     for (const buffer of head) if (buffer.length > 0) yield take(buffer);
     head.length = 0;
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-      const buffer = Buffer.from(next.value);
+      const buffer = typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
       if (buffer.length > 0) yield take(buffer);
     }
     guard.finish();

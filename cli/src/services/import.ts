@@ -9,7 +9,8 @@ import { parseMapOptions } from '../import/columns.js';
 import { parseDelimiter } from '../import/csv-dialect.js';
 import { formatFromName, type InputFormat } from '../import/parse.js';
 import { runImport, startingProgress, type ImportSummary, type SendSignups } from '../import/run.js';
-import { formatCount } from '../ui/format.js';
+import { pacingNote, watchPacing } from '../pacing.js';
+import { formatCount, type ImportProgressView } from '../ui/format.js';
 import { liveView } from '../ui/live.js';
 import { importReporter } from '../ui/reporters.js';
 import { apiFailure, dataOf, idempotencyHeader, request } from './api.js';
@@ -126,7 +127,7 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
     file === '-' ? 'stdin' : file,
     initial,
   );
-  let last = initial;
+  let last: ImportProgressView = initial;
   let summary: ImportSummary;
   // A line written while the live view is drawn would be torn by its next frame: hold it.
   const held: string[] = [];
@@ -134,6 +135,8 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
     if (liveView.active) held.push(message);
     else ctx.output.info(message);
   };
+  // A wait for the rate limit can last most of a minute with no batch answered: show it as it starts.
+  const unwatch = watchPacing(() => reporter.update({ ...last, waiting: pacingNote() }));
   try {
     summary = await runImport({
       input: {
@@ -165,11 +168,12 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
         : undefined,
       onProgress: (progress) => {
         last = progress;
-        reporter.update(progress);
+        reporter.update({ ...progress, waiting: pacingNote() });
       },
       log,
     });
   } finally {
+    unwatch();
     await reporter.finish(last);
     for (const message of held) ctx.output.info(message);
   }

@@ -36,7 +36,8 @@ export function progressBar(done: number, total: number, width = 24): string {
   return '█'.repeat(filled) + '░'.repeat(width - filled);
 }
 
-export type ImportProgressView = ImportProgress;
+/** An import's progress as shown: `waiting` says the calls wait for the per-token rate limit. */
+export type ImportProgressView = ImportProgress & { waiting?: string | undefined };
 
 /** The counters of a voucher job that the progress displays show: fields of the document's VoucherJob. */
 export type VoucherJobProgress = Pick<
@@ -45,7 +46,7 @@ export type VoucherJobProgress = Pick<
 >;
 
 export function importLine(p: ImportProgressView, now: number): string {
-  if (p.phase === 'reading') return 'import: reading and validating…';
+  if (p.phase === 'reading') return `import: reading and validating… ${formatCount(p.rows)} rows`;
   const rate = ratePerSecond(p.rowsThisRun, p.startedAt, now);
   return [
     `import: ${formatCount(p.rowsDone)}/${formatCount(p.rowsTotal)} rows (${percent(p.rowsDone, p.rowsTotal)}%)`,
@@ -55,6 +56,7 @@ export function importLine(p: ImportProgressView, now: number): string {
     `rejected ${formatCount(p.rejected)}`,
     rate ? `${formatCount(rate)} rows/s` : undefined,
     p.phase === 'done' ? 'done' : `ETA ${formatDuration(etaSeconds(p.rowsDone, p.rowsTotal, rate))}`,
+    p.phase === 'done' ? undefined : p.waiting,
   ]
     .filter(Boolean)
     .join(', ');

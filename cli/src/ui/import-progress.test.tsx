@@ -39,8 +39,23 @@ describe('ImportProgress', () => {
     expect(lastFrame()).not.toContain('ETA');
   });
 
-  it('shows the reading phase before batches exist', () => {
+  it('shows the reading phase, with the rows read so far, before batches exist', () => {
     const { lastFrame } = render(<ImportProgress file="-" progress={{ ...base, phase: 'reading' }} now={0} />);
-    expect(lastFrame()).toBe('Reading and validating -…');
+    expect(lastFrame()).toBe('Reading and validating -… 10,000 rows');
+  });
+
+  it('says when the calls wait for the rate limit, and only then', () => {
+    const waiting = render(
+      <ImportProgress
+        file="m.csv"
+        progress={{ ...base, waiting: 'waiting for the rate limit for 12 s' }}
+        now={10_000}
+      />,
+    );
+    expect(waiting.lastFrame()).toContain(
+      "waiting for the rate limit for 12 s: the token's limit bounds this run, not the server (see --help)",
+    );
+    const flowing = render(<ImportProgress file="m.csv" progress={base} now={10_000} />);
+    expect(flowing.lastFrame()).not.toContain('rate limit');
   });
 });

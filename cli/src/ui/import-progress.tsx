@@ -19,7 +19,7 @@ export function ImportProgress({ file, progress: p, now }: ImportProgressProps) 
   if (p.phase === 'reading') {
     return (
       <Text>
-        Reading and validating <Text bold>{file}</Text>…
+        Reading and validating <Text bold>{file}</Text>… {formatCount(p.rows)} rows
       </Text>
     );
   }
@@ -43,6 +43,9 @@ export function ImportProgress({ file, progress: p, now }: ImportProgressProps) 
         {rate ? ` · ${formatCount(rate)} rows/s` : ''}
         {done ? '' : ` · ETA ${formatDuration(etaSeconds(p.rowsDone, p.rowsTotal, rate))}`}
       </Text>
+      {p.waiting && !done ? (
+        <Text color="yellow">{p.waiting}: the token's limit bounds this run, not the server (see --help)</Text>
+      ) : null}
     </Box>
   );
 }

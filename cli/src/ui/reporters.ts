@@ -1,6 +1,5 @@
 // The two progress displays of the CLI, each as a live view or a line reporter.
-import type { ImportProgress } from '../import/run.js';
-import { importLine, ratePerSecond, voucherLine, type VoucherJobProgress } from './format.js';
+import { importLine, type ImportProgressView, ratePerSecond, voucherLine, type VoucherJobProgress } from './format.js';
 import { inkReporter, lineReporter, wantsLiveView, type ProgressReporter, type ReporterStream } from './reporter.js';
 
 export interface ReporterTarget {
@@ -13,8 +12,8 @@ export interface ReporterTarget {
 export async function importReporter(
   target: ReporterTarget,
   file: string,
-  initial: ImportProgress,
-): Promise<ProgressReporter<ImportProgress>> {
+  initial: ImportProgressView,
+): Promise<ProgressReporter<ImportProgressView>> {
   if (target.plain || !wantsLiveView(target.stream, target.env)) return lineReporter(target.stream, importLine);
   const [{ createElement }, { ImportProgress: View }] = await Promise.all([
     import('react'),
