@@ -25,6 +25,7 @@ export {
   type MembersOptions,
   type StorecardPass,
 } from './paginate.js';
+export { streamMembers, type MemberStream, type MemberStreamOptions } from './member-stream.js';
 export {
   VoucherJobTimeoutError,
   waitForVoucherJob,
