@@ -1,12 +1,14 @@
-// `loyalty members export`: the whole member list of a brand, page by page, streamed as CSV or
-// JSON Lines to stdout or a file, so memory stays flat however large the brand is.
+// `loyalty members export`: the whole member list of a brand, streamed as CSV or JSON Lines to
+// stdout or a file, so memory stays flat however large the brand is. By default from one unpaged
+// list read as it arrives (the SDK's streamMembers); with --per-page, page by page.
 import type { WriteStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { once } from 'node:events';
 import type { components } from '@loyalty/sdk';
 import type { Context } from '../context.js';
-import { usageError } from '../errors.js';
+import { CliError, usageError } from '../errors.js';
 import { openPrivateFile } from '../private-file.js';
+import { requestIdSuffix } from '../request-log.js';
 import { formatCount } from '../ui/format.js';
 import { apiFailure } from './api.js';
 
@@ -38,16 +40,21 @@ export type ExportColumnsComplete = Holds<
 export interface ExportOptions {
   format?: string;
   output?: string;
-  perPage: string;
+  /** Read page by page, this many members a request (else the whole list in one stream). */
+  perPage?: string;
 }
+
+/** Members written to the output at once. */
+const WRITE_BATCH = 1000;
 
 export async function exportMembers(ctx: Context, options: ExportOptions): Promise<void> {
   const brandId = ctx.brand();
   const format =
     options.format ?? (ctx.output.json ? 'jsonl' : options.output?.toLowerCase().endsWith('.jsonl') ? 'jsonl' : 'csv');
   if (format !== 'csv' && format !== 'jsonl') throw usageError(`--format must be csv or jsonl (got "${format}").`);
-  const perPage = Number(options.perPage);
-  if (!Number.isInteger(perPage) || perPage < 1 || perPage > 1000) throw usageError('--per-page must be 1 to 1000.');
+  const perPage = options.perPage === undefined ? undefined : Number(options.perPage);
+  if (perPage !== undefined && !(Number.isInteger(perPage) && perPage >= 1 && perPage <= 1000))
+    throw usageError(`--per-page must be 1 to 1000 (got "${options.perPage}").`);
 
   // A file of members is personal data: 0600, like the rejects file of an import.
   const target =
@@ -60,7 +67,7 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
   const { stringify } = format === 'csv' ? await import('csv-stringify/sync') : { stringify: undefined };
   if (stringify) await write(stringify([[...EXPORT_COLUMNS]]));
 
-  const { iterateMembers, isLoyaltyError } = await import('@loyalty/sdk');
+  const { iterateMembers, streamMembers, isLoyaltyError } = await import('@loyalty/sdk');
   const toFile = Boolean(options.output && options.output !== '-');
   let written = 0;
   let pending: MemberListItem[] = [];
@@ -73,17 +80,30 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
     pending = [];
     await write(text);
   };
+  const members =
+    perPage === undefined
+      ? streamMembers(ctx.client(), { brandId, signal: ctx.signal })
+      : iterateMembers(ctx.client(), { brandId, perPage, signal: ctx.signal });
+  const total = () => ('total' in members && members.total !== undefined ? ` of ${formatCount(members.total)}` : '');
   try {
-    for await (const member of iterateMembers(ctx.client(), { brandId, perPage, signal: ctx.signal })) {
+    for await (const member of members) {
       pending.push(member);
-      if (pending.length >= perPage) await flush();
+      if (pending.length >= (perPage ?? WRITE_BATCH)) await flush();
       if (toFile && Date.now() - reportedAt >= 2000) {
         reportedAt = Date.now();
-        ctx.output.info(`exported ${formatCount(written + pending.length)} members…`);
+        ctx.output.info(`exported ${formatCount(written + pending.length)}${total()} members…`);
       }
     }
   } catch (error) {
     if (target !== ctx.runtime.stdout) (target as WriteStream).destroy(); // closes the file
+    if (isLoyaltyError(error) && error.code === 'stream_interrupted' && !ctx.signal.aborted)
+      throw new CliError(
+        `Export stopped after ${formatCount(written + pending.length)}${total()} members. ${error.message}${requestIdSuffix(error.requestId)}`,
+        {
+          hint: `The ${toFile ? 'file' : 'output'} is incomplete. Run the export again; if a proxy cuts long responses, add --per-page 1000.`,
+          cause: error,
+        },
+      );
     if (isLoyaltyError(error) && !ctx.signal.aborted) throw apiFailure(ctx, error);
     throw error;
   }
