@@ -176,12 +176,19 @@ async function runSize(n) {
     );
     if (login.code !== 0) throw new Error(`loyalty login exited ${login.code}: ${login.stderr}`);
     const token = await adminToken(url);
+    // A 429 (with --rate-limit 600) waits its Retry-After and asks again: the wait counts in the time.
     const api = async (method, p, body) => {
-      const res = await fetch(`${url}${p}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, ...(body && { 'content-type': 'application/json' }) },
-        body: body && JSON.stringify(body),
-      });
+      let res;
+      for (;;) {
+        res = await fetch(`${url}${p}`, {
+          method,
+          headers: { authorization: `Bearer ${token}`, ...(body && { 'content-type': 'application/json' }) },
+          body: body && JSON.stringify(body),
+        });
+        if (res.status !== 429) break;
+        await res.arrayBuffer();
+        await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after') ?? 1) * 1000));
+      }
       const text = await res.text();
       if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 300)}`);
       return JSON.parse(text);
