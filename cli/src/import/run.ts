@@ -235,6 +235,7 @@ async function afterCheck(
     rows: input.rows,
     rejected: input.invalid,
     batchesTotal: batchCount,
+    // Candidates include the rare e-mails that only share a hash with another: corrected at the end.
     rowsTotal: input.rows - input.invalid - input.candidates.rows,
   });
   const summarize = (checkpoint: Readonly<Checkpoint> | undefined, resumed: number): ImportSummary => {
@@ -331,6 +332,8 @@ async function afterCheck(
   const update = request.update && (await updatePhase(request, request.update, again(), writer, log));
   await writer.remove();
   progress.phase = 'done';
+  // The total was an estimate while rows repeating an earlier e-mail were only candidates.
+  progress.rowsTotal = progress.rowsDone;
   report();
   const summary = summarize(writer.state, resumed);
   return update ? { ...summary, ...update } : summary;
