@@ -1,11 +1,23 @@
 // The built `loyalty` binary (cli/bin/loyalty.js, the package's `bin`) in a process of its own with
 // its own settings directory: wall time from spawn to exit and the peak RSS of the process.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { followPeak } from './proc-memory.mjs';
 import { root } from './server-dist.mjs';
 
 export const cliBin = path.join(root, 'cli/bin/loyalty.js');
+
+/**
+ * The Node options of the bin's shebang (`#!/usr/bin/env -S node <options>`): what an installed
+ * `loyalty` runs with. The bench passes them to this Node (the project's, not the one on PATH).
+ */
+export const cliNodeOptions = (
+  /^#!\S*env -S node(.*)$/m.exec(readFileSync(cliBin, 'utf8').split('\n')[0] ?? '')?.[1] ?? ''
+)
+  .trim()
+  .split(/\s+/)
+  .filter(Boolean);
 
 /** The environment of a CLI whose profiles live under `configHome` (nothing from the caller's LOYALTY_*). */
 export function cliEnv(configHome) {
@@ -25,7 +37,10 @@ export function cliEnv(configHome) {
 export function runCli(args, { env, input, timeoutMs = 600_000 }) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [cliBin, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...cliNodeOptions, cliBin, ...args], {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const peak = followPeak(/** @type {number} */ (child.pid));
     let stdout = '';
     let stderr = '';
