@@ -95,10 +95,15 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
       }
     }
   } catch (error) {
-    if (target !== ctx.runtime.stdout) (target as WriteStream).destroy(); // closes the file
-    if (isLoyaltyError(error) && error.code === 'stream_interrupted' && !ctx.signal.aborted)
+    const interrupted = isLoyaltyError(error) && error.code === 'stream_interrupted' && !ctx.signal.aborted;
+    if (interrupted) {
+      // What arrived before the list broke off is written, so the count below is what the output holds.
+      await flush().catch(() => {});
+      if (target !== ctx.runtime.stdout) await closeFile(target as WriteStream).catch(() => {});
+    } else if (target !== ctx.runtime.stdout) (target as WriteStream).destroy(); // closes the file
+    if (interrupted)
       throw new CliError(
-        `Export stopped after ${formatCount(written + pending.length)}${total()} members. ${error.message}${requestIdSuffix(error.requestId)}`,
+        `Export stopped after ${formatCount(written)}${total()} members. ${error.message}${requestIdSuffix(error.requestId)}`,
         {
           hint: `The ${toFile ? 'file' : 'output'} is incomplete. Run the export again; if a proxy cuts long responses, add --per-page 1000.`,
           cause: error,
@@ -108,11 +113,13 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
     throw error;
   }
   if (pending.length > 0) await flush();
-  if (target !== ctx.runtime.stdout) {
-    (target as NodeJS.WritableStream).end();
-    await once(target, 'finish');
-  }
+  if (target !== ctx.runtime.stdout) await closeFile(target as WriteStream);
   ctx.output.info(
     `Exported ${formatCount(written)} members of ${brandId}${options.output && options.output !== '-' ? ` to ${options.output}` : ''} (${format}).`,
   );
+}
+
+async function closeFile(file: WriteStream): Promise<void> {
+  file.end();
+  await once(file, 'finish');
 }
