@@ -5,7 +5,7 @@ import { GrowingMapping, mapColumns, type ColumnMapping, type MemberField } from
 import { openImportSource, type InputFormat, type ReadOptions } from './parse.js';
 import { RejectsWriter } from './rejects.js';
 import type { Chunks } from './reread.js';
-import { DuplicateCandidates } from './seen-emails.js';
+import { type CandidateRows, DuplicateCandidates } from './seen-emails.js';
 import { checkRow } from './validate.js';
 
 export interface CheckedInput {
@@ -18,7 +18,8 @@ export interface CheckedInput {
   rows: number;
   /** Rows the check rejected (written to the rejects file). */
   invalid: number;
-  candidates: DuplicateCandidates;
+  /** Rows that may repeat an earlier e-mail (the hash table of the check is not kept). */
+  candidates: CandidateRows;
   /** The time subscribed_at was checked against. */
   checkedAt: Date;
 }
@@ -28,6 +29,8 @@ export interface CheckOptions extends ReadOptions {
   /** The rejects file as named (relative to `cwd`), from the input's name and format when not given. */
   rejectsPath: (format: InputFormat) => string;
   now: Date;
+  /** The input's size in bytes, when known: the hash table is sized from it once 100,000 rows show the bytes per row (the parser reads up to ~1 MB ahead). */
+  sizeHint?: number | undefined;
   onRows?: (rows: number, invalid: number) => void;
 }
 
@@ -50,7 +53,10 @@ export async function checkInput(
       const verdict = checkRow(row, mapping.apply.bind(mapping), options.now);
       if (verdict.ok) candidates.add(verdict.user.email);
       else await rejects.add({ line: row.line, fields: row.fields, error: verdict.error });
-      if (rows % 10_000 === 0) options.onRows?.(rows, rejects.count);
+      if (rows % 10_000 === 0) {
+        if (rows === 100_000 && options.sizeHint) candidates.expect((options.sizeHint * rows) / source.bytesRead());
+        options.onRows?.(rows, rejects.count);
+      }
     }
   } catch (error) {
     await rejects.close();
@@ -68,7 +74,7 @@ export async function checkInput(
       mapping: source.format === 'csv' ? mapping : mapColumns(source.columns, options.explicit),
       rows,
       invalid: rejects.count,
-      candidates,
+      candidates: candidates.result(),
       checkedAt: options.now,
     },
     rejects,

@@ -32,6 +32,8 @@ export interface ImportSource {
   rows: AsyncIterable<SourceRow>;
   /** SHA-256 of the exact input bytes (the file's identity for checkpoints and idempotency keys), once read. */
   sha256(): string;
+  /** Bytes handed to the parser so far (it reads a little ahead of the rows). */
+  bytesRead(): number;
 }
 
 export function formatFromName(name: string): InputFormat | undefined {
@@ -89,11 +91,13 @@ export async function openImportSource(
   const dialect = format === 'csv' ? detectDialect(headText, options.delimiter) : undefined;
   const guard = new TextGuard(name, dialect ? dialect.delimiter.charCodeAt(0) : undefined);
   let digest: string | undefined;
+  let bytes = 0;
 
   async function* checked(): AsyncGenerator<Buffer> {
     const take = (buffer: Buffer): Buffer => {
       guard.check(buffer);
       hash.update(buffer);
+      bytes += buffer.length;
       return buffer;
     };
     for (const buffer of head) if (buffer.length > 0) yield take(buffer);
@@ -112,10 +116,17 @@ export async function openImportSource(
 
   if (!dialect) {
     const columns: string[] = [];
-    return { format, columns, rows: readJsonLines(checked(), columns), sha256 };
+    return { format, columns, rows: readJsonLines(checked(), columns), sha256, bytesRead: () => bytes };
   }
   const csv = await openCsv(checked(), dialect, name, guard);
-  return { format, ...csv, delimiter: dialect.delimiter, bom: headText.startsWith('\uFEFF'), sha256 };
+  return {
+    format,
+    ...csv,
+    delimiter: dialect.delimiter,
+    bom: headText.startsWith('\uFEFF'),
+    sha256,
+    bytesRead: () => bytes,
+  };
 }
 
 async function openCsv(

@@ -63,6 +63,8 @@ export interface ImportRequest {
   input: {
     name: string;
     chunks: Chunks;
+    /** The input's size in bytes, when known (sizes the duplicate check's table). */
+    size?: number | undefined;
     /** Opens the input again for the second pass; without it (stdin) the first pass keeps a private copy. */
     reopen?: (() => Promise<Chunks>) | undefined;
     format?: InputFormat | undefined;
@@ -149,6 +151,7 @@ async function importPasses(request: ImportRequest, reading: Rereadable): Promis
       return resolve(request.cwd ?? '.', rejectsPath);
     },
     now: now(),
+    sizeHint: request.input.size,
     onRows: (rows, rejected) => {
       Object.assign(progress, { rows, rejected });
       report();

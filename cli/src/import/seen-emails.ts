@@ -21,6 +21,17 @@ class HashSet32 {
   #slots = new Uint32Array(1 << 16);
   #size = 0;
 
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Makes room for `count` hashes in all at once, instead of doubling on the way (both tables live while copying). */
+  reserve(count: number): void {
+    let slots = this.#slots.length;
+    while (count * 10 > slots * 7) slots *= 2;
+    if (slots !== this.#slots.length) this.#grow(slots);
+  }
+
   /** Adds `hash`; false when it was already there. */
   add(hash: number): boolean {
     if ((this.#size + 1) * 10 > this.#slots.length * 7) this.#grow();
@@ -41,11 +52,17 @@ class HashSet32 {
     }
   }
 
-  #grow(): void {
-    const next = new Uint32Array(this.#slots.length * 2);
+  #grow(slots = this.#slots.length * 2): void {
+    const next = new Uint32Array(slots);
     for (const hash of this.#slots) if (hash !== 0) HashSet32.#insert(next, hash);
     this.#slots = next;
   }
+}
+
+/** The rows that may repeat an earlier e-mail: their hashes, and how many such rows. */
+export interface CandidateRows {
+  hashes: ReadonlySet<number>;
+  rows: number;
 }
 
 /** First pass: which e-mails may occur more than once. */
@@ -55,6 +72,16 @@ export class DuplicateCandidates {
   readonly hashes = new Set<number>();
   /** Rows whose hash was seen before (an upper bound of the duplicates). */
   rows = 0;
+
+  /** Sizes the table for about `rows` rows at once (e.g. estimated from the file size). */
+  expect(rows: number): void {
+    this.#seen.reserve(Math.min(rows, 1 << 28));
+  }
+
+  /** What the second pass needs; the table of every hash can then be collected. */
+  result(): CandidateRows {
+    return { hashes: this.hashes, rows: this.rows };
+  }
 
   add(email: string): void {
     const hash = emailHash(email.toLowerCase());

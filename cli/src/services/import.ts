@@ -1,4 +1,5 @@
 // `loyalty members import`: wires the import pipeline to the API, the progress display and Ctrl-C.
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { toLoyaltyError } from '@loyalty/sdk';
 import type { Context } from '../context.js';
@@ -143,6 +144,7 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
         name: file,
         chunks,
         reopen: file === '-' ? undefined : () => openInput(ctx, file),
+        size: file === '-' ? undefined : (await stat(resolve(ctx.runtime.cwd, file))).size,
         format,
         delimiter,
       },
