@@ -92,6 +92,18 @@ describe('streamMembers', () => {
     expect(bodies).toEqual([{ brand_id: 'brand-acme' }]);
   });
 
+  it('gives the same members in batches, one per piece of the body, none empty', async () => {
+    const all = Array.from({ length: 30 }, (_, i) => member(i));
+    server.use(http.post(`${api}/members/list`, () => streamed(pieces(listBody(all), 700))));
+    const stream = streamMembers(client(), { brandId: 'brand-acme' });
+    const batches: MemberListItem[][] = [];
+    for await (const batch of stream.batches()) batches.push(batch);
+    expect(batches.length).toBeGreaterThan(3);
+    expect(batches.every((batch) => batch.length > 0)).toBe(true);
+    expect(batches.flat()).toEqual(all);
+    expect(stream.total).toBe(30);
+  });
+
   it('is what iterateMembers uses without page and perPage', async () => {
     const bodies: unknown[] = [];
     server.use(

