@@ -35,7 +35,7 @@ const countLines = (file) =>
   new Promise((resolve, reject) => {
     let lines = 0;
     createReadStream(file)
-      .on('data', (b) => {
+      .on('data', (/** @type {Buffer} */ b) => {
         for (let i = b.indexOf(10); i !== -1; i = b.indexOf(10, i + 1)) lines++;
       })
       .on('end', () => resolve(lines))
@@ -115,7 +115,12 @@ try {
       { label: 'members export (streamed, JSON Lines)', args: ['--format', 'jsonl'], lines: rows, judged: true },
     ];
     if (n <= PAGED_UP_TO)
-      runs.push({ label: 'members export --per-page 1000 (CSV)', args: ['--per-page', '1000'], lines: rows + 1 });
+      runs.push({
+        label: 'members export --per-page 1000 (CSV)',
+        args: ['--per-page', '1000'],
+        lines: rows + 1,
+        judged: false,
+      });
     for (const run of runs) {
       const file = path.join(work, 'export.out');
       const r = await runCli(['members', 'export', '-o', file, ...run.args], { env, timeoutMs: 600_000 });
