@@ -142,6 +142,32 @@ describe('streamMembers', () => {
     expect(seen.length, 'the members before the cut were yielded').toBe(2);
   });
 
+  it('throws stream_interrupted for a body cut inside a character, invalid_response for bytes that are not UTF-8', async () => {
+    const bytes = new TextEncoder().encode(listBody([member(1, 'Zoë')]));
+    const cut = bytes.indexOf(0xc3) + 1; // after the first byte of ë
+    server.use(
+      http.post(
+        `${api}/members/list`,
+        () => new HttpResponse(bytes.slice(0, cut), { headers: { 'content-type': 'application/json' } }),
+      ),
+    );
+    await expect(collect(streamMembers(client(), { brandId: 'brand-acme' }))).rejects.toMatchObject({
+      code: 'stream_interrupted',
+    });
+    const invalid = bytes.slice();
+    invalid[cut] = 0x41; // ë's second byte replaced: not UTF-8
+    server.use(
+      http.post(
+        `${api}/members/list`,
+        () => new HttpResponse(invalid, { headers: { 'content-type': 'application/json' } }),
+      ),
+    );
+    await expect(collect(streamMembers(client(), { brandId: 'brand-acme' }))).rejects.toMatchObject({
+      code: 'invalid_response',
+      message: 'The member list is not UTF-8 text',
+    });
+  });
+
   it('throws stream_interrupted when the connection breaks mid-list', async () => {
     const text = listBody(Array.from({ length: 20 }, (_, i) => member(i)));
     server.use(

@@ -100,8 +100,15 @@ export function streamMembers(client: LoyaltyClient, options: MemberStreamOption
         if (total === undefined) total = parse(() => totalOf(scanner.envelopeHead()));
         if (items.length > 0) yield items as MemberListItem[];
       }
-      parse(() => scanner.push(decoder.decode()));
-      parse(() => scanner.end());
+      parse(() => {
+        try {
+          scanner.push(decoder.decode());
+        } catch (error) {
+          scanner.end(); // a body cut inside a character and the list: cut short, not invalid
+          throw error;
+        }
+        scanner.end();
+      });
       done = true;
     } finally {
       signal?.removeEventListener('abort', stop);
