@@ -24,6 +24,10 @@ export type LoyaltyErrorCode =
   | 'invalid_scope'
   | 'network_error'
   | 'timeout'
+  /** A streamed list (`streamMembers`) broke off before its end: the members yielded so far are not all. */
+  | 'stream_interrupted'
+  /** A response body that is not what the document says (e.g. a list that is not the list envelope). */
+  | 'invalid_response'
   // Any other code the server sends (for example `pass_already_redeemed`), kept as sent.
   | (string & {});
 
