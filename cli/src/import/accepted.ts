@@ -17,8 +17,6 @@ export interface RereadOptions {
   rejects?: OrderedRejects | undefined;
   /** Rows of the input already rejected by the API in an earlier run, by line, to write to the rejects file again. */
   earlierRejects?: ReadonlyMap<number, string> | undefined;
-  /** At the end, how many rows repeated an earlier e-mail. */
-  onDuplicates?: ((rows: number) => void) | undefined;
 }
 
 export class InputChanged extends Error {}
@@ -37,7 +35,6 @@ export async function* acceptedRows(
   const apply = checked.mapping.apply.bind(checked.mapping);
   const { rejects } = options;
   let position = 0;
-  let duplicateRows = 0;
   for await (const row of source.rows) {
     const at = position++;
     const earlier = options.earlierRejects?.get(row.line);
@@ -49,7 +46,6 @@ export async function* acceptedRows(
     }
     const first = duplicates.seen(verdict.user.email, row.line);
     if (first !== undefined) {
-      duplicateRows += 1;
       await rejects?.add({
         line: row.line,
         fields: row.fields,
@@ -61,5 +57,4 @@ export async function* acceptedRows(
   }
   if (position !== checked.rows || source.sha256() !== checked.sha256)
     throw new InputChanged(`${options.name} changed while it was being imported.`);
-  options.onDuplicates?.(duplicateRows);
 }

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { loggedInEnv, type FakeApi, fakeApiServer, addMembers } from '../testing/fake-api.js';
+import { http, HttpResponse } from 'msw';
+import { API, loggedInEnv, type FakeApi, fakeApiServer, addMembers } from '../testing/fake-api.js';
 import { runCli, tempConfigHome } from '../testing/run-cli.js';
 import { memberReference } from './tags.js';
 
 let api: FakeApi;
-fakeApiServer({
+const server = fakeApiServer({
   each: (fresh) => {
     api = fresh;
     addMembers(api, 3000);
@@ -62,6 +63,26 @@ describe('loyalty tags add-members', { timeout: 20_000 }, () => {
       invalid_line_count: 1,
       invalid_lines: [{ line: 3001, text: 'no address here' }],
     });
+  });
+
+  it('goes on after a chunk the API refuses, and says how many members were not added', async () => {
+    let calls = 0;
+    server.use(
+      http.post(`${API}/tags/members/bulk`, () => {
+        calls += 1;
+        if (calls === 2) return HttpResponse.json({ message: 'The given data was invalid.' }, { status: 422 });
+        return undefined; // the fake API's own handler
+      }),
+    );
+    const emails = Array.from({ length: 5000 }, (_, i) => `m${i % 3000}@example.com`);
+    const result = await runCli(['tags', 'add-members', 'vip', '--file', '-'], {
+      env: loggedInEnv(await tempConfigHome()),
+      stdin: emails.join('\n'),
+    });
+    expect(calls).toBe(3);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('2,000 of 5,000 members were not added: The given data was invalid.');
+    expect(result.stderr).toContain('Run the same command again: members already on the tag are skipped.');
   });
 
   it('adds the known members, names the unknown e-mails and exits 3', async () => {

@@ -1,5 +1,5 @@
 // Tags: list, create, delete, and put many members on a tag.
-import { BULK_LIMIT, type components, type LoyaltyError, toLoyaltyError } from '@loyalty/sdk';
+import { BULK_LIMIT, type components, isLoyaltyError, type LoyaltyError, toLoyaltyError } from '@loyalty/sdk';
 import type { Context } from '../context.js';
 import { CliError, PartialSuccess, usageError } from '../errors.js';
 import { formatCount } from '../ui/format.js';
@@ -133,7 +133,7 @@ export async function addMembersToTag(
   try {
     await forEachChunk(chunked(references(), BULK_LIMIT), BULK_CONCURRENCY, ctx.signal, async (part) => {
       tally.chunks += 1;
-      const uuids = new Set(part.flatMap((r) => ('uuid' in r ? [r.uuid.toLowerCase()] : [])));
+      const uuids = new Set(part.flatMap((r) => ('uuid' in r ? [r.uuid] : [])));
       const emails = [
         ...new Map(part.flatMap((r) => ('email' in r ? [[r.email.toLowerCase(), r.email]] : []))).values(),
       ];
@@ -145,17 +145,20 @@ export async function addMembersToTag(
       }
       const ids = [...new Set([...uuids, ...found.values()])];
       if (ids.length === 0) return;
-      const result = await client.POST('/tags/members/bulk', {
-        body: { brand_id: brandId, tag_id: tag, users: ids },
-        signal: ctx.signal,
-      });
-      const error = toLoyaltyError(result);
-      if (error) {
-        if (ctx.signal.aborted) throw error;
-        tally.failedChunks += 1;
-        tally.failedMembers += ids.length;
-        tally.firstError ??= error;
-      } else tally.sent += ids.length;
+      // A chunk that fails (after the client's retries) does not stop the others.
+      const error = await client
+        .POST('/tags/members/bulk', { body: { brand_id: brandId, tag_id: tag, users: ids }, signal: ctx.signal })
+        .then(toLoyaltyError, (thrown: unknown) => {
+          if (ctx.signal.aborted || !isLoyaltyError(thrown)) throw thrown;
+          return thrown;
+        });
+      if (!error) {
+        tally.sent += ids.length;
+        return;
+      }
+      tally.failedChunks += 1;
+      tally.failedMembers += ids.length;
+      tally.firstError ??= error;
     });
   } finally {
     progress.stop();
