@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { serverEntryPoint, serverEnvironment } from './server.js';
+import { SERVER_NODE_OPTIONS, serverEntryPoint, serverEnvironment } from './server.js';
 
 describe('loyalty server', () => {
   it('turns flags into the environment variables of the contract', () => {
@@ -40,5 +40,14 @@ describe('loyalty server', () => {
     const entry = serverEntryPoint();
     expect(entry).toMatch(/server\/dist\/start\.js$/);
     expect(existsSync(entry.replace(/dist\/start\.js$/, 'package.json'))).toBe(true);
+  });
+});
+
+describe('SERVER_NODE_OPTIONS', () => {
+  it('are the options `npm start` runs the server with, so both servers behave alike', () => {
+    const root = new URL('../../../package.json', import.meta.url);
+    const scripts = (JSON.parse(readFileSync(root, 'utf8')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts.start).toBe(`exec node ${SERVER_NODE_OPTIONS.join(' ')} server/dist/start.js`);
+    expect(scripts.worker).toBe(`exec node ${SERVER_NODE_OPTIONS.join(' ')} server/dist/worker-main.js`);
   });
 });

@@ -11,6 +11,14 @@ import type { Context } from '../context.js';
 import { CliError, ExitCode } from '../errors.js';
 import { CLI_VERSION } from '../version.js';
 
+/**
+ * Node options of the server process, as `npm start` gives them (package.json). A cap on the old
+ * generation makes V8 collect the garbage of bulk requests (2000-user bodies and answers) instead
+ * of growing: a 1M-row import grew the server's RSS by 123 MB with V8's defaults, by 21 MB with
+ * this, in the same time. The server's live data is small (lists are streamed).
+ */
+export const SERVER_NODE_OPTIONS = ['--max-old-space-size=512'];
+
 export interface ServerOptions {
   port?: string;
   host?: string;
@@ -98,7 +106,7 @@ export async function runServer(ctx: Context, options: ServerOptions): Promise<v
     env.LOYALTY_DATA_DIR = userDataDir(ctx.runtime.env);
     ctx.output.info(`Data directory: ${env.LOYALTY_DATA_DIR} (--data-dir or LOYALTY_DATA_DIR to choose another)`);
   }
-  const child = spawn(process.execPath, [entry], {
+  const child = spawn(process.execPath, [...SERVER_NODE_OPTIONS, entry], {
     cwd: ctx.runtime.cwd,
     env,
     stdio: 'inherit',

@@ -2,8 +2,18 @@
 // of its own on a free port, on a database the benchmark gives it (DATABASE_URL), so that its RSS
 // and CPU are its own and can be read from /proc/<pid>.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { root } from './server-dist.mjs';
+
+/** The Node options `npm start` runs the server with (package.json), so the bench measures that server. */
+const serverNodeOptions = (
+  /exec node (.*?)\s*server\/dist\/start\.js/.exec(
+    JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start,
+  )?.[1] ?? ''
+)
+  .split(/\s+/)
+  .filter(Boolean);
 
 /**
  * @param {{ databaseUrl: string, env?: Record<string, string> }} options `env`: more LOYALTY_*
@@ -12,7 +22,7 @@ import { root } from './server-dist.mjs';
  *   `kill`: SIGTERM at once, without waiting (for a signal handler)
  */
 export async function startServerProcess({ databaseUrl, env = {} }) {
-  const child = spawn(process.execPath, [path.join(root, 'server/dist/start.js')], {
+  const child = spawn(process.execPath, [...serverNodeOptions, path.join(root, 'server/dist/start.js')], {
     cwd: root,
     env: {
       ...process.env,
