@@ -29,7 +29,7 @@ export interface CheckOptions extends ReadOptions {
   /** The rejects file as named (relative to `cwd`), from the input's name and format when not given. */
   rejectsPath: (format: InputFormat) => string;
   now: Date;
-  /** The input's size in bytes, when known: the hash table is sized from it once 100,000 rows show the bytes per row (the parser reads up to ~1 MB ahead). */
+  /** The input's size in bytes, when known: once 100,000 rows show the bytes per row (the parser reads up to ~1 MB ahead), the e-mail hashes go into a Bloom filter sized from it. */
   sizeHint?: number | undefined;
   onRows?: (rows: number, invalid: number) => void;
 }
