@@ -55,6 +55,8 @@ export async function checkInput(
       else await rejects.add({ line: row.line, fields: row.fields, error: verdict.error });
       if (rows % 10_000 === 0) {
         if (rows === 100_000 && options.sizeHint) candidates.expect((options.sizeHint * rows) / source.bytesRead());
+        // stdin: no size. Past a million rows, a filter for ten million (16 MB) instead of a growing table.
+        if (rows === 1_000_000 && !options.sizeHint) candidates.expect(10_000_000);
         options.onRows?.(rows, rejects.count);
       }
     }
