@@ -1,6 +1,5 @@
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
+import { retainedBytes } from '../testing/retained.js';
 import { DuplicateCandidates, DuplicateEmails, emailHash } from './seen-emails.js';
 import { checkRow, parseBooleanish, parseDateTime, type SourceRowLike, validateMember } from './validate.js';
 
@@ -154,16 +153,7 @@ describe('checkRow and duplicates', () => {
   });
 
   it('keeps a few bytes per distinct e-mail in the first pass, not the e-mails', async () => {
-    // Retained memory only: collect garbage before each reading, and give V8 time to sweep the
-    // freed array buffers (it does so on a background thread).
-    v8.setFlagsFromString('--expose-gc');
-    const gc = vm.runInNewContext('gc') as () => void;
-    const used = async () => {
-      gc();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      gc();
-      return process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
-    };
+    const used = retainedBytes;
     const before = await used();
     const candidates = new DuplicateCandidates();
     for (let i = 0; i < 1_000_000; i++) candidates.add(`member${i}@example.com`);
@@ -173,14 +163,7 @@ describe('checkRow and duplicates', () => {
   });
 
   it('with the length known, keeps about 1.3 bytes a row and misses no duplicate', async () => {
-    v8.setFlagsFromString('--expose-gc');
-    const gc = vm.runInNewContext('gc') as () => void;
-    const used = async () => {
-      gc();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      gc();
-      return process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
-    };
+    const used = retainedBytes;
     const before = await used();
     const candidates = new DuplicateCandidates();
     for (let i = 0; i < 100_000; i++) candidates.add(`member${i}@example.com`);

@@ -10,6 +10,7 @@ import { CliError, usageError } from '../errors.js';
 import { openPrivateFile } from '../private-file.js';
 import { requestIdSuffix } from '../request-log.js';
 import { formatCount } from '../ui/format.js';
+import { chunked } from './streamed-input.js';
 import { apiFailure } from './api.js';
 
 type MemberListItem = components['schemas']['MemberListItem'];
@@ -64,19 +65,6 @@ export function csvRecord(values: readonly (string | number | boolean | null | u
   return `${line}\n`;
 }
 
-/** `items` in arrays of `size` (the last one shorter). */
-async function* inBatches<T>(items: AsyncIterable<T>, size: number): AsyncGenerator<T[], void, undefined> {
-  let batch: T[] = [];
-  for await (const item of items) {
-    batch.push(item);
-    if (batch.length >= size) {
-      yield batch;
-      batch = [];
-    }
-  }
-  if (batch.length > 0) yield batch;
-}
-
 export async function exportMembers(ctx: Context, options: ExportOptions): Promise<void> {
   const brandId = ctx.brand();
   const format =
@@ -113,7 +101,7 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
   const stream = perPage === undefined ? streamMembers(ctx.client(), { brandId, signal: ctx.signal }) : undefined;
   const batches = stream
     ? stream.batches()
-    : inBatches(iterateMembers(ctx.client(), { brandId, perPage, signal: ctx.signal }), perPage ?? WRITE_BATCH);
+    : chunked(iterateMembers(ctx.client(), { brandId, perPage, signal: ctx.signal }), perPage ?? WRITE_BATCH);
   const total = () => (stream?.total !== undefined ? ` of ${formatCount(stream.total)}` : '');
   try {
     for await (const batch of batches) {
