@@ -104,17 +104,27 @@ describe('streamMembers', () => {
     expect(stream.total).toBe(30);
   });
 
-  it('is what iterateMembers uses without page and perPage', async () => {
+  it('is not what iterateMembers uses: that pages, as the document advises above 3000 members', async () => {
     const bodies: unknown[] = [];
     server.use(
       http.post(`${api}/members/list`, async ({ request }) => {
         bodies.push(await request.json());
-        return streamed(pieces(listBody([member(1), member(2)]), 64));
+        return HttpResponse.json({
+          message: 'Request successful',
+          data: {
+            total: 2,
+            last_page: 1,
+            next_page_url: null,
+            per_page: 500,
+            last_page_url: '',
+            members: [member(1), member(2)],
+          },
+        });
       }),
     );
     const seen = await collect(iterateMembers(client(), { brandId: 'brand-acme' }));
     expect(seen.map((m) => m.email)).toEqual(['m1@example.com', 'm2@example.com']);
-    expect(bodies).toEqual([{ brand_id: 'brand-acme' }]);
+    expect(bodies).toEqual([{ brand_id: 'brand-acme', page: 1, per_page: 500 }]);
   });
 
   it('yields nothing for an empty list', async () => {
