@@ -23,6 +23,11 @@ export async function rereadable(chunks: Chunks, reopen?: () => Promise<Chunks>)
   const path = join(dir, 'input');
   const handle = await open(path, 'w', 0o600);
   let copied = false;
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closed ??= handle.close();
+    return closed;
+  };
   async function* copying(): AsyncGenerator<Buffer> {
     try {
       for await (const chunk of chunks) {
@@ -32,7 +37,7 @@ export async function rereadable(chunks: Chunks, reopen?: () => Promise<Chunks>)
       }
       copied = true;
     } finally {
-      await handle.close();
+      await close();
     }
   }
   return {
@@ -41,6 +46,10 @@ export async function rereadable(chunks: Chunks, reopen?: () => Promise<Chunks>)
       if (!copied) throw new Error('Internal error: the input is read again before its first reading ended');
       return createReadStream(path, { highWaterMark: 256 * 1024 });
     },
-    dispose: () => rm(dir, { recursive: true, force: true }),
+    // A first reading that stopped early (a file that cannot be read) may never finish its generator.
+    dispose: async () => {
+      await close();
+      await rm(dir, { recursive: true, force: true });
+    },
   };
 }
