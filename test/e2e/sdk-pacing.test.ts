@@ -6,7 +6,11 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { fetchToken, startLiveServer, type LiveServer } from '../helpers/live-server.js';
 
 const LIMIT = 60;
-const WINDOW_S = 2;
+// Windows are fixed and aligned to the database clock, so a request sent just before a window ends
+// can be counted in the next one when the server is slow to reach its count. On CI's 2 cores,
+// under the whole suite's load, that delay came near a second: with 2 s windows, 1 and 10 calls
+// of 200 met a 429 in two runs. A 4 s window keeps the test about pacing, not about that delay.
+const WINDOW_S = 4;
 const CALLS = 200;
 
 let live: LiveServer;
@@ -53,7 +57,7 @@ it(`${CALLS} concurrent calls through one client against ${LIMIT} per ${WINDOW_S
   expect(maxInFlight).toBeLessThanOrEqual(LIMIT);
   // 200 calls need four fixed windows of 60 (the first may be nearly over): pacing waited for the resets.
   expect(elapsed).toBeGreaterThanOrEqual((Math.ceil(CALLS / LIMIT) - 2) * WINDOW_S * 1000);
-  expect(elapsed).toBeLessThan(15_000);
+  expect(elapsed).toBeLessThan((Math.ceil(CALLS / LIMIT) + 2) * WINDOW_S * 1000);
 });
 
 it('the limit is real: the same burst without the SDK collects 429s with Retry-After', async () => {
