@@ -10,6 +10,7 @@ import { signDelivery } from '@loyalty/sdk/signing';
 import { signPayload } from '@loyalty/sdk/webhooks';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, expect, it } from 'vitest';
+import { pointsChangedEvent } from '../../sdk/src/test-support.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const dist = fileURLToPath(new URL('../../sdk/dist/', import.meta.url));
@@ -65,20 +66,11 @@ afterAll(async () => {
 
 const secret = 'whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=';
 const previous = 'whsec_c29tZW90aGVyc2VjcmV0';
+// The test suites' sample delivery, with a reference that is not ASCII (TextEncoder in the browser).
 const body = JSON.stringify({
-  id: '6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9',
-  type: 'points.changed',
+  ...pointsChangedEvent,
   created_at: '2026-11-24T10:00:00.000Z',
-  organization_id: 'org-acme',
-  data: {
-    member_id: 'm',
-    storecard_id: 'card-points',
-    pass_id: 'p',
-    type: 'earn',
-    points: 5,
-    balance: 25,
-    reference: 'till-1 · ü',
-  },
+  data: { ...pointsChangedEvent.data, reference: 'till-1 · ü' },
 });
 
 interface Case {

@@ -46,11 +46,12 @@ export async function checkInput(
       : new GrowingMapping(source.columns, options.explicit);
   const rejects = new RejectsWriter(options.rejectsPath(source.format), source.format, source.columns, source);
   const candidates = new DuplicateCandidates();
+  const toMember = mapping.apply.bind(mapping);
   let rows = 0;
   try {
     for await (const row of source.rows) {
       rows += 1;
-      const verdict = checkRow(row, mapping.apply.bind(mapping), options.now);
+      const verdict = checkRow(row, toMember, options.now);
       if (verdict.ok) candidates.add(verdict.user.email);
       else await rejects.add({ line: row.line, fields: row.fields, error: verdict.error });
       if (rows % 10_000 === 0) {
