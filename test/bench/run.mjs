@@ -1,11 +1,14 @@
 // `npm run bench`: runs every test/bench/*.mjs (but this file) one after another, in name order,
 // each in its own Node process so none disturbs another's measurement. Arguments filter by
 // name: `npm run bench -- server` runs only the benchmarks whose file name contains "server".
-// Exit code 1 when any benchmark missed its target or failed.
-import { spawnSync } from 'node:child_process';
+// Exit code 1 when any benchmark missed its target or failed. At the end, one table of every goal
+// of issue 17: now, goal, the anchor measured beside it in the same run, and the ratio now/anchor.
+import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { printSummary } from './lib/summary-table.mjs';
+import { SUMMARY_MARK } from './lib/summary.mjs';
 
 const dir = path.dirname(fileURLToPath(import.meta.url));
 const filters = process.argv.slice(2);
@@ -14,11 +17,30 @@ const files = readdirSync(dir)
   .filter((f) => !filters.length || filters.some((s) => f.includes(s)))
   .sort();
 
+/** Runs one benchmark with its output shown as it comes, and collects its summary rows. */
+function runBench(file, rows) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(dir, file)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let partial = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => {
+      process.stdout.write(chunk);
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines)
+        if (line.startsWith(SUMMARY_MARK)) rows.push(JSON.parse(line.slice(SUMMARY_MARK.length)));
+    });
+    child.on('close', (status, signal) => resolve({ status, signal }));
+  });
+}
+
 const results = [];
+/** @type {import('./lib/summary.mjs').SummaryRow[]} */
+const rows = [];
 for (const file of files) {
   console.log(`\n=== ${file}`);
   const started = Date.now();
-  const { status, signal } = spawnSync(process.execPath, [path.join(dir, file)], { stdio: 'inherit' });
+  const { status, signal } = await runBench(file, rows);
   results.push({ file, ok: status === 0, how: signal ?? `exit ${status}`, seconds: (Date.now() - started) / 1000 });
 }
 
@@ -26,4 +48,5 @@ console.log('\n=== summary');
 for (const r of results)
   console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${r.file.padEnd(28)} ${r.how.padEnd(8)} ${r.seconds.toFixed(1)} s`);
 if (!files.length) console.log(`no benchmark matches ${filters.join(', ')}`);
+printSummary(rows);
 process.exitCode = results.every((r) => r.ok) && files.length ? 0 : 1;
