@@ -255,6 +255,24 @@ describe('RateLimiter', () => {
     expect(limiter.limit).toBe(600);
   });
 
+  it('counts a request answered while a later one was out as possibly after it (counted late, answered early)', async () => {
+    // Under load the server counts and answers in its own order. Q goes out before R's answer, S
+    // after it; the server counts R, S, then Q, and Q's answer arrives before S's. When S's answer
+    // (newer than R's) comes, Q is neither in flight nor in S's Remaining: 8 are left, not 9.
+    const limiter = new RateLimiter({ burst: 2 });
+    const ok = (remaining: number) =>
+      new Response('{}', { headers: { 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': String(remaining) } });
+    const r = await limiter.acquire();
+    const q = await limiter.acquire();
+    limiter.settle(r, ok(10));
+    const s = await limiter.acquire();
+    limiter.settle(q, ok(8));
+    limiter.settle(s, ok(9));
+    let sent = 0;
+    while (limiter.tryAcquire()) sent++;
+    expect(sent).toBe(8);
+  });
+
   it('frees the slot of a request that failed without a response', async () => {
     const limiter = new RateLimiter({ burst: 1 });
     await expect(paced(limiter, () => Promise.reject(new TypeError('fetch failed')))).rejects.toThrow('fetch failed');

@@ -5,8 +5,10 @@
  * server uses, and never assumes more than it has seen:
  * - A request reserves a unit of the budget before it is sent.
  * - A response whose request was sent after the response the budget came from is newer
- *   information: budget = Remaining minus the requests still in flight (each may yet be counted).
- *   An older response may only lower the budget (responses arrive out of order).
+ *   information: budget = Remaining minus the requests still in flight (each may yet be counted)
+ *   minus those answered while this one was out (the server may have counted them after this
+ *   one, yet answered them first). An older response may only lower the budget (responses
+ *   arrive out of order).
  * - Budget used up and nothing in flight: hold everyone until one window after the last response
  *   arrived (every window that counted a request we heard about has ended by then), or earlier
  *   when the IETF draft `RateLimit: …;t=<seconds>` field says so, then send one probe to learn the
@@ -37,6 +39,8 @@ export interface PacingOptions {
 /** A reserved slot; give it back with `settle`. */
 export interface Ticket {
   readonly seq: number;
+  /** Responses settled before this request was sent. */
+  readonly settledBefore: number;
 }
 
 interface Waiter {
@@ -63,6 +67,8 @@ export class RateLimiter {
   /** Latest reset time stated (RateLimit t=) in this epoch, rounded up; 0 when none. */
   #resetHint = 0;
   #inFlight = 0;
+  /** Requests settled so far (with or without a response). */
+  #settled = 0;
   #holdUntil = 0;
   #unpaced = false;
   #queue: Waiter[] = [];
@@ -115,6 +121,7 @@ export class RateLimiter {
     this.#inFlight--;
     // A 401 is counted against the caller's IP, not this token: its headers are another budget.
     if (response && response.status !== 401) this.#observe(ticket, response);
+    this.#settled++;
     this.#pump();
   }
 
@@ -128,7 +135,7 @@ export class RateLimiter {
   #take(): Ticket {
     this.#inFlight++;
     if (this.#budget !== undefined) this.#budget--;
-    return { seq: ++this.#seq };
+    return { seq: ++this.#seq, settledBefore: this.#settled };
   }
 
   #observe(ticket: Ticket, response: Response): void {
@@ -161,7 +168,8 @@ export class RateLimiter {
     }
     this.#unpaced = false;
     this.#lastSeenAt = now;
-    const budget = remaining - this.#inFlight;
+    // Requests answered while this one was out may have been counted after it.
+    const budget = remaining - this.#inFlight - (this.#settled - ticket.settledBefore);
     if (ticket.seq > this.#refSeq) {
       // Sent after the reference response arrived, so counted after it: newer information.
       this.#refSeq = ++this.#seq;
