@@ -14,6 +14,9 @@
 //                                                              1,000,000 a minute, as the other benches)
 //   node test/bench/scale.mjs --timeout 300                    seconds an operation may take (default 600)
 //   node test/bench/scale.mjs --only 18                        only issue 18's lines (no voucher job, no event feed)
+// The import, export, voucher job and event feed lines also go to the goals table of `npm run bench`
+// (issue 17): per step, the time against the smaller size's scaled linearly, and at 1M the
+// issue's times (import ≤ 45 s, voucher job ≤ 35 s, export ≤ 10 s; over them is a ✗ here too).
 //
 // Lines, per size N:
 //   members import          `loyalty members import <csv> --json --no-progress` of N new rows (email,
@@ -44,6 +47,7 @@ import { cliEnv, runCli } from './lib/cli-process.mjs';
 import { statusBytes, watchGrowth } from './lib/proc-memory.mjs';
 import { adminToken } from './lib/server-dist.mjs';
 import { startServerProcess } from './lib/server-process.mjs';
+import { summaryRow } from './lib/summary.mjs';
 
 const { values: flags } = parseArgs({
   options: {
@@ -88,6 +92,10 @@ const CLI_ONLY_ABOVE = 1_000_000;
 const PER_PAGE = 1000;
 const WARM_REQUESTS = 5;
 const bounds = { factor: 10.5, cliRss: 150 * 2 ** 20, serverGrowth: 100 * 2 ** 20, noiseMs: 50 };
+/** Issue 17's times at 1M members, in ms: a line over its goal is a ✗. */
+const goalsAt1M = { import: 45_000, vouchers: 35_000, export: 10_000 };
+/** Issue 17's lines in the goals table of `npm run bench`. */
+const SUMMARY_LINES = ['import', 'export', 'vouchers', 'events'];
 
 const LINES = [
   { key: 'import', label: 'members import (CLI)', cli: true },
@@ -388,6 +396,42 @@ function printSize(n) {
   );
 }
 
+/**
+ * The goals table's rows for one line: per step between sizes, the larger size's time against the
+ * smaller one's scaled linearly (goal: factor ≤ 10.5 per 10×, a ratio of 1.05); at 1M, the
+ * issue's time where it sets one, against the same linear scaling from the size before.
+ */
+function reportSummary(line, steps) {
+  for (const [a, b] of steps) {
+    const msA = results.get(a)?.get(line.key)?.ms;
+    const msB = results.get(b)?.get(line.key)?.ms;
+    if (msA === undefined || msB === undefined) continue;
+    const linear = (msA / 1000) * (b / a);
+    const base = {
+      unit: 's',
+      now: msB / 1000,
+      anchor: linear,
+      anchorLabel: `${fmtN(a)} time × ${b / a}`,
+      better: /** @type {const} */ ('lower'),
+    };
+    summaryRow({
+      ...base,
+      id: `scale-${line.key}-${fmtN(a)}-${fmtN(b)}`,
+      measure: `scale: ${line.label}, ${fmtN(a)}→${fmtN(b)}`,
+      goal: bounds.factor / 10,
+      goalOn: 'ratio',
+    });
+    if (b === 1_000_000 && line.key in goalsAt1M)
+      summaryRow({
+        ...base,
+        id: `scale-${line.key}-1M`,
+        measure: `scale: ${line.label}, 1M members`,
+        goal: goalsAt1M[line.key] / 1000,
+        goalOn: 'now',
+      });
+  }
+}
+
 /** The factor per 10× data between two sizes (their ratio scaled to a 10× step), and whether it fails. */
 function factor(a, b, entryA, entryB) {
   if (entryA?.ms === undefined) return { text: '—', bad: false };
@@ -432,8 +476,11 @@ try {
     if (!done.some((n) => results.get(n)?.has(line.key))) continue;
     const entries = done.map((n) => results.get(n)?.get(line.key));
     const factors = steps.map(([a, b]) => factor(a, b, results.get(a)?.get(line.key), results.get(b)?.get(line.key)));
-    const bad = entries.some((e) => e && verdictOf(e)) || factors.some((f) => f.bad);
+    const at1M = results.get(1_000_000)?.get(line.key);
+    const over1M = at1M !== undefined && line.key in goalsAt1M && !((at1M.ms ?? Infinity) <= goalsAt1M[line.key]);
+    const bad = entries.some((e) => e && verdictOf(e)) || factors.some((f) => f.bad) || over1M;
     if (bad) failed = true;
+    if (SUMMARY_LINES.includes(line.key)) reportSummary(line, steps);
     const cliRss = entries.map((e) => e?.cliRss ?? 0);
     const growth = entries.map((e) => e?.growth ?? 0);
     rows.push([
