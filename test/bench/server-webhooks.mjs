@@ -2,9 +2,13 @@
 // receiver, with the real graphile-worker runner and the real delivery task (signing, SSRF-checked
 // undici client, attempt log) on an embedded PostgreSQL with durable settings. The receiver runs
 // in its own process and answers 200 at once. Deliveries are queued first (fan-out, not timed),
-// then the worker drains them.
+// then the worker drains them. Beside it, measured in the same run against the same receiver, the
+// anchor of issue 17 (lib/post-loop.mjs): a bare loop of POSTs of the same body from this process,
+// keep-alive, as many in flight as the worker sends at once.
 // Run after building: `npx tsc -b server && node test/bench/server-webhooks.mjs` (or `npm run bench`).
-// BENCH_DELIVERIES (default 20000), BENCH_CONCURRENCY (default: the worker's default).
+// BENCH_DELIVERIES (default 20000), BENCH_CONCURRENCY (default: the worker's default),
+// BENCH_ANCHOR_SECONDS (default 4). Exit 1 when issue 17's goal (≥ 3,000/s sustained) or issue 5's
+// (≥ 500/s, every delivery delivered exactly once) is missed.
 
 if (process.argv[2] === 'receiver') {
   // The receiver process: counts requests, answers 200 "ok".
@@ -25,7 +29,9 @@ if (process.argv[2] === 'receiver') {
 } else {
   const { loadConfig, startWorker, DEFAULT_CONCURRENCY, serverModule } = await import('./lib/server-dist.mjs');
   const { startBenchDatabase, loadLine } = await import('./lib/bench-database.mjs');
-  const { fanOutEvents } = await serverModule('services/deliveries.js');
+  const { fanOutEvents, envelopeOf, deliveryHeaders } = await serverModule('services/deliveries.js');
+  const { postLoop } = await import('./lib/post-loop.mjs');
+  const { summaryRow } = await import('./lib/summary.mjs');
 
   const total = Number(process.env.BENCH_DELIVERIES ?? 20_000);
   // Subscriptions of the organization to member.created, each to the same receiver: total / subscriptions events, each delivered to all.
@@ -60,6 +66,43 @@ if (process.argv[2] === 'receiver') {
     );
 
     const config = { ...loadConfig({}), webhookAllowInsecure: true };
+
+    // The anchor: the same receiver, the body of one of these deliveries and headers of the same
+    // size (signed once), keep-alive, as many in flight as the worker has attempts at once (its
+    // lanes: per subscription, bounded by its concurrency).
+    const [event] =
+      await sql`SELECT id AS event_id, type AS event_type, created_at AS event_created_at, organization_id, data
+                              FROM events ORDER BY id LIMIT 1`;
+    const body = envelopeOf(event);
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'Loyalty-Webhooks/1.0',
+      ...deliveryHeaders({
+        body,
+        eventId: event.event_id,
+        eventType: event.event_type,
+        attempt: 1,
+        attemptedAt: new Date(),
+        secrets: ['whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA='],
+        requestId: `${event.event_id}.1`,
+      }),
+    };
+    const inFlight = Math.min(concurrency, subscriptions * config.webhookConcurrencyPerSubscription);
+    const anchorSeconds = Number(process.env.BENCH_ANCHOR_SECONDS ?? 4);
+    const anchor = await postLoop({
+      url: `http://127.0.0.1:${port}/hook/1`,
+      body,
+      headers,
+      inFlight,
+      seconds: anchorSeconds,
+      connections: concurrency,
+    });
+    const { count: anchorCount } = await ask('count');
+    console.log(
+      `anchor, a bare loop of POSTs (${body.length} bytes, keep-alive, ${inFlight} in flight) to the same receiver: ` +
+        `${Math.round(anchor.perSecond)}/s over ${anchor.seconds.toFixed(1)} s (${anchor.ok} answered 200, ${anchor.failed} not)`,
+    );
+
     const started = performance.now();
     const runner = await startWorker({ connectionString: db.url, sql, config, concurrency });
     const marks = [];
@@ -83,7 +126,7 @@ if (process.argv[2] === 'receiver') {
              percentile_cont(0.5) WITHIN GROUP (ORDER BY a.duration_ms) AS p50,
              percentile_cont(0.99) WITHIN GROUP (ORDER BY a.duration_ms) AS p99
       FROM webhook_deliveries d JOIN webhook_attempts a ON a.delivery_id = d.id`;
-    const { count } = await ask('count');
+    const count = (await ask('count')).count - anchorCount;
     const ok = sustained >= target && delivered === total && count === total;
     if (!ok) failed = true;
     console.log(
@@ -91,6 +134,19 @@ if (process.argv[2] === 'receiver') {
         `${Math.round(sustained)}/s sustained (10-90 %); attempt p50 ${p50} ms, p99 ${p99} ms; receiver counted ${count} ` +
         `${ok ? 'ok' : `FAIL: target ${target}/s, every delivery delivered exactly once`}`,
     );
+    console.log(`ratio to the anchor: ${(sustained / anchor.perSecond).toFixed(2)} of the bare POST loop`);
+    const met = summaryRow({
+      id: 'deliveries-sustained',
+      measure: 'webhook deliveries, sustained',
+      unit: '/s',
+      now: sustained,
+      anchor: anchor.perSecond,
+      anchorLabel: 'bare POST loop',
+      goal: 3000,
+      goalOn: 'now',
+      better: 'higher',
+    });
+    if (!met || anchor.failed) failed = true;
     // Other processes on the machine change these figures: say how busy it was.
     console.log(loadLine());
   } finally {
