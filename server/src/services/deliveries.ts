@@ -1,18 +1,15 @@
 import type postgres from 'postgres';
 import type { Db, Sql } from '../db/pool.js';
 import { defined, firstRow } from '../lib/defined.js';
-import { outcomeOf, type PostResult, type WebhookClient } from '../lib/safe-fetch.js';
+import { outcomeOf, type WebhookClient } from '../lib/safe-fetch.js';
 import type { Schemas } from '../lib/schemas.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import { signDelivery } from '@loyalty/sdk/signing';
-import { disableSubscription } from './subscription-disable.js';
-import {
-  countFailure,
-  disableReason,
-  resetFailures,
-  type HealthRules,
-  type SubscriptionHealth,
-} from './subscription-health.js';
+import { claimDueDeliveries, type Target } from './deliveries-claim.js';
+import { recordBatch, type AttemptOutcome, type SentAttempt } from './deliveries-record.js';
+import type { HealthRules } from './subscription-health.js';
+
+export type { AttemptOutcome } from './deliveries-record.js';
 
 /**
  * Webhook delivery: one row per (subscription, event), one attempt row per request sent, and a
@@ -20,10 +17,11 @@ import {
  * of the workers, no more, however long its backlog).
  *
  * A lane is a graphile-worker job `deliver_webhook` with `{ subscription_id, lane }` and the key
- * `webhook_lane:<subscription>:<lane>`. It claims the subscription's next due delivery (a lease,
- * `claimed_until`, past the attempt's timeout: a crashed lane's delivery is claimed again once
- * it has passed), sends it, records it (the retry schedule sets `next_attempt_at`), and goes on
- * with the next due one for a short slice of time; then it queues itself again, behind every
+ * `webhook_lane:<subscription>:<lane>`. It claims a batch of the subscription's next due
+ * deliveries (a lease, `claimed_until`, past the attempts' timeout: a crashed lane's deliveries
+ * are claimed again once it has passed; deliveries-claim.ts), sends them one at a time, records
+ * them together (the retry schedule sets `next_attempt_at`; deliveries-record.ts), and goes on
+ * with the next batch for a short slice of time (runDeliveryLane); then it queues itself again, behind every
  * other subscription's lanes: subscriptions take turns. With nothing due it sleeps until the
  * subscription's next retry, or ends when nothing is pending. The queue holds a handful of jobs
  * per subscription whatever its backlog, so a backlog costs the other subscriptions nothing, and
@@ -101,22 +99,6 @@ export async function wakeOverdueLanes(db: Db, lanes: number, overdueSeconds = 6
   );
 }
 
-type Target = {
-  id: string;
-  subscription_id: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  max_attempts: number;
-  delivered: boolean;
-  url: string;
-  secrets: string[];
-  event_id: string;
-  event_type: string;
-  event_created_at: Date;
-  organization_id: string;
-  data: unknown;
-};
-
 /** The exact bytes sent (and signed): the same on every attempt of the event. */
 export const envelopeOf = (
   t: Pick<Target, 'event_id' | 'event_type' | 'event_created_at' | 'organization_id' | 'data'>,
@@ -128,8 +110,6 @@ export const envelopeOf = (
     organization_id: t.organization_id,
     data: t.data,
   });
-
-export type AttemptOutcome = 'delivered' | 'retry' | 'final' | 'exhausted';
 
 export type DeliveryContext = {
   sql: Sql;
@@ -191,9 +171,29 @@ export const deliveryHeaders = (a: {
 });
 
 /**
- * One run of a lane: due deliveries of the subscription, one at a time, for LANE_SLICE_MS (one
- * at least); then the lane is queued again now (more is due), at the next retry, or not at all.
- * Returns the outcomes of the attempts it made.
+ * A batch is sized to take about this long at the attempt time this run has seen (one delivery
+ * until an attempt was timed), CLAIM_BATCH_MAX at most: a fast receiver's lane claims and records
+ * many deliveries per commit, a slow one's claims one at a time and leaves the rest to its other
+ * lanes.
+ */
+export const BATCH_TARGET_MS = 25;
+/** The most deliveries a lane claims in one statement. */
+export const CLAIM_BATCH_MAX = 32;
+
+/**
+ * One run of a lane: due deliveries of the subscription, for LANE_SLICE_MS (one attempt at
+ * least); then the lane is queued again now (more is due), at the next retry, or not at all.
+ *
+ * The lane claims a batch of due deliveries in one statement, sends them one at a time (the lane
+ * is the unit of concurrency), and records their attempts in one statement when the batch ends:
+ * when every claim was sent, at the first attempt that did not deliver (recorded, so the health
+ * rules count every failure in order before the lane sends anything more), or when the slice is
+ * over; claims it did not send are given back in that statement. A crash in between loses
+ * nothing: what was claimed and not recorded is claimed again once its lease has passed
+ * (at-least-once; receivers dedupe by Loyalty-Message-Id). A claim needs the subscription active,
+ * so once it is disabled or deleted a lane sends at most the rest of the batch it holds: fewer
+ * than CLAIM_BATCH_MAX deliveries, only those it starts within its slice, and about
+ * BATCH_TARGET_MS of sending at the attempt time seen. Returns the outcomes of the attempts it made.
  */
 export async function runDeliveryLane(
   ctx: DeliveryContext,
@@ -201,17 +201,27 @@ export async function runDeliveryLane(
   lane: number,
 ): Promise<AttemptOutcome[]> {
   const started = performance.now();
+  const sliceOver = () => performance.now() - started >= LANE_SLICE_MS;
   const outcomes: AttemptOutcome[] = [];
   if (!(await takeLane(ctx, subscriptionId, lane))) return outcomes; // running elsewhere: that run goes on
+  // Every attempt a claim holds starts within the slice and ends within its timeout.
+  const leaseSeconds = LANE_SLICE_MS / 1000 + ctx.timeoutMs / 1000 + (ctx.leaseMarginSeconds ?? 60);
+  const timing = { attempts: 0, ms: 0 };
   try {
     for (;;) {
-      const target = await claimDueDelivery(ctx, subscriptionId);
-      if (!target) {
+      const limit = timing.attempts
+        ? Math.max(
+            1,
+            Math.min(CLAIM_BATCH_MAX, Math.floor(BATCH_TARGET_MS / Math.max(timing.ms / timing.attempts, 0.1))),
+          )
+        : 1;
+      const targets = await claimDueDeliveries(ctx.sql, subscriptionId, limit, leaseSeconds);
+      if (!targets.length) {
         await sleepLane(ctx.sql, subscriptionId, lane);
         return outcomes;
       }
-      outcomes.push(await sendAttempt(ctx, target));
-      if (performance.now() - started >= LANE_SLICE_MS) {
+      outcomes.push(...(await sendBatch(ctx, targets, sliceOver, timing)));
+      if (sliceOver()) {
         await requeueLane(ctx.sql, subscriptionId, lane);
         return outcomes;
       }
@@ -225,81 +235,65 @@ export async function runDeliveryLane(
   }
 }
 
-/** The subscription's next due delivery, leased to this lane until its attempt has surely ended. */
-async function claimDueDelivery(ctx: DeliveryContext, subscriptionId: string): Promise<Target | undefined> {
-  const leaseSeconds = ctx.timeoutMs / 1000 + (ctx.leaseMarginSeconds ?? 60);
-  const [target] = await ctx.sql<Target[]>`
-    WITH claimed AS (
-      UPDATE webhook_deliveries d SET claimed_until = now() + make_interval(secs => ${leaseSeconds})
-      WHERE d.id = (
-        SELECT id FROM webhook_deliveries
-        WHERE subscription_id = ${subscriptionId} AND status = 'pending' AND next_attempt_at <= loyalty_now()
-          AND (claimed_until IS NULL OR claimed_until < now())
-          AND EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = ${subscriptionId} AND active)
-        ORDER BY next_attempt_at LIMIT 1
-        FOR UPDATE SKIP LOCKED)
-      RETURNING d.id, d.subscription_id, d.status, d.attempts, d.max_attempts, d.delivered_at, d.event_id
-    )
-    SELECT c.id, c.subscription_id, c.status, c.attempts, c.max_attempts, c.delivered_at IS NOT NULL AS delivered, s.url,
-           array_remove(ARRAY[s.secret, CASE WHEN s.previous_secret_expires_at > loyalty_now() THEN s.previous_secret END], NULL) AS secrets,
-           e.id AS event_id, e.type AS event_type, e.created_at AS event_created_at, e.organization_id, e.data
-    FROM claimed c
-    JOIN webhook_subscriptions s ON s.id = c.subscription_id
-    JOIN events e ON e.id = c.event_id`;
-  return target;
-}
-
 /**
- * One attempt: POST the envelope with both signatures (every valid secret, newest first), then
- * record the attempt and the delivery's new state in one statement. A failure before sending
- * (a key that cannot open the secret) gives the delivery back at once.
+ * A claimed batch: each POSTed with both signatures (every valid secret, newest first), one at a
+ * time, until the first that does not deliver or the slice is over; then recorded (recordBatch),
+ * the rest given back. A failure before sending (a key that cannot open the secret) records what
+ * was sent and gives the rest back at once.
  */
-async function sendAttempt(ctx: DeliveryContext, target: Target): Promise<AttemptOutcome> {
-  const attempt = target.attempts + 1;
-  const body = envelopeOf(target);
-  const attemptedAt = new Date();
-  let headers: Record<string, string>;
-  try {
-    headers = deliveryHeaders({
-      body,
-      eventId: target.event_id,
-      eventType: target.event_type,
-      attempt,
-      attemptedAt,
-      secrets: target.secrets.map(ctx.secrets.open),
-      requestId: attemptRequestId(target.id, attempt),
-    });
-  } catch (error) {
-    await ctx.sql`UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = ${target.id} AND attempts = ${target.attempts}`;
-    throw error;
+async function sendBatch(
+  ctx: DeliveryContext,
+  targets: Target[],
+  sliceOver: () => boolean,
+  timing: { attempts: number; ms: number },
+): Promise<AttemptOutcome[]> {
+  const sent: SentAttempt[] = [];
+  for (const target of targets) {
+    if (sent.length && sliceOver()) break;
+    const attempt = target.attempts + 1;
+    const body = envelopeOf(target);
+    const attemptedAt = new Date();
+    let headers: Record<string, string>;
+    try {
+      headers = deliveryHeaders({
+        body,
+        eventId: target.event_id,
+        eventType: target.event_type,
+        attempt,
+        attemptedAt,
+        secrets: target.secrets.map(ctx.secrets.open),
+        requestId: attemptRequestId(target.id, attempt),
+      });
+    } catch (error) {
+      await recordBatch(ctx, sent, targets.slice(sent.length));
+      throw error;
+    }
+    const result = await ctx.client.post(target.url, body, headers);
+    timing.attempts++;
+    timing.ms += result.durationMs;
+    sent.push({ target, attempt, attemptedAt, result });
+    if (outcomeOf(result) !== 'delivered') break;
   }
-  const result = await ctx.client.post(target.url, body, headers);
-  const outcome = outcomeOf(result);
-  const retry = outcome === 'retry' && attempt < target.max_attempts;
-  const delivered = outcome === 'delivered';
-  const status = retry ? 'pending' : delivered || target.delivered ? 'delivered' : 'failed';
-  const delay = retry
-    ? (ctx.retryDelays[Math.min(attempt, ctx.retryDelays.length) - 1] ??
-      defined(ctx.retryDelays.at(-1), 'the last retry delay'))
-    : null;
-  const disabled = await recordAttempt(ctx, target, attempt, attemptedAt, result, { status, delivered, delay });
-  const final = outcome === 'retry' && !retry ? 'exhausted' : outcome;
-  try {
-    ctx.onAttempt?.({
-      subscription_id: target.subscription_id,
-      delivery_id: target.id,
-      attempt,
-      outcome: final,
-      status_code: result.statusCode,
-      error: result.error,
-      duration_ms: result.durationMs,
-      request_id: attemptRequestId(target.id, attempt),
-      ...(disabled ? { subscription_disabled: disabled } : {}),
-    });
-  } catch {
-    // a log line that cannot be written does not fail a delivery that was sent and recorded
-  }
-  return final;
+  const recorded = await recordBatch(ctx, sent, targets.slice(sent.length));
+  return sent.map(({ target, attempt, result }, i) => {
+    const { outcome, disabled } = defined(recorded[i], 'the recorded attempt');
+    try {
+      ctx.onAttempt?.({
+        subscription_id: target.subscription_id,
+        delivery_id: target.id,
+        attempt,
+        outcome,
+        status_code: result.statusCode,
+        error: result.error,
+        duration_ms: result.durationMs,
+        request_id: attemptRequestId(target.id, attempt),
+        ...(disabled ? { subscription_disabled: disabled } : {}),
+      });
+    } catch {
+      // a log line that cannot be written does not fail a delivery that was sent and recorded
+    }
+    return outcome;
+  });
 }
 
 /** The lane for this run, unless another run holds it; held for a slice and an attempt at most (a lease). */
@@ -343,45 +337,5 @@ async function sleepLane(sql: Sql, subscriptionId: string, lane: number) {
         WHERE subscription_id = ${subscriptionId} AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < now())
       ) n
       WHERE next_at IS NOT NULL AND EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = ${subscriptionId} AND active)`;
-  });
-}
-
-/**
- * The attempt and the delivery's new state in one statement, and the subscription's health: a
- * success resets its failure counters (a write only when they were set), a failure counts, and
- * may disable the subscription (subscription-health.ts) in the same transaction. Returns the
- * reason when this attempt disabled it.
- */
-async function recordAttempt(
-  ctx: DeliveryContext,
-  target: Target,
-  attempt: number,
-  attemptedAt: Date,
-  result: PostResult,
-  next: { status: string; delivered: boolean; delay: number | null },
-): Promise<Schemas['WebhookDisabledReason'] | undefined> {
-  const write = (db: Db) => db`
-      UPDATE webhook_deliveries SET
-        attempts = ${attempt}, status = ${next.status}, updated_at = now(), claimed_until = NULL, requeued_by = NULL,
-        next_attempt_at = loyalty_now() + make_interval(secs => ${next.delay}::float8),
-        delivered_at = CASE WHEN ${next.delivered} THEN coalesce(delivered_at, now()) ELSE delivered_at END
-      WHERE id = ${target.id} AND attempts = ${attempt - 1} AND status = 'pending'
-      RETURNING id, subscription_id`;
-  const log = (db: Db) => db`
-      INSERT INTO webhook_attempts (delivery_id, attempt, status_code, error, duration_ms, response_snippet, attempted_at)
-      SELECT id, ${attempt}, ${result.statusCode}, ${result.error}, ${result.durationMs}, ${result.snippet}, ${attemptedAt} FROM d
-      ON CONFLICT DO NOTHING`;
-  if (next.delivered) {
-    await ctx.sql`
-      WITH d AS (${write(ctx.sql)}), a AS (${log(ctx.sql)})
-      ${resetFailures(ctx.sql)}`;
-    return undefined;
-  }
-  return ctx.sql.begin(async (tx) => {
-    const [health] = await tx<SubscriptionHealth[]>`
-      WITH d AS (${write(tx)}), a AS (${log(tx)})
-      ${countFailure(tx, attemptedAt, next.status === 'failed')}`;
-    const reason = health && disableReason(health, result.statusCode, attemptedAt, ctx.healthRules);
-    return reason && (await disableSubscription(tx, target.subscription_id, reason)) ? reason : undefined;
   });
 }

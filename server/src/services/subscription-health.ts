@@ -16,12 +16,13 @@ export const DEFAULT_HEALTH_RULES: HealthRules = { failingSeconds: 5 * 24 * 3600
 export type SubscriptionHealth = { active: boolean; failing_since: Date; consecutive_failures: number };
 
 /**
- * The end of the statement that recorded a successful attempt (its delivery update is `d`): the
- * subscription's failure counters start over; no write when they are clear (the usual case).
+ * The end of the statement that recorded successful attempts (its delivery update is `d`, one row
+ * or a batch's): the subscription's failure counters start over; no write when they are clear
+ * (the usual case).
  */
 export const resetFailures = (db: Db) => db`
   UPDATE webhook_subscriptions SET failing_since = NULL, consecutive_failures = 0
-  WHERE id = (SELECT subscription_id FROM d) AND (failing_since IS NOT NULL OR consecutive_failures > 0)`;
+  WHERE id IN (SELECT subscription_id FROM d) AND (failing_since IS NOT NULL OR consecutive_failures > 0)`;
 
 /**
  * The end of the statement that recorded a failed attempt (`d`): failing since this attempt unless
