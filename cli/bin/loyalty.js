@@ -8,9 +8,10 @@
 // member map of `members import --update` for a few million members. `node bin/loyalty.js`
 // skips these flags (test/bench/lib/cli-process.mjs passes them).
 // The compiled CLI (cli/dist, built with `npx tsc -b cli`). Start-up matters for a CLI: the
-// compile cache (Node >= 22.1) makes later starts faster, and heavy modules load on demand.
+// compile cache (Node >= 22.1) makes later starts faster, and heavy modules load on demand:
+// commands/run.js builds only the commands a run names (dist/main.js would import them all).
 import module from 'node:module';
 
 module.enableCompileCache?.();
-const { main } = await import('../dist/main.js');
+const { main } = await import('../dist/commands/run.js');
 await main();
