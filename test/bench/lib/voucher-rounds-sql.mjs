@@ -17,7 +17,11 @@ const { VOUCHER_LANES } = await serverModule('services/voucher-jobs.js');
  * Issues `couponId` to every member of `tagId` with the rounds' statements; resolves with the
  * seconds from the first statement to the last and the counts (as the job would report them).
  * @param {import('postgres').Sql} sql a pool with at least `lanes` connections
- * @param {{ organizationId: string, brandId: string, tagId: string, couponId: string, lanes?: number, roundSize?: number }} o
+ * Profiling: `onRound({ lane, round, ms })` after each round's commit; `explain({ lane, round })`
+ * true runs that round's set-based statement under EXPLAIN (ANALYZE, BUFFERS), its plan to `onPlan`.
+ * @param {{ organizationId: string, brandId: string, tagId: string, couponId: string, lanes?: number, roundSize?: number,
+ *   onRound?: (r: { lane: number, round: number, ms: number }) => void,
+ *   explain?: (r: { lane: number, round: number }) => boolean, onPlan?: (plan: string) => void }} o
  */
 export async function roundsSqlAlone(sql, o) {
   const { organizationId: org, brandId: brand, tagId: tag, couponId } = o;
@@ -41,7 +45,9 @@ export async function roundsSqlAlone(sql, o) {
   let issued = 0;
   let processed = 0;
   const lane = async (n) => {
-    for (;;) {
+    for (let roundNo = 0; ; roundNo++) {
+      const roundStarted = performance.now();
+      const explain = o.explain?.({ lane: n, round: roundNo }) ?? false;
       const more = await sql.begin(async (tx) => {
         await tx`SET LOCAL plan_cache_mode = force_custom_plan`;
         await tx`SET LOCAL enable_seqscan = off`;
@@ -62,9 +68,9 @@ export async function roundsSqlAlone(sql, o) {
         if (batch.length) {
           const codes = newPassCodes(batch.length);
           const expiration = couponExpiration(undefined, coupon.valid_days);
-          const [counts] = await tx.savepoint(
+          const rows = await tx.savepoint(
             (sp) => sp`
-            WITH eligible AS (
+            ${explain ? sp.unsafe('EXPLAIN (ANALYZE, BUFFERS) ') : sp``}WITH eligible AS (
               SELECT m.id FROM unnest(${batch}::uuid[]) AS m(id)
               JOIN brand_members bm ON bm.brand_id = ${brand} AND bm.member_id = m.id
             ), retried AS (
@@ -79,7 +85,8 @@ export async function roundsSqlAlone(sql, o) {
               FROM eligible e
               WHERE NOT EXISTS (
                 SELECT 1 FROM voucher_grants g
-                WHERE g.tag_id = ${tag} AND g.voucher_kind = 'coupon' AND g.voucher_id = ${couponId} AND g.member_id = e.id)
+                WHERE g.tag_id = ${tag} AND g.voucher_kind = 'coupon' AND g.voucher_id = ${couponId} AND g.member_id = e.id
+                OFFSET 0)
               RETURNING member_id, pass_id
             ), claimed AS (
               SELECT * FROM retried UNION ALL SELECT * FROM inserted
@@ -101,7 +108,10 @@ export async function roundsSqlAlone(sql, o) {
             SELECT (SELECT count(*) FROM claimed)::int AS claimed, (SELECT count(*) FROM created)::int AS issued,
                    (SELECT array_agg(id) FROM emitted) AS event_ids`,
           );
-          round = counts.issued;
+          if (explain) {
+            o.onPlan?.(rows.map((r) => r['QUERY PLAN']).join('\n'));
+            round = batch.length;
+          } else round = rows[0].issued;
         }
         const done = batch.length < roundSize;
         await tx`
@@ -123,6 +133,7 @@ export async function roundsSqlAlone(sql, o) {
         processed += batch.length;
         return !done;
       });
+      o.onRound?.({ lane: n, round: roundNo, ms: performance.now() - roundStarted });
       if (!more) return;
     }
   };
