@@ -3,7 +3,9 @@
 // Goal (issue 17): `loyalty --help` median at most 2× `node -e 0`'s (exit 1 otherwise).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { endedChildrenCpuMs } from './lib/proc-cpu.mjs';
 import { summaryRow } from './lib/summary.mjs';
 
 const bin = fileURLToPath(new URL('../../cli/bin/loyalty.js', import.meta.url));
@@ -13,10 +15,15 @@ if (!existsSync(new URL('../../cli/dist/main.js', import.meta.url))) {
 }
 const runs = Number(process.env.RUNS ?? 20);
 
-function time(args) {
+/** CPU time of each run too (Linux; 10 ms ticks): other work on the machine moves it less than wall time. */
+const cpu = { node: [], help: [] };
+
+function time(args, cpuTimes) {
+  const cpuBefore = endedChildrenCpuMs();
   const start = process.hrtime.bigint();
   const result = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  cpuTimes?.push(endedChildrenCpuMs() - cpuBefore);
   if (result.status !== 0) throw new Error(`${args.join(' ')} exited ${result.status}: ${result.stderr}`);
   return ms;
 }
@@ -33,8 +40,8 @@ time([bin, '--help']);
 const node = [];
 const help = [];
 for (let i = 0; i < runs; i++) {
-  node.push(time(['-e', '0']));
-  help.push(time([bin, '--help']));
+  node.push(time(['-e', '0'], cpu.node));
+  help.push(time([bin, '--help'], cpu.help));
 }
 const n = stats(node);
 const h = stats(help);
@@ -44,6 +51,17 @@ console.log(`node -e 0        ${fmt(n)}`);
 console.log(`loyalty --help   ${fmt(h)}`);
 console.log(
   `ratio (median)   ${(h.median / n.median).toFixed(2)}x; loyalty's own start-up ≈ ${(h.median - n.median).toFixed(1)} ms`,
+);
+const cpuTotal = (values) => values.reduce((sum, v) => sum + v, 0);
+if (cpuTotal(cpu.node) > 0)
+  console.log(
+    `CPU time (mean)  node -e 0 ${(cpuTotal(cpu.node) / runs).toFixed(1)} ms, loyalty --help ${(cpuTotal(cpu.help) / runs).toFixed(1)} ms: ${(cpuTotal(cpu.help) / cpuTotal(cpu.node)).toFixed(2)}x`,
+  );
+console.log(
+  `load average     ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} (${os.cpus().length} CPUs)`,
 );
 const met = summaryRow({
   id: 'cli-help',
