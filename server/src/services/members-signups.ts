@@ -1,8 +1,8 @@
+import type { PendingQuery, Row } from 'postgres';
 import type { Db } from '../db/pool.js';
 import type { Schemas } from '../lib/schemas.js';
 import { parseDateTime } from '../lib/dates.js';
 import { invalid } from './errors.js';
-import { recordEvents } from './events.js';
 import { requireBrand } from './members-scope.js';
 import { checkProfile } from './members.js';
 import type { OrganizationScope } from './organization-scope.js';
@@ -29,7 +29,9 @@ type User = {
  * Imports sign-ups set-based, in one statement for new e-mails and a second one only when some
  * were known: the first inserts the members and links them to the brand (their `unsubscribed`
  * and `subscribed_at` from the import); the second links the known members that were not linked
- * yet and finds the ids of all of them (nothing of a known member or link is overwritten).
+ * yet and finds the ids of all of them (nothing of a known member or link is overwritten). Each
+ * statement also records the member.created events of the links it made and queues their fan-out
+ * (eventsOfLinks): no event list travels to the server and back.
  * Duplicate e-mails (case-insensitive) count once, under their first spelling.
  *
  * ON CONFLICT waits for a concurrent import of the same e-mail, so after the first statement
@@ -97,15 +99,6 @@ export async function importSignups(
     pending = known.filter((u) => !found.has(u.email));
   }
 
-  const joined = [...created.values(), ...[...found.values()].filter((f) => f.linked).map((f) => f.id)];
-  await recordEvents(
-    tx,
-    joined.map((id) => ({
-      organizationId: brand.organizationId,
-      type: 'member.created' as const,
-      data: { member_id: id, brand_id: brand.id },
-    })),
-  );
   const result: SignupsResult = { new: emailMap(), found: emailMap() };
   for (const u of users) {
     const id = created.get(u.email) ?? found.get(u.email)?.id;
@@ -148,8 +141,8 @@ function insertNew(tx: Db, brandId: string, organizationId: string, users: User[
       SELECT ${brandId}, n.id, i.unsubscribed, coalesce(i.subscribed_at, now())
       FROM inserted n JOIN input i ON i.email = n.email
       ORDER BY i.ord
-    )
-    SELECT email, id FROM inserted`;
+    ), ${eventsOfLinks(tx, organizationId, brandId, tx`SELECT id AS member_id FROM inserted`)}
+    SELECT email, id FROM inserted CROSS JOIN queued`;
 }
 
 /**
@@ -170,6 +163,30 @@ function linkKnown(tx: Db, brandId: string, organizationId: string, users: User[
       ORDER BY f.id
       ON CONFLICT DO NOTHING
       RETURNING member_id
-    )
-    SELECT f.email, f.id, (l.member_id IS NOT NULL) AS linked FROM found f LEFT JOIN linked l ON l.member_id = f.id`;
+    ), ${eventsOfLinks(tx, organizationId, brandId, tx`SELECT member_id FROM linked`)}
+    SELECT f.email, f.id, (l.member_id IS NOT NULL) AS linked
+    FROM found f LEFT JOIN linked l ON l.member_id = f.id CROSS JOIN queued`;
 }
+
+/**
+ * The CTEs `recorded` and `queued` of a linking statement: one member.created event per member
+ * `links` answers (its `member_id`), in the outbox of the statement's transaction, and one
+ * `fan_out_events` job for them when the organization has an active subscription to
+ * member.created: the rule of recordEvents (events.ts), set-based. `queued` is one row; the
+ * statement must read it (CROSS JOIN queued), a plain SELECT in a WITH runs only when read.
+ */
+const eventsOfLinks = (tx: Db, organizationId: string, brandId: string, links: PendingQuery<Row[]>) => tx`
+  recorded AS (
+    INSERT INTO events (organization_id, type, data)
+    SELECT ${organizationId}, 'member.created', jsonb_build_object('member_id', l.member_id, 'brand_id', ${brandId}::text)
+    FROM (${links}) l
+    RETURNING id
+  ), queued AS (
+    SELECT count(*) AS jobs FROM (
+      SELECT graphile_worker.add_job('fan_out_events', json_build_object('event_ids', ids))
+      FROM (SELECT array_agg(id) AS ids FROM recorded) r
+      WHERE r.ids IS NOT NULL AND EXISTS (
+        SELECT 1 FROM webhook_subscriptions
+        WHERE organization_id = ${organizationId} AND active AND events && ARRAY['member.created'])
+    ) j
+  )`;
