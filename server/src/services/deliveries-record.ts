@@ -2,7 +2,7 @@ import type { Db, Sql } from '../db/pool.js';
 import { defined } from '../lib/defined.js';
 import { outcomeOf, type PostResult } from '../lib/safe-fetch.js';
 import type { Schemas } from '../lib/schemas.js';
-import type { Target } from './deliveries-claim.js';
+import { claimedTargets, claimUpdate, type Claim, type Target } from './deliveries-claim.js';
 import { disableSubscription } from './subscription-disable.js';
 import {
   countFailure,
@@ -40,20 +40,29 @@ export async function recordBatch(
   const failed = firstFailure < 0 ? [] : sent.slice(firstFailure);
   const recorded: RecordedAttempt[] = delivered.map(() => ({ outcome: 'delivered' }));
   if (!failed.length) {
-    if (delivered.length || unsent.length) await recordDelivered(ctx.sql, delivered, unsent);
+    if (delivered.length || unsent.length) await recordAndClaim(ctx.sql, delivered, unsent);
     return recorded;
   }
   return ctx.sql.begin(async (tx) => {
-    if (delivered.length || unsent.length) await recordDelivered(tx, delivered, unsent);
+    if (delivered.length || unsent.length) await recordAndClaim(tx, delivered, unsent);
     // in the order sent: the health rules count failures in a row
     for (const attempt of failed) recorded.push(await recordFailure(tx, ctx, attempt));
     return recorded;
   });
 }
 
-/** Attempts that were answered 2xx, in one statement, and the unsent claims given back. */
-async function recordDelivered(db: Db, delivered: SentAttempt[], unsent: Target[]) {
-  await db`
+/**
+ * Attempts that were answered 2xx (`delivered`), the unsent claims given back, and the next batch
+ * claimed (`claim`; none without), in one statement and one commit: a lane sends a batch while
+ * this statement records the one before it and claims the one after (runDeliveryLane).
+ */
+export async function recordAndClaim(
+  db: Db,
+  delivered: SentAttempt[],
+  unsent: Target[],
+  claim?: Claim,
+): Promise<Target[]> {
+  return db<Target[]>`
     WITH v AS (
       SELECT * FROM unnest(
         ${delivered.map((s) => s.target.id)}::uuid[], ${delivered.map((s) => s.attempt)}::int[],
@@ -73,9 +82,16 @@ async function recordDelivered(db: Db, delivered: SentAttempt[], unsent: Target[
     ), released AS (
       UPDATE webhook_deliveries SET claimed_until = NULL
       WHERE id = ANY(${unsent.map((t) => t.id)}::uuid[]) AND status = 'pending'
+    ), reset AS (
+      ${resetFailures(db)}
+    ), claimed AS (
+      ${claimUpdate(db, claim ?? { subscriptionId: NO_SUBSCRIPTION, limit: 0, leaseSeconds: 0 })}
     )
-    ${resetFailures(db)}`;
+    ${claimedTargets(db)}`;
 }
+
+/** No subscription has it: the claim of a statement that only records. */
+const NO_SUBSCRIPTION = '00000000-0000-0000-0000-000000000000';
 
 /**
  * One attempt that did not deliver: the attempt and the delivery's new state (a retry on the

@@ -5,8 +5,14 @@ import { outcomeOf, type WebhookClient } from '../lib/safe-fetch.js';
 import type { Schemas } from '../lib/schemas.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import { signDelivery } from '@loyalty/sdk/signing';
-import { claimDueDeliveries, type Target } from './deliveries-claim.js';
-import { recordBatch, type AttemptOutcome, type SentAttempt } from './deliveries-record.js';
+import { claimDueDeliveries, type Claim, type Target } from './deliveries-claim.js';
+import {
+  recordAndClaim,
+  recordBatch,
+  type AttemptOutcome,
+  type RecordedAttempt,
+  type SentAttempt,
+} from './deliveries-record.js';
 import type { HealthRules } from './subscription-health.js';
 
 export type { AttemptOutcome } from './deliveries-record.js';
@@ -171,29 +177,42 @@ export const deliveryHeaders = (a: {
 });
 
 /**
- * A batch is sized to take about this long at the attempt time this run has seen (one delivery
- * until an attempt was timed), CLAIM_BATCH_MAX at most: a fast receiver's lane claims and records
- * many deliveries per commit, a slow one's claims one at a time and leaves the rest to its other
- * lanes.
+ * A batch is sized to take about this long at the attempt time seen for the subscription (one
+ * delivery until an attempt was timed), CLAIM_BATCH_MAX at most: a fast receiver's lane claims
+ * and records many deliveries per commit, a slow one's claims one at a time and leaves the rest
+ * to its other lanes.
  */
-export const BATCH_TARGET_MS = 25;
+export const BATCH_TARGET_MS = 50;
 /** The most deliveries a lane claims in one statement. */
 export const CLAIM_BATCH_MAX = 32;
+/**
+ * The most deliveries a lane holds claimed at once: the batch it sends and the next one, claimed
+ * meanwhile. A lane sends fewer than this many once its subscription is disabled or deleted.
+ */
+export const MAX_HELD_CLAIMS = 2 * CLAIM_BATCH_MAX;
+
+/** Attempt time (ms, a moving average) per subscription, to size a lane's first batch; a hint only. */
+const attemptMs = new Map<string, number>();
+const ATTEMPT_MS_ENTRIES = 10_000;
+
+type Sent = { sent: SentAttempt[]; stopped: 'failed' | 'slice' | 'error' | undefined; error?: unknown };
 
 /**
  * One run of a lane: due deliveries of the subscription, for LANE_SLICE_MS (one attempt at
  * least); then the lane is queued again now (more is due), at the next retry, or not at all.
  *
- * The lane claims a batch of due deliveries in one statement, sends them one at a time (the lane
- * is the unit of concurrency), and records their attempts in one statement when the batch ends:
- * when every claim was sent, at the first attempt that did not deliver (recorded, so the health
- * rules count every failure in order before the lane sends anything more), or when the slice is
- * over; claims it did not send are given back in that statement. A crash in between loses
- * nothing: what was claimed and not recorded is claimed again once its lease has passed
- * (at-least-once; receivers dedupe by Loyalty-Message-Id). A claim needs the subscription active,
- * so once it is disabled or deleted a lane sends at most the rest of the batch it holds: fewer
- * than CLAIM_BATCH_MAX deliveries, only those it starts within its slice, and about
- * BATCH_TARGET_MS of sending at the attempt time seen. Returns the outcomes of the attempts it made.
+ * The lane claims a batch of due deliveries in one statement and sends them one at a time (the
+ * lane is the unit of concurrency). While it sends a batch, one statement records the batch
+ * before it (every attempt delivered) and claims the next (deliveries-record.ts), so the database
+ * waits overlap the sending, and a batch costs one commit. A batch ends early at the first attempt
+ * that did not deliver, or when the slice is over: then, once the statement under way has
+ * finished, the batch's attempts are recorded (a failure counted by the health rules, in order,
+ * before the lane sends anything more) and the claims it did not send, of this batch and the
+ * next, are given back at once. A crash in between loses nothing: what was claimed and not
+ * recorded is claimed again once its lease has passed (at-least-once; receivers dedupe by
+ * Loyalty-Message-Id). A claim needs the subscription active, so once it is disabled or deleted
+ * a lane sends at most what it holds claimed: fewer than MAX_HELD_CLAIMS deliveries, only those it
+ * starts within its slice. Returns the outcomes of the attempts it made.
  */
 export async function runDeliveryLane(
   ctx: DeliveryContext,
@@ -206,25 +225,45 @@ export async function runDeliveryLane(
   if (!(await takeLane(ctx, subscriptionId, lane))) return outcomes; // running elsewhere: that run goes on
   // Every attempt a claim holds starts within the slice and ends within its timeout.
   const leaseSeconds = LANE_SLICE_MS / 1000 + ctx.timeoutMs / 1000 + (ctx.leaseMarginSeconds ?? 60);
-  const timing = { attempts: 0, ms: 0 };
+  const claim = (): Claim => {
+    const ms = attemptMs.get(subscriptionId);
+    const limit = ms === undefined ? 1 : Math.floor(BATCH_TARGET_MS / Math.max(ms, 0.01));
+    return { subscriptionId, limit: Math.max(1, Math.min(CLAIM_BATCH_MAX, limit)), leaseSeconds };
+  };
+  const report = (recorded: RecordedAttempt[], sent: SentAttempt[]) =>
+    outcomes.push(...sent.map((s, i) => reportAttempt(ctx, s, defined(recorded[i], 'the recorded attempt'))));
   try {
+    let batch = await claimDueDeliveries(ctx.sql, subscriptionId, claim().limit, leaseSeconds);
+    let unrecorded: SentAttempt[] = []; // the batch before, every attempt delivered
     for (;;) {
-      const limit = timing.attempts
-        ? Math.max(
-            1,
-            Math.min(CLAIM_BATCH_MAX, Math.floor(BATCH_TARGET_MS / Math.max(timing.ms / timing.attempts, 0.1))),
-          )
-        : 1;
-      const targets = await claimDueDeliveries(ctx.sql, subscriptionId, limit, leaseSeconds);
-      if (!targets.length) {
+      if (!batch.length) {
+        if (unrecorded.length) report(await recordBatch(ctx, unrecorded, []), unrecorded);
         await sleepLane(ctx.sql, subscriptionId, lane);
         return outcomes;
       }
-      outcomes.push(...(await sendBatch(ctx, targets, sliceOver, timing)));
-      if (sliceOver()) {
+      const recording = unrecorded;
+      const statement = recordAndClaim(ctx.sql, recording, [], claim());
+      statement.catch(() => {}); // awaited below, after the batch; a rejection meanwhile is not unhandled
+      const { sent, stopped, error } = await sendBatch(ctx, batch, sliceOver);
+      const next = await statement;
+      report(
+        recording.map(() => ({ outcome: 'delivered' })),
+        recording,
+      );
+      if (!stopped) {
+        unrecorded = sent;
+        batch = next;
+        continue;
+      }
+      report(await recordBatch(ctx, sent, [...batch.slice(sent.length), ...next]), sent);
+      if (stopped === 'error') throw error;
+      if (stopped === 'slice' || sliceOver()) {
         await requeueLane(ctx.sql, subscriptionId, lane);
         return outcomes;
       }
+      // a failure was recorded (and may have disabled the subscription): claim afresh
+      unrecorded = [];
+      batch = await claimDueDeliveries(ctx.sql, subscriptionId, claim().limit, leaseSeconds);
     }
   } catch (error) {
     // graphile-worker runs the lane again later (its backoff); meanwhile the lane is free for a wake-up.
@@ -236,20 +275,15 @@ export async function runDeliveryLane(
 }
 
 /**
- * A claimed batch: each POSTed with both signatures (every valid secret, newest first), one at a
- * time, until the first that does not deliver or the slice is over; then recorded (recordBatch),
- * the rest given back. A failure before sending (a key that cannot open the secret) records what
- * was sent and gives the rest back at once.
+ * A claimed batch POSTed one at a time, each with both signatures (every valid secret, newest
+ * first), until the first attempt that does not deliver, the end of the slice (the first of a
+ * batch is sent whatever the time: a batch is claimed only within the slice), or a failure before
+ * sending (a key that cannot open the secret: `error`). Records nothing.
  */
-async function sendBatch(
-  ctx: DeliveryContext,
-  targets: Target[],
-  sliceOver: () => boolean,
-  timing: { attempts: number; ms: number },
-): Promise<AttemptOutcome[]> {
+async function sendBatch(ctx: DeliveryContext, targets: Target[], sliceOver: () => boolean): Promise<Sent> {
   const sent: SentAttempt[] = [];
   for (const target of targets) {
-    if (sent.length && sliceOver()) break;
+    if (sent.length && sliceOver()) return { sent, stopped: 'slice' };
     const attempt = target.attempts + 1;
     const body = envelopeOf(target);
     const attemptedAt = new Date();
@@ -265,35 +299,42 @@ async function sendBatch(
         requestId: attemptRequestId(target.id, attempt),
       });
     } catch (error) {
-      await recordBatch(ctx, sent, targets.slice(sent.length));
-      throw error;
+      return { sent, stopped: 'error', error };
     }
+    const posted = performance.now();
     const result = await ctx.client.post(target.url, body, headers);
-    timing.attempts++;
-    timing.ms += result.durationMs;
+    timeAttempt(target.subscription_id, performance.now() - posted);
     sent.push({ target, attempt, attemptedAt, result });
-    if (outcomeOf(result) !== 'delivered') break;
+    if (outcomeOf(result) !== 'delivered') return { sent, stopped: 'failed' };
   }
-  const recorded = await recordBatch(ctx, sent, targets.slice(sent.length));
-  return sent.map(({ target, attempt, result }, i) => {
-    const { outcome, disabled } = defined(recorded[i], 'the recorded attempt');
-    try {
-      ctx.onAttempt?.({
-        subscription_id: target.subscription_id,
-        delivery_id: target.id,
-        attempt,
-        outcome,
-        status_code: result.statusCode,
-        error: result.error,
-        duration_ms: result.durationMs,
-        request_id: attemptRequestId(target.id, attempt),
-        ...(disabled ? { subscription_disabled: disabled } : {}),
-      });
-    } catch {
-      // a log line that cannot be written does not fail a delivery that was sent and recorded
-    }
-    return outcome;
-  });
+  return { sent, stopped: sliceOver() ? 'slice' : undefined };
+}
+
+function timeAttempt(subscriptionId: string, ms: number) {
+  const before = attemptMs.get(subscriptionId);
+  if (before === undefined && attemptMs.size >= ATTEMPT_MS_ENTRIES) attemptMs.clear();
+  attemptMs.set(subscriptionId, before === undefined ? ms : before * 0.9 + ms * 0.1);
+}
+
+/** The worker's log line of a recorded attempt; its outcome. */
+function reportAttempt(ctx: DeliveryContext, s: SentAttempt, recorded: RecordedAttempt): AttemptOutcome {
+  const { target, attempt, result } = s;
+  try {
+    ctx.onAttempt?.({
+      subscription_id: target.subscription_id,
+      delivery_id: target.id,
+      attempt,
+      outcome: recorded.outcome,
+      status_code: result.statusCode,
+      error: result.error,
+      duration_ms: result.durationMs,
+      request_id: attemptRequestId(target.id, attempt),
+      ...(recorded.disabled ? { subscription_disabled: recorded.disabled } : {}),
+    });
+  } catch {
+    // a log line that cannot be written does not fail a delivery that was sent and recorded
+  }
+  return recorded.outcome;
 }
 
 /** The lane for this run, unless another run holds it; held for a slice and an attempt at most (a lease). */

@@ -4,7 +4,14 @@ import { TEST_SECRET_KEY, type TestServer } from '../../../test/helpers/server.j
 import { emitMemberCreated, subscribeWebhook, useWebhookTestBed } from '../../../test/helpers/webhook-receiver.js';
 import { createWebhookClient } from '../lib/safe-fetch.js';
 import { createSecretBox } from '../lib/secret-box.js';
-import { CLAIM_BATCH_MAX, fanOutEvents, runDeliveryLane, type DeliveryContext } from './deliveries.js';
+import {
+  CLAIM_BATCH_MAX,
+  fanOutEvents,
+  LANE_SLICE_MS,
+  MAX_HELD_CLAIMS,
+  runDeliveryLane,
+  type DeliveryContext,
+} from './deliveries.js';
 import { claimDueDeliveries } from './deliveries-claim.js';
 
 /**
@@ -136,8 +143,24 @@ describe('batched delivery lanes', () => {
     expect(rest.every((d) => !d.claimed && d.attempts === 0 && d.logged === 0)).toBe(true);
   });
 
-  it('send at most the rest of a batch once the subscription is deleted mid-batch', async () => {
-    const { id } = await backlog(4 * CLAIM_BATCH_MAX);
+  it('end a run at its slice when every attempt fails (its turn is over, however much is due)', async () => {
+    const { id } = await backlog(200);
+    answer = (_n, res) => {
+      setTimeout(() => res.writeHead(500).end('down'), 5);
+      return true;
+    };
+    const started = performance.now();
+    const outcomes = await runDeliveryLane(context(), id, 0);
+    expect(performance.now() - started).toBeLessThan(LANE_SLICE_MS + 1000);
+    expect(outcomes.length).toBeLessThan(200);
+    expect(outcomes.every((o) => o === 'retry')).toBe(true);
+    const rows = await deliveries(id);
+    expect(rows.filter((d) => d.attempts === 1 && d.logged === 1)).toHaveLength(outcomes.length);
+    expect(rows.every((d) => d.status === 'pending' && !d.claimed)).toBe(true);
+  });
+
+  it('send fewer than MAX_HELD_CLAIMS once the subscription is deleted mid-batch', async () => {
+    const { id } = await backlog(8 * CLAIM_BATCH_MAX);
     let deletedAt = -1;
     answer = async (n) => {
       if (n === 40) {
@@ -149,23 +172,23 @@ describe('batched delivery lanes', () => {
     await drain(context(), id, 0);
     expect(deletedAt).toBe(40);
     const after = received.length - deletedAt - 1;
-    expect(after).toBeLessThan(CLAIM_BATCH_MAX);
-    expect(received.length).toBeLessThan(4 * CLAIM_BATCH_MAX);
+    expect(after).toBeLessThan(MAX_HELD_CLAIMS);
+    expect(received.length).toBeLessThan(8 * CLAIM_BATCH_MAX);
     expect(await deliveries(id)).toEqual([]);
   });
 
-  it('send at most the rest of a batch once the subscription is disabled mid-batch, and give back the claims', async () => {
-    const { id } = await backlog(4 * CLAIM_BATCH_MAX);
+  it('send fewer than MAX_HELD_CLAIMS once the subscription is disabled mid-batch, and give back the claims', async () => {
+    const { id } = await backlog(8 * CLAIM_BATCH_MAX);
     answer = async (n) => {
       if (n === 40) await t.db.sql`UPDATE webhook_subscriptions SET active = false WHERE id = ${id}`;
       return false;
     };
     const outcomes = await drain(context(), id, 0);
-    expect(outcomes.length - 41).toBeLessThan(CLAIM_BATCH_MAX);
+    expect(outcomes.length - 41).toBeLessThan(MAX_HELD_CLAIMS);
     const rows = await deliveries(id);
     expect(rows.filter((d) => d.status === 'delivered' && d.logged === 1)).toHaveLength(outcomes.length);
     const rest = rows.filter((d) => d.status === 'pending');
-    expect(rest).toHaveLength(4 * CLAIM_BATCH_MAX - outcomes.length);
+    expect(rest).toHaveLength(8 * CLAIM_BATCH_MAX - outcomes.length);
     expect(rest.every((d) => !d.claimed && d.attempts === 0)).toBe(true);
   });
 
