@@ -1,5 +1,4 @@
 import { PassThrough, type Readable } from 'node:stream';
-import type postgres from 'postgres';
 import type { Db, Sql } from '../db/pool.js';
 import { firstRow } from '../lib/defined.js';
 import { notFound } from './errors.js';
@@ -12,14 +11,6 @@ import { readPaging, type Paging } from './paging.js';
 /** Page sizes of POST /members/list (per_page up to 1000: openapi.yaml, docs/decisions.md). */
 export const MEMBERS_PER_PAGE_MAX = 1000;
 export const MEMBERS_PER_PAGE_DEFAULT = 100;
-
-/** Member list items as JSON text, built by PostgreSQL (the full list streams 100,000 of them). */
-const memberItems = (db: Db, brand: Brand, where: postgres.PendingQuery<postgres.Row[]>) => db`
-  SELECT row_to_json(x)::text AS j
-  FROM brand_members bm JOIN members m ON m.id = bm.member_id
-  CROSS JOIN LATERAL (SELECT ${memberItemColumns(db)}) x
-  WHERE bm.brand_id = ${brand.id} ${where}
-  ORDER BY bm.seq`;
 
 export type ListPage = Paging;
 
@@ -107,12 +98,17 @@ export async function streamAllMembers(sql: Sql, brand: Brand, listUrl: string):
     head: envelopeHead(listUrl, total, null),
     tail: ENVELOPE_TAIL,
     chunk: async (after) => {
-      const upto = await chunkEnd(sql, brand, after, lastSeq);
-      if (upto === null) return null;
-      const rows = await sql<
-        { j: string }[]
-      >`${memberItems(sql, brand, sql`AND bm.seq > ${after}::bigint AND bm.seq <= ${upto}::bigint`)}`;
-      return { rows: rows.map((r) => r.j), next: upto };
+      // One statement a chunk: the next STREAM_CHUNK_ROWS links on the (brand_id, seq) index, each
+      // joined to its member, and the last one's seq (half the round trips of bounding it first).
+      const rows = await sql<{ j: string; seq: string }[]>`
+        SELECT row_to_json(x)::text AS j, bm.seq::text AS seq
+        FROM brand_members bm JOIN members m ON m.id = bm.member_id
+        CROSS JOIN LATERAL (SELECT ${memberItemColumns(sql)}) x
+        WHERE bm.brand_id = ${brand.id} AND bm.seq > ${after}::bigint AND bm.seq <= ${lastSeq}::bigint
+        ORDER BY bm.seq LIMIT ${STREAM_CHUNK_ROWS}`;
+      const last = rows.at(-1);
+      if (!last) return null;
+      return { rows: rows.map((r) => r.j), next: last.seq };
     },
   });
 }
