@@ -52,9 +52,9 @@ export const claimUpdate = (db: Db, c: Claim) => db`
     FOR UPDATE SKIP LOCKED)
   RETURNING d.id, d.subscription_id, d.status, d.attempts, d.max_attempts, d.delivered_at, d.event_id, d.next_attempt_at`;
 
-/** The rows of `claimed` with what their attempts need, in due order. */
+/** The rows of `claimed` with what their attempts need, in due order (`due_at`, then `id`). */
 export const claimedTargets = (db: Db) => db`
-  SELECT c.id, c.subscription_id, c.status, c.attempts, c.max_attempts, c.delivered_at IS NOT NULL AS delivered, s.url,
+  SELECT c.id, c.next_attempt_at AS due_at, c.subscription_id, c.status, c.attempts, c.max_attempts, c.delivered_at IS NOT NULL AS delivered, s.url,
          array_remove(ARRAY[s.secret, CASE WHEN s.previous_secret_expires_at > loyalty_now() THEN s.previous_secret END], NULL) AS secrets,
          e.id AS event_id, e.type AS event_type, e.created_at AS event_created_at, e.organization_id, e.data
   FROM claimed c

@@ -54,15 +54,18 @@ export async function recordBatch(
 /**
  * Attempts that were answered 2xx (`delivered`), the unsent claims given back, and the next batch
  * claimed (`claim`; none without), in one statement and one commit: a lane sends a batch while
- * this statement records the one before it and claims the one after (runDeliveryLane).
+ * this statement records the one before it and claims the one after (runDeliveryLane). `active`
+ * says whether the claim's subscription was active (and there) as the statement began: a lane
+ * stops sending once it is not.
  */
 export async function recordAndClaim(
   db: Db,
   delivered: SentAttempt[],
   unsent: Target[],
   claim?: Claim,
-): Promise<Target[]> {
-  return db<Target[]>`
+): Promise<{ targets: Target[]; active: boolean }> {
+  const claimed = claim ?? { subscriptionId: NO_SUBSCRIPTION, limit: 0, leaseSeconds: 0 };
+  const rows = await db<(Target & { subscription_active: boolean })[]>`
     WITH v AS (
       SELECT * FROM unnest(
         ${delivered.map((s) => s.target.id)}::uuid[], ${delivered.map((s) => s.attempt)}::int[],
@@ -85,9 +88,13 @@ export async function recordAndClaim(
     ), reset AS (
       ${resetFailures(db)}
     ), claimed AS (
-      ${claimUpdate(db, claim ?? { subscriptionId: NO_SUBSCRIPTION, limit: 0, leaseSeconds: 0 })}
+      ${claimUpdate(db, claimed)}
     )
-    ${claimedTargets(db)}`;
+    SELECT s.active AS subscription_active, t.*
+    FROM webhook_subscriptions s LEFT JOIN LATERAL (${claimedTargets(db)}) t ON true
+    WHERE s.id = ${claimed.subscriptionId}
+    ORDER BY t.due_at, t.id`;
+  return { targets: rows.filter((r) => r.id !== null), active: rows[0]?.subscription_active ?? false };
 }
 
 /** No subscription has it: the claim of a statement that only records. */

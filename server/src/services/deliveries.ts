@@ -195,7 +195,7 @@ export const MAX_HELD_CLAIMS = 2 * CLAIM_BATCH_MAX;
 const attemptMs = new Map<string, number>();
 const ATTEMPT_MS_ENTRIES = 10_000;
 
-type Sent = { sent: SentAttempt[]; stopped: 'failed' | 'slice' | 'error' | undefined; error?: unknown };
+type Sent = { sent: SentAttempt[]; stopped: 'failed' | 'slice' | 'inactive' | 'error' | undefined; error?: unknown };
 
 /**
  * One run of a lane: due deliveries of the subscription, for LANE_SLICE_MS (one attempt at
@@ -210,9 +210,11 @@ type Sent = { sent: SentAttempt[]; stopped: 'failed' | 'slice' | 'error' | undef
  * before the lane sends anything more) and the claims it did not send, of this batch and the
  * next, are given back at once. A crash in between loses nothing: what was claimed and not
  * recorded is claimed again once its lease has passed (at-least-once; receivers dedupe by
- * Loyalty-Message-Id). A claim needs the subscription active, so once it is disabled or deleted
- * a lane sends at most what it holds claimed: fewer than MAX_HELD_CLAIMS deliveries, only those it
- * starts within its slice. Returns the outcomes of the attempts it made.
+ * Loyalty-Message-Id). A claim needs the subscription active, and the statement under way says
+ * whether it still is, so once it is disabled or deleted a lane stops at its next send after the
+ * first statement begun since has answered (usually within a few sends); at most it sends what it
+ * holds claimed: fewer than MAX_HELD_CLAIMS deliveries, only those it starts within its slice.
+ * Returns the outcomes of the attempts it made.
  */
 export async function runDeliveryLane(
   ctx: DeliveryContext,
@@ -242,9 +244,13 @@ export async function runDeliveryLane(
         return outcomes;
       }
       const recording = unrecorded;
-      const statement = recordAndClaim(ctx.sql, recording, [], claim());
+      const subscription = { active: true };
+      const statement = recordAndClaim(ctx.sql, recording, [], claim()).then(({ targets, active }) => {
+        subscription.active = active; // disabled or deleted meanwhile: the batch stops at its next send
+        return targets;
+      });
       statement.catch(() => {}); // awaited below, after the batch; a rejection meanwhile is not unhandled
-      const { sent, stopped, error } = await sendBatch(ctx, batch, sliceOver);
+      const { sent, stopped, error } = await sendBatch(ctx, batch, sliceOver, subscription);
       const next = await statement;
       report(
         recording.map(() => ({ outcome: 'delivered' })),
@@ -261,7 +267,8 @@ export async function runDeliveryLane(
         await requeueLane(ctx.sql, subscriptionId, lane);
         return outcomes;
       }
-      // a failure was recorded (and may have disabled the subscription): claim afresh
+      // a failure was recorded (and may have disabled the subscription), or the subscription is
+      // gone: claim afresh (nothing, unless it is active)
       unrecorded = [];
       batch = await claimDueDeliveries(ctx.sql, subscriptionId, claim().limit, leaseSeconds);
     }
@@ -277,12 +284,19 @@ export async function runDeliveryLane(
 /**
  * A claimed batch POSTed one at a time, each with both signatures (every valid secret, newest
  * first), until the first attempt that does not deliver, the end of the slice (the first of a
- * batch is sent whatever the time: a batch is claimed only within the slice), or a failure before
- * sending (a key that cannot open the secret: `error`). Records nothing.
+ * batch is sent whatever the time: a batch is claimed only within the slice), the statement under
+ * way finding the subscription disabled or deleted (`subscription.active`, checked before each
+ * send), or a failure before sending (a key that cannot open the secret: `error`). Records nothing.
  */
-async function sendBatch(ctx: DeliveryContext, targets: Target[], sliceOver: () => boolean): Promise<Sent> {
+async function sendBatch(
+  ctx: DeliveryContext,
+  targets: Target[],
+  sliceOver: () => boolean,
+  subscription: { active: boolean },
+): Promise<Sent> {
   const sent: SentAttempt[] = [];
   for (const target of targets) {
+    if (!subscription.active) return { sent, stopped: 'inactive' };
     if (sent.length && sliceOver()) return { sent, stopped: 'slice' };
     const attempt = target.attempts + 1;
     const body = envelopeOf(target);

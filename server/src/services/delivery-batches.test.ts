@@ -13,6 +13,7 @@ import {
   type DeliveryContext,
 } from './deliveries.js';
 import { claimDueDeliveries } from './deliveries-claim.js';
+import { recordAndClaim } from './deliveries-record.js';
 
 /**
  * Lanes claim due deliveries in batches (services/deliveries.ts): every delivery of a batch is
@@ -106,6 +107,21 @@ describe('batched delivery lanes', () => {
     await t.db.sql`UPDATE webhook_deliveries SET claimed_until = NULL`;
     await t.db.sql`UPDATE webhook_subscriptions SET active = false WHERE id = ${id}`;
     expect(await claimDueDeliveries(t.db.sql, id, 4, 60)).toEqual([]);
+  });
+
+  it('claim the next batch in the statement that gives claims back, and say whether the subscription is still active', async () => {
+    const { id } = await backlog(6);
+    const held = await claimDueDeliveries(t.db.sql, id, 4, 60);
+    const claim = { subscriptionId: id, limit: 4, leaseSeconds: 60 };
+    const next = await recordAndClaim(t.db.sql, [], held, claim);
+    expect(next.active).toBe(true);
+    // the claims given back are not taken again by the same statement: the 2 others are
+    expect(next.targets).toHaveLength(2);
+    expect(next.targets.filter((d) => held.some((h) => h.id === d.id))).toEqual([]);
+    await t.db.sql`UPDATE webhook_subscriptions SET active = false WHERE id = ${id}`;
+    expect(await recordAndClaim(t.db.sql, [], next.targets, claim)).toEqual({ targets: [], active: false });
+    await t.db.sql`DELETE FROM webhook_subscriptions WHERE id = ${id}`;
+    expect(await recordAndClaim(t.db.sql, [], [], claim)).toEqual({ targets: [], active: false });
   });
 
   it('send every delivery once, record each attempt once, and keep to the lanes in flight', async () => {
