@@ -211,7 +211,12 @@ try {
   console.log(
     `ratio to the anchor: ${(plain.seconds / anchor.seconds).toFixed(2)}× plain, ${(subscribed.seconds / anchor.seconds).toFixed(2)}× subscribed`,
   );
-  const size = members % 1000 === 0 ? `${members / 1000}k` : members.toLocaleString('en');
+  const size =
+    members % 1e6 === 0
+      ? `${members / 1e6}M`
+      : members % 1000 === 0
+        ? `${members / 1000}k`
+        : members.toLocaleString('en');
   const row = {
     unit: 's',
     anchor: anchor.seconds,
