@@ -2,6 +2,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import Hapi from '@hapi/hapi';
+import { pino } from 'pino';
 import { benchConnections as connections, benchSeconds as seconds, cannon } from './lib/cannon.mjs';
 import { summaryRow } from './lib/summary.mjs';
 
@@ -14,6 +15,7 @@ import {
   createPool,
   loadFixtureFile,
   adminToken,
+  serverModule,
 } from './lib/server-dist.mjs';
 
 // Goal (issue 17): authenticated GET /tags at >= 0.85 of the bare route's throughput, same run.
@@ -41,6 +43,13 @@ try {
   const api = await createServer({ sql, config, log: (line) => console.error(line) });
   await api.start();
   servers.push(api);
+  // The same server as production runs it (start.ts): with the structured log, one access line a
+  // request written synchronously, here to /dev/null. Shown beside the goal, not part of it.
+  const { createLogger } = await serverModule('lib/logger.js');
+  const logger = createLogger({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: true }));
+  const logged = await createServer({ sql, config, log: (line) => console.error(line), logger });
+  await logged.start();
+  servers.push(logged);
 
   // Bench only, never in the product: the floor any route of this stack stands on.
   const bare = Hapi.server({ port: 0, host: '127.0.0.1' });
@@ -61,10 +70,12 @@ try {
   // Warm-up (JIT, connection pool, plans), then alternate so both see the same machine state.
   await cannon(`${bare.info.uri}/bench/pk`, { duration: 2 });
   await cannon(`${api.info.uri}/tags`, { headers: auth, duration: 2 });
-  const runs = { bare: [], tags: [] };
+  await cannon(`${logged.info.uri}/tags`, { headers: auth, duration: 2 });
+  const runs = { bare: [], tags: [], logged: [] };
   for (let round = 0; round < 2; round++) {
     runs.bare.push(await cannon(`${bare.info.uri}/bench/pk`));
     runs.tags.push(await cannon(`${api.info.uri}/tags`, { headers: auth }));
+    runs.logged.push(await cannon(`${logged.info.uri}/tags`, { headers: auth }));
   }
 
   // A replayed idempotent POST: the stored 201 comes back; idempotency_keys sees no write.
@@ -87,6 +98,7 @@ try {
   const summary = (list) => ({ rps: mean(list, 'rps'), p50: mean(list, 'p50'), p99: mean(list, 'p99') });
   const b = summary(runs.bare);
   const t = summary(runs.tags);
+  const l = summary(runs.logged);
   const ratio = t.rps / b.rps;
   const line = (name, r) =>
     `${name.padEnd(44)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms`;
@@ -99,6 +111,8 @@ try {
   console.log(line('bare hapi route, one primary-key SELECT', b));
   console.log(line(`GET /tags (auth + rate limit, ${tagCount} tags)`, t));
   console.log(`ratio GET /tags / bare: ${ratio.toFixed(2)} (goal >= ${goal.toFixed(2)})`);
+  console.log(line('GET /tags with the access log (production)', l));
+  console.log(`ratio GET /tags with the access log / bare: ${(l.rps / b.rps).toFixed(2)}`);
   console.log(line('POST /tags replayed (Idempotency-Key)', replay));
   console.log(
     `replays: ${replay.total} answered, tags created: ${created}, idempotency_keys untouched by the replays: ${untouched}`,
