@@ -72,10 +72,18 @@ try {
   await cannon(`${api.info.uri}/tags`, { headers: auth, duration: 2 });
   await cannon(`${logged.info.uri}/tags`, { headers: auth, duration: 2 });
   const runs = { bare: [], tags: [], logged: [] };
+  // CPU time per request of this process (the servers; autocannon runs in a child) beside the
+  // throughput: a figure that moves less with other load on the machine than req/s does.
+  const measured = async (url, options) => {
+    const before = process.cpuUsage();
+    const r = await cannon(url, options);
+    const cpu = process.cpuUsage(before);
+    return { ...r, cpu: (cpu.user + cpu.system) / r.total };
+  };
   for (let round = 0; round < 2; round++) {
-    runs.bare.push(await cannon(`${bare.info.uri}/bench/pk`));
-    runs.tags.push(await cannon(`${api.info.uri}/tags`, { headers: auth }));
-    runs.logged.push(await cannon(`${logged.info.uri}/tags`, { headers: auth }));
+    runs.bare.push(await measured(`${bare.info.uri}/bench/pk`));
+    runs.tags.push(await measured(`${api.info.uri}/tags`, { headers: auth }));
+    runs.logged.push(await measured(`${logged.info.uri}/tags`, { headers: auth }));
   }
 
   // A replayed idempotent POST: the stored 201 comes back; idempotency_keys sees no write.
@@ -95,13 +103,19 @@ try {
   const [{ n: created }] = await sql`SELECT count(*)::int AS n FROM tags WHERE external_reference = 'bench-replay'`;
 
   const mean = (list, key) => list.reduce((sum, r) => sum + r[key], 0) / list.length;
-  const summary = (list) => ({ rps: mean(list, 'rps'), p50: mean(list, 'p50'), p99: mean(list, 'p99') });
+  const summary = (list) => ({
+    rps: mean(list, 'rps'),
+    p50: mean(list, 'p50'),
+    p99: mean(list, 'p99'),
+    cpu: list[0]?.cpu === undefined ? undefined : mean(list, 'cpu'),
+  });
   const b = summary(runs.bare);
   const t = summary(runs.tags);
   const l = summary(runs.logged);
   const ratio = t.rps / b.rps;
   const line = (name, r) =>
-    `${name.padEnd(44)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms`;
+    `${name.padEnd(44)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms` +
+    (r.cpu === undefined ? '' : `   node CPU ${r.cpu.toFixed(0).padStart(4)} µs/request`);
   console.log(
     `server-tags: ${connections} connections, ${seconds} s per run, mean of ${runs.bare.length} alternating runs (node ${process.version}, ${os.cpus().length} cores, load ${os
       .loadavg()
