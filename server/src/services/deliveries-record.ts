@@ -28,18 +28,19 @@ type RecordContext = { sql: Sql; retryDelays: number[]; healthRules?: HealthRule
  * that delivered are recorded together in one statement, with the subscription's failure counters
  * reset; a failed attempt (the lane ends a batch at its first failure, so it comes last) is then
  * recorded on its own, counted and maybe disabling the subscription (subscription-health.ts), in
- * the same transaction. One commit per batch either way.
+ * the same transaction. One commit per batch either way, with `then` (the lane queued again) in it.
  */
 export async function recordBatch(
   ctx: RecordContext,
   sent: SentAttempt[],
   unsent: Target[],
+  then?: (tx: Db) => Promise<unknown>,
 ): Promise<RecordedAttempt[]> {
   const firstFailure = sent.findIndex((s) => outcomeOf(s.result) !== 'delivered');
   const delivered = firstFailure < 0 ? sent : sent.slice(0, firstFailure);
   const failed = firstFailure < 0 ? [] : sent.slice(firstFailure);
   const recorded: RecordedAttempt[] = delivered.map(() => ({ outcome: 'delivered' }));
-  if (!failed.length) {
+  if (!failed.length && !then) {
     if (delivered.length || unsent.length) await recordAndClaim(ctx.sql, delivered, unsent);
     return recorded;
   }
@@ -47,6 +48,7 @@ export async function recordBatch(
     if (delivered.length || unsent.length) await recordAndClaim(tx, delivered, unsent);
     // in the order sent: the health rules count failures in a row
     for (const attempt of failed) recorded.push(await recordFailure(tx, ctx, attempt));
+    await then?.(tx);
     return recorded;
   });
 }

@@ -261,12 +261,15 @@ export async function runDeliveryLane(
         batch = next;
         continue;
       }
-      report(await recordBatch(ctx, sent, [...batch.slice(sent.length), ...next]), sent);
+      // the turn is over (not after an error: graphile-worker runs the lane again after its backoff)
+      const requeue = stopped !== 'error' && (stopped === 'slice' || sliceOver());
+      const rest = [...batch.slice(sent.length), ...next];
+      report(
+        await recordBatch(ctx, sent, rest, requeue ? (tx) => requeueLane(tx, subscriptionId, lane) : undefined),
+        sent,
+      );
       if (stopped === 'error') throw error;
-      if (stopped === 'slice' || sliceOver()) {
-        await requeueLane(ctx.sql, subscriptionId, lane);
-        return outcomes;
-      }
+      if (requeue) return outcomes;
       // a failure was recorded (and may have disabled the subscription), or the subscription is
       // gone: claim afresh (nothing, unless it is active)
       unrecorded = [];
@@ -363,14 +366,15 @@ async function takeLane(ctx: DeliveryContext, subscriptionId: string, lane: numb
   return taken.length > 0;
 }
 
-/** The lane given back, and queued again now, behind the lanes already waiting (preserve_run_at: a wake-up meanwhile keeps its time). */
-async function requeueLane(sql: Sql, subscriptionId: string, lane: number) {
-  await sql.begin(async (tx) => {
-    await tx`UPDATE webhook_lanes SET busy_until = NULL WHERE subscription_id = ${subscriptionId} AND lane = ${lane}`;
-    await tx`
-      SELECT graphile_worker.add_job('deliver_webhook', json_build_object('subscription_id', ${subscriptionId}::uuid, 'lane', ${lane}::int),
-               max_attempts => ${JOB_MAX_ATTEMPTS}, job_key => ${laneKey(subscriptionId, lane)}, job_key_mode => 'preserve_run_at')`;
-  });
+/**
+ * The lane given back, and queued again now, behind the lanes already waiting (preserve_run_at: a
+ * wake-up meanwhile keeps its time); in the transaction that records the lane's last batch.
+ */
+async function requeueLane(tx: Db, subscriptionId: string, lane: number) {
+  await tx`UPDATE webhook_lanes SET busy_until = NULL WHERE subscription_id = ${subscriptionId} AND lane = ${lane}`;
+  await tx`
+    SELECT graphile_worker.add_job('deliver_webhook', json_build_object('subscription_id', ${subscriptionId}::uuid, 'lane', ${lane}::int),
+             max_attempts => ${JOB_MAX_ATTEMPTS}, job_key => ${laneKey(subscriptionId, lane)}, job_key_mode => 'preserve_run_at')`;
 }
 
 /**
