@@ -191,7 +191,7 @@ export const CLAIM_BATCH_MAX = 32;
  */
 export const MAX_HELD_CLAIMS = 2 * CLAIM_BATCH_MAX;
 
-/** Attempt time (ms, a moving average) per subscription, to size a lane's first batch; a hint only. */
+/** Attempt time (ms, a moving average) per subscription in this process, to size lanes' batches; a hint only. */
 const attemptMs = new Map<string, number>();
 const ATTEMPT_MS_ENTRIES = 10_000;
 
