@@ -22,11 +22,16 @@ let live: Server;
 let liveBase: string;
 const receivedLive: string[] = [];
 
-/** A receiver that accepts connections and never answers: every attempt runs into its timeout. */
+/**
+ * A receiver that accepts connections, reads what comes and never answers: every attempt runs
+ * into its timeout. It reads, so it sees the worker close a connection (the end of an attempt)
+ * and closes its side: open sockets are the attempts in flight, not every connection ever opened.
+ */
 async function blackhole(): Promise<string> {
   const server = createTcpServer((socket) => {
     sockets.push(socket);
     socket.on('error', () => {});
+    socket.resume();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   blackholes.push(server);
