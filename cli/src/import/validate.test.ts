@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { retainedBytes } from '../testing/retained.js';
 import { DuplicateCandidates, DuplicateEmails, emailHash } from './seen-emails.js';
-import { checkRow, parseBooleanish, parseDateTime, type SourceRowLike, validateMember } from './validate.js';
+import {
+  checkRow,
+  formatSubscribedAt,
+  parseBooleanish,
+  parseDateTime,
+  type SourceRowLike,
+  validateMember,
+} from './validate.js';
 
 const now = new Date('2026-06-01T12:00:00Z');
 
@@ -75,6 +82,72 @@ describe('field parsers', () => {
     expect(parseDateTime('2024-05-01')?.toISOString()).toBe('2024-05-01T00:00:00.000Z');
     expect(parseDateTime('2024-05-01T25:00:00Z')).toBeUndefined();
     expect(parseDateTime('05/01/2024')).toBeUndefined();
+  });
+
+  it('reads date-times by numbers exactly as the string parse did (every form, edge and invalid values)', () => {
+    // The earlier implementation (Date's own parse of an ISO string), as the reference.
+    const DATE_TIME =
+      /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+    const reference = (input: string): Date | undefined => {
+      const match = DATE_TIME.exec(input.trim());
+      if (!match) return undefined;
+      const [, year, month, day, hour = '00', minute = '00', second = '00', fraction = '', zone = 'Z'] = match;
+      const offset =
+        zone.toUpperCase() === 'Z' ? 'Z' : zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone;
+      const date = new Date(`${year}-${month}-${day}T${hour}:${minute}:${second}${fraction.slice(0, 4)}${offset}`);
+      if (Number.isNaN(date.getTime())) return undefined;
+      const check = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+      if (check.getUTCMonth() !== Number(month) - 1 || check.getUTCDate() !== Number(day)) return undefined;
+      if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) return undefined;
+      return date;
+    };
+    let seed = 17;
+    const pick = <T>(list: readonly T[]): T => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return list[seed % list.length] as T;
+    };
+    const years = ['1900', '1970', '1999', '2000', '2023', '2024', '2100', '2400', '9999'];
+    const months = ['00', '01', '02', '04', '06', '09', '11', '12', '13'];
+    const days = ['00', '01', '28', '29', '30', '31', '32'];
+    const times = [
+      '',
+      ' 00:00',
+      'T23:59',
+      ' 10:00:00',
+      'T23:59:59',
+      ' 24:00:00',
+      'T12:60:00',
+      ' 12:00:60',
+      'T01:02:03.5',
+      ' 01:02:03.123456789',
+      't01:02:03.07',
+    ];
+    const zones = [
+      '',
+      'Z',
+      'z',
+      '+00:00',
+      '+02:00',
+      '-05:30',
+      '+0200',
+      '-0000',
+      '+23:59',
+      '+24:00',
+      '-12:60',
+      '+14:00',
+    ];
+    let compared = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const time = pick(times);
+      const input = `${pick(years)}-${pick(months)}-${pick(days)}${time}${time ? pick(zones) : ''}`;
+      expect(parseDateTime(input)?.getTime(), input).toBe(reference(input)?.getTime());
+      compared++;
+    }
+    expect(compared).toBe(20_000);
+    // Years below 100 are those years (Date.UTC would read them as 1900-1999).
+    expect(parseDateTime('0050-03-01T00:00:00Z')?.toISOString()).toBe('0050-03-01T00:00:00.000Z');
+    expect(formatSubscribedAt(new Date(Date.UTC(2024, 4, 1, 10)))).toBe('2024-05-01T10:00:00Z');
+    expect(formatSubscribedAt(new Date(Date.UTC(2024, 4, 1, 10, 0, 0, 120)))).toBe('2024-05-01T10:00:00.120Z');
   });
 
   it('takes e-mail addresses by the schema of POST /members/signups (format: email, as the server does)', () => {

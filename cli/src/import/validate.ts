@@ -37,19 +37,44 @@ export function parseDateTime(text: string): Date | undefined {
   const match = DATE_TIME.exec(text.trim());
   if (!match) return undefined;
   const [, year, month, day, hour = '00', minute = '00', second = '00', fraction = '', zone = 'Z'] = match;
-  const offset = zone.toUpperCase() === 'Z' ? 'Z' : zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone;
-  const iso = `${year}-${month}-${day}T${hour}:${minute}:${second}${fraction.slice(0, 4)}${offset}`;
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return undefined;
-  // Date accepts 2024-02-30 by rolling over; a real calendar date must round-trip.
-  const check = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
-  if (check.getUTCMonth() !== Number(month) - 1 || check.getUTCDate() !== Number(day)) return undefined;
+  const y = Number(year);
+  const mo = Number(month);
+  const d = Number(day);
+  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo)) return undefined;
   if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) return undefined;
-  return date;
+  let offsetMinutes = 0;
+  if (zone !== 'Z' && zone !== 'z') {
+    const hours = Number(zone.slice(1, 3));
+    const minutes = Number(zone.slice(-2));
+    if (hours > 23 || minutes > 59) return undefined;
+    offsetMinutes = (zone.startsWith('-') ? -1 : 1) * (hours * 60 + minutes);
+  }
+  // Numbers, not a string for Date to parse: this runs twice a row of an import (issue 17's profile).
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo - 1, d); // Date.UTC would read years 0-99 as 1900-1999
+  date.setUTCHours(
+    Number(hour),
+    Number(minute) - offsetMinutes,
+    Number(second),
+    Number(fraction.slice(1, 4).padEnd(3, '0')),
+  );
+  return Number.isNaN(date.getTime()) ? undefined : date;
 }
 
+const daysInMonth = (year: number, month: number): number =>
+  month === 2
+    ? year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+      ? 29
+      : 28
+    : [4, 6, 9, 11].includes(month)
+      ? 30
+      : 31;
+
 /** The wire form of subscribed_at: RFC 3339 in UTC. */
-export const formatSubscribedAt = (date: Date): string => date.toISOString().replace(/\.000Z$/, 'Z');
+export const formatSubscribedAt = (date: Date): string => {
+  const iso = date.toISOString();
+  return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso;
+};
 
 function text(value: unknown): unknown {
   if (typeof value === 'string') return value.trim();
