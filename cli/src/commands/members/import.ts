@@ -37,7 +37,7 @@ export function membersImportCommand(): Command {
     .option('--rejects <path>', 'where to write rejected rows (default: <file>.rejects.csv beside the input)')
     .option('--checkpoint <path>', 'checkpoint file (default: under $XDG_CONFIG_HOME/loyalty/imports)')
     .option('--batch-size <n>', 'users per request, at most 2000', '2000')
-    .option('--concurrency <n>', 'batches in flight (paced by the rate limit)', '2')
+    .option('--concurrency <n>', 'batches in flight (paced by the rate limit; 1 to 8)', '3')
     .addOption(noProgressOption())
     .addHelpText(
       'after',
