@@ -6,10 +6,6 @@ export function examples(...lines: Array<[command: string, what: string]>): stri
 }
 
 /**
- * What bounds a long list command and how to go faster within the rules: the API's per-token
- * rate limit (api-spec: 600 requests a minute) with `perRequest` items a request.
- */
-/**
  * 1234567 → "1,234,567", as `toLocaleString('en-US')` writes it, without loading ICU's number
  * formatting: that took 12 ms of `loyalty --help`'s start-up (issue 17).
  */
@@ -17,6 +13,10 @@ export function thousands(n: number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
+/**
+ * What bounds a long list command and how to go faster within the rules: the API's per-token
+ * rate limit (api-spec: 600 requests a minute) with `perRequest` items a request.
+ */
 export function speedHelp(what: string, perRequest = 2000): string {
   const perMinute = thousands(600 * perRequest);
   return (
