@@ -35,6 +35,7 @@ import {
   serverModule,
 } from './lib/server-dist.mjs';
 import { summaryRow } from './lib/summary.mjs';
+import { signupBodies } from './lib/signup-bodies.mjs';
 
 const IMPORTS = 50;
 const PER_IMPORT = 2000;
@@ -130,17 +131,7 @@ try {
   const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 
   // 1. Sign-up imports of 2000 new members each (bodies built before the clock starts).
-  const bodies = Array.from({ length: IMPORTS }, (_, r) =>
-    JSON.stringify({
-      brand_id: 'brand-acme',
-      users: Array.from({ length: PER_IMPORT }, (_, i) => ({
-        email: `bench-${r}-${i}@example.org`,
-        first_name: `First${i}`,
-        last_name: `Last${r}`,
-        subscribed_at: '2026-01-02 03:04:05',
-      })),
-    }),
-  );
+  const bodies = signupBodies(IMPORTS, PER_IMPORT);
   // The anchor's rows: the same shape, other e-mails, built before the clock starts too.
   await sql`INSERT INTO brands (id, organization_id, name) VALUES (${ANCHOR_BRAND}, 'org-acme', 'Bench anchor')`;
   const anchorBatches = Array.from({ length: IMPORTS }, (_, r) =>

@@ -8,6 +8,7 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import postgres from 'postgres';
+import { signupBodies } from './signup-bodies.mjs';
 import path from 'node:path';
 import {
   adminToken,
@@ -49,17 +50,7 @@ try {
   await api.start();
   const token = await adminToken(api.info.uri);
   const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-  const bodies = Array.from({ length: IMPORTS }, (_, r) =>
-    JSON.stringify({
-      brand_id: 'brand-acme',
-      users: Array.from({ length: PER_IMPORT }, (_, i) => ({
-        email: `bench-${r}-${i}@example.org`,
-        first_name: `First${i}`,
-        last_name: `Last${r}`,
-        subscribed_at: '2026-01-02 03:04:05',
-      })),
-    }),
-  );
+  const bodies = signupBodies(IMPORTS, PER_IMPORT);
   const times = [];
   for (const [r, body] of bodies.entries()) {
     if (r === 3) await sql`SELECT pg_stat_statements_reset()`;
