@@ -15,21 +15,64 @@ export const randomToken = (bytes = 32): string => randomBytes(bytes).toString('
  * `JSON.stringify` writes them, which is what JCS prescribes. Two bodies that mean the same JSON
  * give the same text whatever their key order or spacing. Like `JSON.stringify`, `toJSON` is
  * honoured and `undefined` or functions are left out of objects (null in arrays).
+ *
+ * Iterative, with its own stack of open containers: a request body nested 100,000 levels deep
+ * (which `JSON.parse` and the routes accept) is hashed like any other, not a stack overflow and a
+ * 500 for the request that carries an `Idempotency-Key` (issue 25).
  */
 export function canonicalJson(value: unknown): string | undefined {
-  if (typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function')
-    value = (value as { toJSON: () => unknown }).toJSON();
-  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
-  if (Array.isArray(value)) {
-    let out = '';
-    for (let i = 0; i < value.length; i++) out += (i ? ',' : '') + (canonicalJson(value[i]) ?? 'null');
-    return `[${out}]`;
+  const top = plain(value);
+  if (!isContainer(top)) return JSON.stringify(top);
+  const parts: string[] = [];
+  const stack: Frame[] = [];
+  const open = (container: object) => {
+    if (Array.isArray(container)) {
+      parts.push('[');
+      stack.push({ items: container, i: 0 });
+    } else {
+      const record = container as Record<string, unknown>;
+      parts.push('{');
+      stack.push({ record, keys: Object.keys(record).sort(), i: 0, written: 0 });
+    }
+  };
+  open(top);
+  for (let frame = stack.at(-1); frame; frame = stack.at(-1)) {
+    if ('items' in frame) {
+      if (frame.i >= frame.items.length) {
+        parts.push(']');
+        stack.pop();
+        continue;
+      }
+      if (frame.i) parts.push(',');
+      const item = plain(frame.items[frame.i++]);
+      if (isContainer(item)) open(item);
+      else parts.push(JSON.stringify(item) ?? 'null');
+      continue;
+    }
+    if (frame.i >= frame.keys.length) {
+      parts.push('}');
+      stack.pop();
+      continue;
+    }
+    const key = frame.keys[frame.i++] as string;
+    const item = plain(frame.record[key]);
+    const text = isContainer(item) ? undefined : JSON.stringify(item);
+    if (!isContainer(item) && text === undefined) continue;
+    parts.push(`${frame.written++ ? ',' : ''}${JSON.stringify(key)}:`);
+    if (isContainer(item)) open(item);
+    else parts.push(text as string);
   }
-  const record = value as Record<string, unknown>;
-  let out = '';
-  for (const key of Object.keys(record).sort()) {
-    const item = canonicalJson(record[key]);
-    if (item !== undefined) out += `${(out ? ',' : '') + JSON.stringify(key)}:${item}`;
-  }
-  return `{${out}}`;
+  return parts.join('');
 }
+
+type Frame =
+  | { items: unknown[]; i: number }
+  | { record: Record<string, unknown>; keys: string[]; i: number; written: number };
+
+/** The value `JSON.stringify` would write for `value`: its `toJSON()` when it has one. */
+const plain = (value: unknown): unknown =>
+  typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function'
+    ? (value as { toJSON: () => unknown }).toJSON()
+    : value;
+
+const isContainer = (value: unknown): value is object => typeof value === 'object' && value !== null;

@@ -175,6 +175,25 @@ describe('Idempotency-Key on a route that answers through respondInTransaction',
     expect(a).not.toBe(b);
     expect((await ts.db.sql`SELECT count(*)::int AS n FROM idempotency_keys`)[0]!.n).toBe(before);
   });
+
+  it('hashes a body nested 100,000 levels deep without overflowing the stack: the same answer as without the key', async () => {
+    const depth = 100_000;
+    const nested = (ref: string) =>
+      `{"brand_id":"brand-acme","external_reference":"${ref}","tag":"Deep","extra":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const send = async (key: string | undefined, ref: string) =>
+      post(key, {}, { payload: nested(ref), headers: { 'content-type': 'application/json' } });
+    const without = await send(undefined, `ref-${randomUUID()}`);
+    expect(without.statusCode).toBe(201);
+    const ref = `ref-${randomUUID()}`;
+    const withKey = await send('k-deep', ref);
+    expect(withKey.statusCode).toBeLessThan(500);
+    expect(withKey.statusCode).toBe(without.statusCode);
+    if (withKey.statusCode === 201) {
+      const again = await send('k-deep', ref);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(await tagCount(ref)).toBe(1);
+    }
+  });
 });
 
 describe('Idempotency-Key on routes that answer without respondInTransaction', () => {

@@ -87,6 +87,15 @@ describe('canonicalJson', () => {
     expect(canonicalJson([undefined, () => 1])).toBe('[null,null]');
     expect(canonicalJson({ a: undefined, b: 1, d: new Date(0) })).toBe('{"b":1,"d":"1970-01-01T00:00:00.000Z"}');
   });
+
+  it('writes a value nested 100,000 levels deep (objects and arrays) without a stack overflow', () => {
+    const depth = 100_000;
+    const deepObject = `${'{"b":[1,{"a":'.repeat(depth)}null${'}]}'.repeat(depth)}`;
+    expect(canonicalJson(JSON.parse(deepObject))).toBe(deepObject);
+    expect(canonicalJson(JSON.parse(`${'[{"z":1,"y":[]},'.repeat(depth)}0${']'.repeat(depth)}`))).toBe(
+      `${'[{"y":[],"z":1},'.repeat(depth)}0${']'.repeat(depth)}`,
+    );
+  });
 });
 
 describe('claimIdempotencyKey', () => {
