@@ -13,7 +13,8 @@ import { createServer } from '../../server/src/server.js';
  * operation has neither a route nor an entry here).
  */
 const PENDING: string[] = [
-  // (none: every operation has a route)
+  'createSandboxOrganization', // issue 25: the route lands with server/src/routes/sandbox-organizations.ts
+  'deleteSandboxOrganization',
 ];
 
 const { document } = loadOpenApi();

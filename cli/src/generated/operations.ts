@@ -76,6 +76,8 @@ export const OPERATIONS: readonly Operation[] = [
   {"method":"GET","path":"/webhook-event-types","operationId":"listWebhookEventTypes","fields":"query"},
   {"method":"GET","path":"/sandbox/clock","operationId":"getSandboxClock","fields":"query"},
   {"method":"POST","path":"/sandbox/clock","operationId":"moveSandboxClock","fields":"body"},
-  {"method":"POST","path":"/sandbox/reset","operationId":"resetSandbox","fields":"query"},
+  {"method":"POST","path":"/sandbox/reset","operationId":"resetSandbox","fields":"body"},
+  {"method":"POST","path":"/sandbox/organizations","operationId":"createSandboxOrganization","fields":"body"},
+  {"method":"DELETE","path":"/sandbox/organizations/{id}","operationId":"deleteSandboxOrganization","fields":"query"},
   {"method":"GET","path":"/events","operationId":"listEvents","fields":"query","paginate":{"kind":"cursor","param":"after","next":["next_cursor"],"items":["data"]}},
 ];

@@ -1302,9 +1302,8 @@ export interface paths {
          *     server's notion of now (`now`), how far it is ahead of real time (`offset_seconds`) and the real
          *     time (`real_now`).
          *
-         *     **Decisions:** any API token may read and move the clock and reset (every API ability is
-         *     accepted; device tokens are not): a sandbox belongs to whoever runs it, and the clock is the
-         *     whole server's, not one organization's.
+         *     **Decisions:** reading and moving the clock needs `sandbox.manage` (the demo admin clients
+         *     hold it; read-only and device clients do not: `403`).
          */
         get: operations["getSandboxClock"];
         put?: never;
@@ -1340,18 +1339,89 @@ export interface paths {
         put?: never;
         /**
          * Go back to the fixtures (extension, sandbox mode only)
-         * @description **Extension**, only on a server in sandbox mode (`LOYALTY_SANDBOX`; `404` otherwise). Empties
-         *     every table (members, passes, tags, tokens, idempotency keys, events, webhook subscriptions and
-         *     deliveries, voucher jobs, counters), removes the queued background jobs of that data, sets the
-         *     clock back to real time and loads the server's fixture file again (`LOYALTY_FIXTURES`), without
-         *     a restart. `took_ms` says how long it took.
+         * @description **Extension**, only on a server in sandbox mode (`LOYALTY_SANDBOX`; `404` otherwise). Resets the
+         *     caller's organizations: the token's organizations, or only the one named by `organization_id`
+         *     (one of the token's; another is a `404`). Their rows are deleted from every table (members,
+         *     passes, tags, events, webhook subscriptions and deliveries, voucher jobs, webshop orders,
+         *     idempotency keys, counters, their sandbox clock), their queued background jobs removed, the tokens
+         *     of their clients revoked, and their records loaded again from the server's fixture file
+         *     (`LOYALTY_FIXTURES`; an organization the file does not name, such as a throwaway one, stays
+         *     empty of data but keeps its clients). Other organizations are neither changed nor blocked.
+         *     `took_ms` says how long it took, `organization_ids` which organizations were reset.
          *
-         *     **Decisions:** one database transaction: a request made meanwhile waits for the reset and then
-         *     sees all of it (or ran before it), never half of it. Every token issued before a reset is invalid
-         *     after it (`401`): the fixtures seed the clients again; ask `POST /oauth/token` for a new token.
+         *     **Whole-server reset:** only the operator may empty every table and load the whole fixture file
+         *     again: `Authorization: Bearer <LOYALTY_SANDBOX_OPERATOR_TOKEN>` (the `sandboxOperator` scheme, a
+         *     credential from the server's environment, not a token from `POST /oauth/token`) with
+         *     `{"scope":"server"}`. `scope: server` from an API token is a `403`; the operator without
+         *     `scope: server` must name an `organization_id` (`422` on `organization_id`).
+         *
+         *     **Decisions:** one database transaction that takes row locks only (no `TRUNCATE`): another
+         *     organization's requests run meanwhile; a request of a reset organization sees all of the reset
+         *     or none of it. Every token of a reset organization's clients is invalid after it (`401`); ask
+         *     `POST /oauth/token` for a new one. Needs `sandbox.manage` (or the operator).
          */
         post: operations["resetSandbox"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/organizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a throwaway sandbox organization (extension, sandbox mode only)
+         * @description **Extension**, only on a server in sandbox mode (`LOYALTY_SANDBOX`; `404` otherwise). Creates an
+         *     organization of its own for one test run (parallel CI jobs on one server each take one): a
+         *     brand, a coupon (14 valid days) and a storecard, and two clients with fresh random ids and
+         *     secrets: `admin` (every API ability and `sandbox.manage`) and `readonly` (the `.get` abilities).
+         *     The secrets are answered once, here; the server keeps only their hashes. Ask `POST /oauth/token`
+         *     with them for tokens. After `ttl` (real time, not the sandbox clock) the scheduled retention
+         *     removes the organization, all its data and its clients; `DELETE /sandbox/organizations/{id}`
+         *     removes it at once.
+         *
+         *     **Decisions:** needs a token with `sandbox.create` (the fixture client `sandbox-ci` holds it and
+         *     no organization) or the operator credential (`sandboxOperator`). `ttl` is a duration like the
+         *     clock's `advance` (`30s`, `15m`, `2h`, `7d`), default `1h`, at most `7d` (`422` on `ttl`). A
+         *     creating client has at most 50 live throwaway organizations: the 51st is a `422` on
+         *     `organizations` (delete one or let one expire). The time to live is real time: moving an
+         *     organization's sandbox clock never removes it.
+         */
+        post: operations["createSandboxOrganization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/organizations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a throwaway sandbox organization (extension, sandbox mode only)
+         * @description **Extension**, only on a server in sandbox mode (`LOYALTY_SANDBOX`; `404` otherwise). Removes a
+         *     throwaway organization made by `POST /sandbox/organizations` at once: all its data, its queued
+         *     background jobs, its clients and their tokens. `204`.
+         *
+         *     **Decisions:** allowed to the operator credential, to the client that created it (`sandbox.create`)
+         *     and to the organization's own admin (`sandbox.manage`). Any other organization id, one of another
+         *     creator, or one from the fixture file (never removable this way) is a `404`.
+         */
+        delete: operations["deleteSandboxOrganization"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2515,13 +2585,77 @@ export interface components {
              */
             set?: string;
         };
+        /** @description What to reset (extension). No body resets every organization of the token. */
+        SandboxResetRequest: {
+            /** @description Reset only this organization (one of the token's). */
+            organization_id?: string;
+            /**
+             * @description `organizations` (the default): the caller's organizations. `server`: every table emptied and
+             *     the whole fixture file loaded again; only with the operator credential.
+             * @default organizations
+             * @enum {string}
+             */
+            scope?: "organizations" | "server";
+        };
         SandboxResetResponse: {
             message: string;
             data: {
                 /** @description How long the reset took, in milliseconds. */
                 took_ms: number;
+                /**
+                 * @description What was reset.
+                 * @enum {string}
+                 */
+                scope: "organizations" | "server";
+                /** @description The organizations reset (for `server`, the fixture file's). */
+                organization_ids: string[];
                 clock: components["schemas"]["SandboxClock"];
             };
+        };
+        /** @description A throwaway sandbox organization (extension). */
+        CreateSandboxOrganizationRequest: {
+            /**
+             * @description Time to live in real time, a whole number and a unit (`s`, `m`, `h`, `d`); at most `7d`.
+             * @default 1h
+             * @example 30m
+             * @example 1h
+             * @example 2d
+             */
+            ttl?: string;
+            /** @description The organization's name (default `Sandbox <id>`). */
+            name?: string;
+        };
+        /** @description A client of a throwaway organization; the secret is shown only in this answer. */
+        SandboxClientCredentials: {
+            client_id: string;
+            client_secret: string;
+            abilities: string[];
+        };
+        /** @description A throwaway sandbox organization and what a test needs of it (extension). */
+        SandboxOrganizationCreated: {
+            organization: {
+                id: string;
+                name: string;
+                /**
+                 * Format: date-time
+                 * @description When retention removes it (real time).
+                 */
+                expires_at: string;
+            };
+            /** Format: uuid */
+            brand_id: string;
+            /** Format: uuid */
+            coupon_id: string;
+            /** Format: uuid */
+            storecard_id: string;
+            clients: {
+                admin: components["schemas"]["SandboxClientCredentials"];
+                readonly: components["schemas"]["SandboxClientCredentials"];
+            };
+        };
+        SandboxOrganizationCreatedResponse: {
+            message: string;
+            data: components["schemas"]["SandboxOrganizationCreated"];
         };
         RecoverWebhookDeliveriesRequest: {
             /**
@@ -7285,7 +7419,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SandboxResetRequest"];
+            };
+        };
         responses: {
             /** @description The data is the fixtures' again. */
             200: {
@@ -7304,6 +7442,10 @@ export interface operations {
                      *       "message": "Request successful",
                      *       "data": {
                      *         "took_ms": 180,
+                     *         "scope": "organizations",
+                     *         "organization_ids": [
+                     *           "org-acme"
+                     *         ],
                      *         "clock": {
                      *           "now": "2026-11-24T10:15:30.000Z",
                      *           "offset_seconds": 0,
@@ -7314,6 +7456,150 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["SandboxResetResponse"];
                 };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    createSandboxOrganization: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "ttl": "1h",
+                 *       "name": "CI run 4711"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateSandboxOrganizationRequest"];
+            };
+        };
+        responses: {
+            /** @description The organization, its brand, coupon and storecard, and its two clients. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "organization": {
+                     *           "id": "sbx-3f9c2a7e1b4d",
+                     *           "name": "CI run 4711",
+                     *           "expires_at": "2026-11-24T11:15:30.000Z"
+                     *         },
+                     *         "brand_id": "7d1e2f3a-4b5c-4d6e-8f90-a1b2c3d4e5f6",
+                     *         "coupon_id": "8e2f3a4b-5c6d-4e7f-9a01-b2c3d4e5f6a7",
+                     *         "storecard_id": "9f3a4b5c-6d7e-4f80-8b12-c3d4e5f6a7b8",
+                     *         "clients": {
+                     *           "admin": {
+                     *             "client_id": "sbx-3f9c2a7e1b4d-admin",
+                     *             "client_secret": "5Jt0q8mQ2cVwZr7LxN4bYkE1sHdP9gAu",
+                     *             "abilities": [
+                     *               "tags.get",
+                     *               "tags.store",
+                     *               "members.get",
+                     *               "members.store",
+                     *               "passes.store",
+                     *               "webhooks.get",
+                     *               "webhooks.store",
+                     *               "sandbox.manage"
+                     *             ]
+                     *           },
+                     *           "readonly": {
+                     *             "client_id": "sbx-3f9c2a7e1b4d-readonly",
+                     *             "client_secret": "Qw3eR5tY7uI9oP1aS3dF5gH7jK9lZ2xC",
+                     *             "abilities": [
+                     *               "tags.get",
+                     *               "members.get",
+                     *               "webhooks.get"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SandboxOrganizationCreatedResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    deleteSandboxOrganization: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The throwaway organization's `id`.
+                 * @example sbx-3f9c2a7e1b4d
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The organization and all its data are gone. */
+            204: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["MutationBadRequest"];
             401: components["responses"]["Unauthorized"];
