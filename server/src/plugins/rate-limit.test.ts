@@ -2,6 +2,7 @@ import type { ServerInjectResponse } from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pluginServer, remainingAfterStart } from '../../../test/helpers/plugin-server.js';
 import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { sha256 } from '../lib/hash.js';
 import { createServer } from '../server.js';
 import { issueToken } from '../services/tokens.js';
 
@@ -11,16 +12,28 @@ let ts: TestServer;
 let address = 0;
 /** A fresh client address per test: each starts with a full per-IP budget. */
 const nextAddress = () => `10.0.0.${++address}`;
+let clients = 0;
+const ALL_ABILITIES = ['tags.get', 'tags.store', 'members.get', 'members.store', 'passes.store'];
+/** A new client of org-acme: budgets are per client, so each test starts with a full one. */
+const freshClient = async () => {
+  const clientId = `rate-client-${++clients}`;
+  await ts.db.sql`
+    INSERT INTO clients (client_id, secret_hash, organization_ids, abilities)
+    VALUES (${clientId}, ${sha256(`${clientId}-secret`)}, '{org-acme}', ${ALL_ABILITIES})`;
+  return clientId;
+};
 /** Tokens straight from the service: issuing through POST /oauth/token would spend IP budget. */
-const freshToken = async (scope?: string[]) => {
+const tokenOf = async (clientId: string, scope?: string[]) => {
   const { access_token } = await issueToken(ts.db.sql, {
     grant_type: 'client_credentials',
-    client_id: 'acme-admin',
-    client_secret: 'acme-admin-secret',
+    client_id: clientId,
+    client_secret: `${clientId}-secret`,
     scope: scope?.join(' '),
   });
   return { authorization: `Bearer ${access_token}` };
 };
+/** A token of a new client (a full budget). */
+const freshToken = async (scope?: string[]) => tokenOf(await freshClient(), scope);
 const limits = (res: ServerInjectResponse) => ({
   limit: res.headers['x-ratelimit-limit'],
   remaining: res.headers['x-ratelimit-remaining'],
@@ -31,7 +44,7 @@ beforeAll(async () => {
 });
 afterAll(() => ts?.close());
 
-describe('per-token limit', () => {
+describe('per-client limit (the "token" policy)', () => {
   it('counts down on every response, then answers 429 {message} with Retry-After and Remaining 0', async () => {
     const headers = await freshToken();
     const seen = [];
@@ -68,7 +81,7 @@ describe('per-token limit', () => {
     expect(invalid.statusCode).toBe(429);
   });
 
-  it('gives every token its own budget, apart from the IP budget', async () => {
+  it('gives every client its own budget, apart from the IP budget', async () => {
     const remoteAddress = nextAddress();
     const a = await freshToken();
     for (let i = 0; i < 6; i++) await ts.inject({ method: 'GET', url: '/tags', headers: a, remoteAddress });
@@ -80,9 +93,22 @@ describe('per-token limit', () => {
     expect(limits(anonymous)).toEqual({ limit: '3', remaining: '2' });
   });
 
+  it('counts every token of a client in its one budget: minting tokens gives nothing (issue 25)', async () => {
+    const client = await freshClient();
+    const tokens = await Promise.all([1, 2, 3, 4].map(() => tokenOf(client)));
+    const statuses = [];
+    for (let i = 0; i < 8; i++)
+      statuses.push((await ts.inject({ method: 'GET', url: '/tags', headers: tokens[i % 4]! })).statusCode);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+    // A token issued now shares the spent budget; another client of the same organization does not.
+    expect((await ts.inject({ method: 'GET', url: '/tags', headers: await tokenOf(client) })).statusCode).toBe(429);
+    expect((await ts.inject({ method: 'GET', url: '/tags', headers: await freshToken() })).statusCode).toBe(200);
+  });
+
   it('puts the headers on error responses too (400, 403, 404, 422)', async () => {
-    const headers = await freshToken();
-    const lacking = await freshToken(['tags.get']);
+    const client = await freshClient();
+    const headers = await tokenOf(client);
+    const lacking = await tokenOf(await freshClient(), ['tags.get']);
     const responses = [
       await ts.inject({
         method: 'POST',
@@ -105,7 +131,7 @@ describe('per-token limit', () => {
       await ts.inject({ method: 'POST', url: '/tags', headers, payload: {} }),
     ];
     expect(responses.map((r) => r.statusCode)).toEqual([400, 403, 404, 422]);
-    // The 403 went to the other token's budget.
+    // The 403 went to the other client's budget.
     expect(responses.map((r) => limits(r).remaining)).toEqual(['4', '4', '3', '2']);
     expect(responses[1]!.headers['x-ratelimit-limit']).toBe('5');
     expect(responses[1]!.headers['ratelimit-policy']).toBe(`"token";q=5;w=${WINDOW}`);
@@ -168,7 +194,7 @@ describe('per-IP limit for requests without a (valid) token', () => {
       expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(limits(res)).toEqual({ limit: '3', remaining: '0' });
     }
-    // A valid token still works from the same address: tokens have their own budget.
+    // A valid token still works from the same address: clients have their own budget.
     const valid = await ts.inject({ method: 'GET', url: '/tags', remoteAddress, headers: await freshToken() });
     expect(valid.statusCode).toBe(200);
   });

@@ -13,6 +13,7 @@ import { purgeWhileStarted } from '../lib/purge-while-started.js';
 
 export type RateLimitOptions = {
   sql: Sql;
+  /** Requests per window of one client, all its tokens together (the "token" policy). */
   tokenLimit: number;
   ipLimit: number;
   windowSeconds: number;
@@ -32,7 +33,10 @@ declare module '@hapi/hapi' {
 const TOO_MANY = { message: 'Too Many Attempts.' };
 
 /**
- * Per-token and per-IP request limits (openapi.yaml, info "Rate limits"). Requests without a token are
+ * Per-client and per-IP request limits (openapi.yaml, info "Rate limits"). The "token" policy counts
+ * every token of one client (the token's `client_id`; a device token's too) in one budget, so
+ * minting more tokens gives nothing (issue 25); a client with one token sees exactly the
+ * specification's 600 per token. Requests without a token are
  * counted per IP when they arrive (onRequest); requests with a bearer token once the token is
  * known (onPostAuth), so an invalid token counts against the IP. Both checks come before
  * validation and handlers: a 429 means nothing ran. Responses that never reached onPostAuth
@@ -47,10 +51,10 @@ export const rateLimitPlugin: Plugin<RateLimitOptions> = {
     const countRequest = createRequestCounter(options.sql);
 
     const count = async (request: Request, policy: RateLimitPolicy) => {
-      const tokenHash = policy === 'token' ? (request.auth.credentials as unknown as Principal).tokenHash : undefined;
+      const clientId = policy === 'token' ? (request.auth.credentials as unknown as Principal).clientId : undefined;
       const state = await countRequest({
         policy,
-        key: tokenHash ?? request.info.remoteAddress,
+        key: clientId ?? request.info.remoteAddress,
         limit: policy === 'token' ? options.tokenLimit : options.ipLimit,
         windowSeconds: options.windowSeconds,
       });
@@ -58,7 +62,7 @@ export const rateLimitPlugin: Plugin<RateLimitOptions> = {
       return state;
     };
     const policyOf = (request: Request): RateLimitPolicy =>
-      request.auth.isAuthenticated && (request.auth.credentials as unknown as Partial<Principal>)?.tokenHash
+      request.auth.isAuthenticated && (request.auth.credentials as unknown as Partial<Principal>)?.clientId
         ? 'token'
         : 'ip';
     const tooMany = (h: ResponseToolkit, state: RateLimitState) =>
