@@ -53,6 +53,35 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATABASE_URL: '' })).toMatchObject({ secretKey: undefined, secretKeyPrevious: undefined });
   });
 
+  it('requires LOYALTY_METRICS_TOKEN when HOST is not a loopback address, and names both', () => {
+    const token = { LOYALTY_METRICS_TOKEN: 'metrics-token-0123456789' };
+    for (const HOST of [
+      '0.0.0.0',
+      '::',
+      '10.0.0.5',
+      '192.168.1.2',
+      'sandbox.example.com',
+      '127.0.0.1.nip.io',
+      '[::1]x',
+    ]) {
+      const attempt = () => loadConfig({ HOST });
+      expect(attempt, HOST).toThrow(ConfigError);
+      expect(attempt, HOST).toThrow(/LOYALTY_METRICS_TOKEN is required when HOST .* is not a loopback address/);
+      expect(loadConfig({ HOST, ...token }).metricsToken, HOST).toBe(token.LOYALTY_METRICS_TOKEN);
+    }
+    for (const HOST of ['127.0.0.1', '127.1.2.3', 'localhost', 'LOCALHOST', '::1', '0:0:0:0:0:0:0:1', '[::1]'])
+      expect(loadConfig({ HOST }).metricsToken, HOST).toBeUndefined();
+    expect(loadConfig({}).metricsToken).toBeUndefined();
+    // Named together with any other wrong variable.
+    expect(() => loadConfig({ HOST: '0.0.0.0', PORT: 'eighty' })).toThrow(/PORT.*LOYALTY_METRICS_TOKEN/s);
+  });
+
+  it('caches the database gauges of /metrics for LOYALTY_METRICS_CACHE_SECONDS (default 10)', () => {
+    expect(loadConfig({}).metricsCacheSeconds).toBe(10);
+    expect(loadConfig({ LOYALTY_METRICS_CACHE_SECONDS: '5' }).metricsCacheSeconds).toBe(5);
+    expect(() => loadConfig({ LOYALTY_METRICS_CACHE_SECONDS: '-1' })).toThrow(/LOYALTY_METRICS_CACHE_SECONDS/);
+  });
+
   it('stops at start-up with a message naming each wrong variable', () => {
     const attempt = () =>
       loadConfig({ PORT: 'eighty', LOYALTY_PUBLIC_URL: 'ftp://x', LOYALTY_WEBHOOK_RETRY_DELAYS: '1,2' });

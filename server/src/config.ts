@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import Joi from 'joi';
+import { isLoopbackHost } from './lib/loopback-host.js';
 
 /** This package's directory (server/ in the repository, node_modules/@loyalty/server installed). */
 const packageRoot = new URL('../', import.meta.url);
@@ -64,8 +65,13 @@ export type Config = {
   stalledJobSeconds: number;
   /** Events, deliveries and their attempts older than this many days are purged (pending deliveries never). */
   retentionDays: number;
-  /** Bearer token that GET /metrics asks for; unset: /metrics is open (bind to a private address). */
+  /**
+   * Bearer token that GET /metrics asks for; required when HOST is not a loopback address (the
+   * start stops without it); unset on loopback: /metrics is open to this machine only.
+   */
   metricsToken: string | undefined;
+  /** The database gauges of GET /metrics are read at most this often; scrapes in between answer the last values. */
+  metricsCacheSeconds: number;
   /** API processes of `npm start` on this machine (node:cluster, one shared port); 1: no cluster. */
   apiProcesses: number;
   /** A request's Idempotency-Key claim outlives its last heartbeat (a third of this) by this long: what a crash leaves held. */
@@ -129,6 +135,7 @@ const schema = Joi.object({
     .max(512)
     .optional()
     .messages({ 'string.min': 'LOYALTY_METRICS_TOKEN must be at least 16 characters' }),
+  LOYALTY_METRICS_CACHE_SECONDS: Joi.number().min(0).max(300).empty('').default(10),
   LOYALTY_API_PROCESSES: Joi.number().integer().min(1).max(64).empty('').default(1),
   LOYALTY_IDEMPOTENCY_LOCK_SECONDS: Joi.number().integer().min(3).max(3600).empty('').default(30),
   LOYALTY_SHUTDOWN_GRACE_MS: Joi.number().integer().min(0).max(600_000).empty('').default(500),
@@ -146,7 +153,13 @@ export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const { value, error } = schema.validate(env, { abortEarly: false, convert: true });
-  if (error) throw new ConfigError(`Invalid configuration: ${error.details.map((d) => d.message).join('; ')}`);
+  const problems = error?.details.map((d) => d.message) ?? [];
+  // Server-wide business volume is nobody else's business: off loopback, /metrics needs its token.
+  if (!value.LOYALTY_METRICS_TOKEN && !isLoopbackHost(String(value.HOST)))
+    problems.push(
+      `LOYALTY_METRICS_TOKEN is required when HOST (${value.HOST}) is not a loopback address (GET /metrics would be open to the network; e.g. \`openssl rand -base64 32\`)`,
+    );
+  if (problems.length) throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   return {
     port: value.PORT,
     host: value.HOST,
@@ -175,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stalledJobSeconds: value.LOYALTY_STALLED_JOB_SECONDS,
     retentionDays: value.LOYALTY_RETENTION_DAYS,
     metricsToken: value.LOYALTY_METRICS_TOKEN,
+    metricsCacheSeconds: value.LOYALTY_METRICS_CACHE_SECONDS,
     apiProcesses: value.LOYALTY_API_PROCESSES,
     logLevel: value.LOYALTY_LOG_LEVEL,
     sandbox: value.LOYALTY_SANDBOX === undefined ? !value.DATABASE_URL : value.LOYALTY_SANDBOX === '1',

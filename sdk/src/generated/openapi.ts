@@ -216,15 +216,17 @@ export interface paths {
          * @description **Extension** (not in the service specification). The server's metrics in the Prometheus text
          *     exposition format, for a Prometheus scrape: request durations by route template and status,
          *     rate-limit rejections, idempotency replays and conflicts, open event-feed long polls, Node
-         *     process metrics, and gauges read from the database at scrape time (worker queue depth and oldest
+         *     process metrics, and gauges read from the database at most every `LOYALTY_METRICS_CACHE_SECONDS`
+         *     (10 s; scrapes in between answer the last values): worker queue depth and oldest
          *     job age per task, voucher jobs by status and passes issued, passes by kind (an estimate),
          *     pending webhook deliveries and the attempts of the last 5 minutes by outcome and duration,
-         *     database connections by application and state). All metric names start with `loyalty_`.
+         *     database connections by application and state. All metric names start with `loyalty_`.
          *
          *     No OAuth token and not rate limited. When the server is started with `LOYALTY_METRICS_TOKEN`,
          *     the request must carry `Authorization: Bearer <that token>` (the metrics token, not an access
-         *     token of `/oauth/token`); without it, or with another token, the answer is `401`. Without
-         *     `LOYALTY_METRICS_TOKEN` the endpoint is open: bind the server to a private address.
+         *     token of `/oauth/token`); without it, or with another token, the answer is `401`. A server
+         *     whose `HOST` is not a loopback address (127.0.0.0/8, `::1`, `localhost`) refuses to start
+         *     without `LOYALTY_METRICS_TOKEN`; only on loopback may the endpoint be open (to that machine).
          */
         get: operations["getMetrics"];
         put?: never;

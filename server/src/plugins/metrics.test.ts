@@ -10,7 +10,7 @@ let open: TestServer;
 let guarded: TestServer;
 beforeAll(async () => {
   [open, guarded] = await Promise.all([
-    createTestServer(),
+    createTestServer({ metricsCacheSeconds: 1 }),
     createTestServer({ metricsToken: METRICS_TOKEN, rateLimitToken: 2, rateLimitWindowSeconds: 3600 }),
   ]);
 });
@@ -36,7 +36,7 @@ function parse(text: string): Sample[] {
 const sampleValue = (samples: Sample[], name: string, labels: Record<string, string> = {}) =>
   samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
 
-/** The database gauges are read again at most once a second (services/metrics.ts). */
+/** The database gauges of `open` are read again at most once a second (metricsCacheSeconds: 1). */
 const afterRefreshInterval = () => new Promise((r) => setTimeout(r, 1100));
 
 async function scrape(t: TestServer, headers: Record<string, string> = {}) {
@@ -187,6 +187,22 @@ describe('GET /metrics', () => {
     expect(sampleValue((await scrape(open)).samples, 'loyalty_worker_queue_depth', { task })).toBe(3);
     await afterRefreshInterval();
     expect(sampleValue((await scrape(open)).samples, 'loyalty_worker_queue_depth', { task })).toBeUndefined();
+  });
+
+  it('by default answers the database gauges from a cache 10 s old at most: a scrape a second later queries nothing', async () => {
+    const t = await createTestServer({ metricsToken: METRICS_TOKEN });
+    try {
+      expect(t.config.metricsCacheSeconds).toBe(10);
+      const headers = { authorization: `Bearer ${METRICS_TOKEN}` };
+      const task = 'metrics_cache_task';
+      const depth = async () => sampleValue((await scrape(t, headers)).samples, 'loyalty_worker_queue_depth', { task });
+      expect(await depth()).toBeUndefined();
+      await t.db.sql`SELECT graphile_worker.add_job(${task}, '{}'::json)`;
+      await afterRefreshInterval();
+      expect(await depth()).toBeUndefined();
+    } finally {
+      await t.close();
+    }
   });
 
   it('reports voucher jobs by status, pending deliveries and connections from the database', async () => {

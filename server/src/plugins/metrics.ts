@@ -28,8 +28,8 @@ declare module '@hapi/hapi' {
  * Prometheus metrics of this process (issue 14, item 5): request durations by route template and
  * status, rate-limit rejections, idempotency replays and conflicts, open event-feed long polls and
  * Node's process metrics, all counted from the responses (the other plugins are not touched).
- * The database gauges (worker queue, voucher jobs, passes, deliveries, connections) are computed at
- * scrape time by services/metrics.ts. GET /metrics (metricsRoutes) serves them.
+ * The database gauges (worker queue, voucher jobs, passes, deliveries, connections) are computed by
+ * services/metrics.ts at scrape time, at most once per LOYALTY_METRICS_CACHE_SECONDS. GET /metrics (metricsRoutes) serves them.
  */
 export const metricsPlugin: Plugin<Record<string, never>> = {
   name: 'loyalty-metrics',
@@ -121,7 +121,10 @@ function bearerMatches(header: unknown, token: string): boolean {
 /**
  * GET /metrics: the Prometheus text format. No OAuth token (openapi.yaml `security: []`) and not
  * rate limited (server.ts exempts it); when LOYALTY_METRICS_TOKEN is set, `Authorization: Bearer
- * <that token>` is required and anything else answers the usual 401.
+ * <that token>` is required and anything else answers the usual 401. The token is set whenever
+ * HOST is not a loopback address: config.ts refuses to start without it then (issue 25), so the
+ * endpoint is open only to the machine itself. The database gauges are cached for
+ * LOYALTY_METRICS_CACHE_SECONDS (10 s).
  */
 export const metricsRoutes: RouteDef[] = [
   {
@@ -132,7 +135,7 @@ export const metricsRoutes: RouteDef[] = [
       if (config.metricsToken && !bearerMatches(request.headers.authorization, config.metricsToken))
         throw Boom.unauthorized(null, 'Bearer');
       const metrics = request.server.plugins['loyalty-metrics'];
-      await metrics.database.refresh(sql);
+      await metrics.database.refresh(sql, config.metricsCacheSeconds * 1000);
       return h.response(await metrics.registry.metrics()).type(metrics.registry.contentType);
     },
   },

@@ -25,11 +25,12 @@ import type { Sql } from '../db/pool.js';
  * Measured (embedded PostgreSQL, 100k deliveries of which 10k pending, 100k attempts, 2,000 queued
  * jobs): a whole GET /metrics takes 26–30 ms warm, 55 ms for the first one.
  */
-export type DatabaseMetrics = { refresh: (sql: Sql) => Promise<void> };
+export type DatabaseMetrics = {
+  /** Reads the gauges again unless they were read less than `maxAgeMs` ago (config.metricsCacheSeconds). */
+  refresh: (sql: Sql, maxAgeMs: number) => Promise<void>;
+};
 
 const VOUCHER_JOB_STATUSES = ['queued', 'running', 'done', 'failed'];
-/** The database gauges are read again at most this often (a scrape meanwhile answers the last values). */
-const MIN_REFRESH_MS = 1000;
 
 export function createDatabaseMetrics(registry: Registry, prefix = 'loyalty_'): DatabaseMetrics {
   const gauge = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
@@ -174,14 +175,14 @@ export function createDatabaseMetrics(registry: Registry, prefix = 'loyalty_'): 
     ],
   ];
 
-  // /metrics is not rate limited: scrapes share one refresh in flight, and one a second at most,
-  // so a flood of scrapes costs the database no more than one scraper.
+  // /metrics is not rate limited: scrapes share one refresh in flight, and one per maxAgeMs at most
+  // (10 s by default), so neither a flood of scrapes nor several scrapers query the database per scrape.
   let inFlight: Promise<void> | undefined;
   let refreshedAt = 0;
   return {
-    refresh(sql) {
+    refresh(sql, maxAgeMs) {
       if (inFlight) return inFlight;
-      if (Date.now() - refreshedAt < MIN_REFRESH_MS) return Promise.resolve();
+      if (Date.now() - refreshedAt < maxAgeMs) return Promise.resolve();
       inFlight = (async () => {
         const results = await Promise.allSettled(
           queries.map(async ([gauges, query]) => {
