@@ -20,7 +20,8 @@ export const eventRoutes: RouteDef[] = [
     path: '/events',
     handler: async (request) => {
       const q = queryOf<QueryOf<'/events', 'get'>>(request);
-      const organizationId = requireOrganization(principalOf(request), q.organization_id);
+      const principal = principalOf(request);
+      const organizationId = requireOrganization(principal, q.organization_id);
       // Validation admits only the document's event types; the guard gives them their type.
       const known = new Set<string>(eventTypesOf(appOf(request).openapi.document));
       // A long poll ends early when the client goes away.
@@ -40,7 +41,8 @@ export const eventRoutes: RouteDef[] = [
               ? undefined
               : Math.min(q.wait, longestWaitSeconds(appOf(request).config.requestTimeoutMs)),
         },
-        { signal: gone.signal },
+        // Open polls are capped per client (all its tokens), so minting tokens gives no more.
+        { signal: gone.signal, pollKey: principal.clientId },
       );
       return { message: SUCCESSFUL, ...page } satisfies Schemas['EventListResponse'];
     },

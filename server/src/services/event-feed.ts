@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import type { Sql } from '../db/pool.js';
 import { firstRow } from '../lib/defined.js';
 import type { Schemas } from '../lib/schemas.js';
@@ -36,7 +35,14 @@ export async function listEvents(
   sql: Sql,
   organizationId: string,
   query: FeedQuery,
-  { signal }: { signal?: AbortSignal } = {},
+  {
+    signal,
+    pollKey,
+  }: {
+    signal?: AbortSignal;
+    /** Who polls (the token's client): at most OPEN_POLLS_PER_CLIENT of one key wait at once, per process. */
+    pollKey?: string;
+  } = {},
 ) {
   const limit = query.limit ?? 50;
   let after: { txid: string; seq: string } | undefined;
@@ -50,22 +56,27 @@ export async function listEvents(
     after = { txid: BigInt(txid).toString(), seq };
   }
   const deadline = Date.now() + (query.waitSeconds ?? 0) * 1000;
-  const waiter = query.waitSeconds ? feedWaiter(sql) : undefined;
-  for (;;) {
-    // Subscribe before reading, so an event committed between the read and the wait still wakes us.
-    const woken = waiter?.next();
-    const { rows, horizon } = await readEvents(sql, organizationId, after, query.types, limit);
-    const remaining = deadline - Date.now();
-    // Without a waiter no wait was asked for: answer at once.
-    if (rows.length || remaining <= 0 || !woken || signal?.aborted) {
-      woken?.cancel();
-      const last = rows.at(-1);
-      const next = last ? encodeCursor(last) : (query.after ?? `${horizon}.${MAX_SEQ}`);
-      return { data: rows.map(envelope), next_cursor: next };
+  // A client past its cap of open polls gets no wait: it is answered at once with what there is.
+  const poll = query.waitSeconds ? feedWaiter(sql).open(organizationId, pollKey) : undefined;
+  try {
+    for (;;) {
+      // Subscribe before reading, so an event committed between the read and the wait still wakes us.
+      const woken = poll?.next();
+      const { rows, horizon } = await readEvents(sql, organizationId, after, query.types, limit);
+      const remaining = deadline - Date.now();
+      // Without a waiter no wait was asked for (or granted): answer at once.
+      if (rows.length || remaining <= 0 || !woken || signal?.aborted) {
+        woken?.cancel();
+        const last = rows.at(-1);
+        const next = last ? encodeCursor(last) : (query.after ?? `${horizon}.${MAX_SEQ}`);
+        return { data: rows.map(envelope), next_cursor: next };
+      }
+      // Woken by a commit of this organization, or every second: an event already committed may
+      // still be hidden behind the xmin horizon of a transaction that was open at the read.
+      await woken.wait(Math.min(remaining, 1000));
     }
-    // Woken by a commit, or every second: an event already committed may still be hidden behind
-    // the xmin horizon of a transaction that was open at the read.
-    await woken.wait(Math.min(remaining, 1000));
+  } finally {
+    poll?.close();
   }
 }
 
@@ -115,9 +126,13 @@ const envelope = (e: EventRow) =>
     data: e.data,
   }) as Schemas['Event'];
 
+/** Long polls one client may hold waiting at once in a process; past it a poll answers at once (openapi.yaml, GET /events). */
+export const OPEN_POLLS_PER_CLIENT = 10;
+
 /**
- * One LISTEN connection per pool, shared by every long poll of the process: a commit that
- * inserted events wakes the waiting requests, which read again (each for its organization).
+ * One LISTEN connection per pool, shared by every long poll of the process. The notification
+ * names the organization whose events committed (migration 0042), and wakes only that
+ * organization's waiting requests, which read again; an empty one (an older trigger) wakes all.
  */
 const waiters = new WeakMap<Sql, ReturnType<typeof createFeedWaiter>>();
 
@@ -130,23 +145,76 @@ function feedWaiter(sql: Sql) {
   return waiter;
 }
 
+/** How many polls of an organization wait now, and how many commits' notifications woke one so far (this process). */
+export function longPollStats(sql: Sql) {
+  const waiter = feedWaiter(sql);
+  return { waiting: waiter.waiting, woken: waiter.woken };
+}
+
 function createFeedWaiter(sql: Sql) {
-  const emitter = new EventEmitter();
-  emitter.setMaxListeners(0);
-  const listening = sql.listen('loyalty_events', () => emitter.emit('commit')).catch(() => undefined);
+  /** The wake functions of the waiting polls, by organization. */
+  const waiting = new Map<string, Set<() => void>>();
+  const woken = new Map<string, number>();
+  const openByKey = new Map<string, number>();
+  const wakeAll = (organizationId: string, wakes: Set<() => void>) => {
+    woken.set(organizationId, (woken.get(organizationId) ?? 0) + wakes.size);
+    for (const wake of wakes) wake();
+  };
+  const listening = sql
+    .listen('loyalty_events', (organizationId) => {
+      if (!organizationId) for (const [id, wakes] of waiting) wakeAll(id, wakes);
+      else {
+        const wakes = waiting.get(organizationId);
+        if (wakes) wakeAll(organizationId, wakes);
+      }
+    })
+    .catch(() => undefined);
+
+  const wait = (organizationId: string) => {
+    let resolveFired!: () => void;
+    const fired = new Promise<void>((resolve) => (resolveFired = resolve));
+    const wakes = waiting.get(organizationId) ?? new Set<() => void>();
+    waiting.set(organizationId, wakes);
+    const off = () => {
+      wakes.delete(wake);
+      if (!wakes.size && waiting.get(organizationId) === wakes) waiting.delete(organizationId);
+    };
+    const wake = () => {
+      off();
+      resolveFired();
+    };
+    wakes.add(wake);
+    let timer: NodeJS.Timeout | undefined;
+    return {
+      cancel: off,
+      wait: async (ms: number) => {
+        await listening;
+        await Promise.race([fired, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+        clearTimeout(timer);
+        off();
+      },
+    };
+  };
+
   return {
-    next() {
-      let wake!: () => void;
-      const fired = new Promise<void>((resolve) => (wake = resolve));
-      emitter.once('commit', wake);
-      let timer: NodeJS.Timeout | undefined;
+    waiting: (organizationId: string) => waiting.get(organizationId)?.size ?? 0,
+    woken: (organizationId: string) => woken.get(organizationId) ?? 0,
+    /** A poll of `organizationId` by `key`: its waits, or undefined when `key` has its cap of open polls. */
+    open(organizationId: string, key: string | undefined) {
+      if (key !== undefined) {
+        const open = openByKey.get(key) ?? 0;
+        if (open >= OPEN_POLLS_PER_CLIENT) return undefined;
+        openByKey.set(key, open + 1);
+      }
+      let closed = false;
       return {
-        cancel: () => emitter.off('commit', wake),
-        wait: async (ms: number) => {
-          await listening;
-          await Promise.race([fired, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-          clearTimeout(timer);
-          emitter.off('commit', wake);
+        next: () => wait(organizationId),
+        close: () => {
+          if (closed || key === undefined) return;
+          closed = true;
+          const left = (openByKey.get(key) ?? 1) - 1;
+          if (left > 0) openByKey.set(key, left);
+          else openByKey.delete(key);
         },
       };
     },
