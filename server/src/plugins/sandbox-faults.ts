@@ -1,12 +1,15 @@
 import type { Plugin, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import type { Sql } from '../db/pool.js';
 import { sha256 } from '../lib/hash.js';
+import { purgeWhileStarted } from '../lib/purge-while-started.js';
 import {
   countFaultRequest,
   type FaultPreference,
   FaultPreferenceError,
   parseFaultPreference,
+  purgeFaultCounters,
 } from '../services/sandbox-faults.js';
+import type { Principal } from '../services/tokens.js';
 import { requestIdOf } from './request-id.js';
 
 declare module '@hapi/hapi' {
@@ -19,13 +22,17 @@ declare module '@hapi/hapi' {
  * Faults on demand (sandbox mode only; server.ts registers this plugin only then):
  * `Prefer: fault=<kind>[;times=<n>][;retry_after=<s>][;status=<5xx>][;delay=<s>][;id=<any>]`.
  *
+ * Only on authenticated API routes (a valid bearer token): `/health*`, `/metrics`, the pages,
+ * `GET /openapi.yaml` and `POST /oauth/token` ignore the header, so nobody without a token can
+ * write a counter (issue 25, finding 5).
+ *
  * Counting, like `@loyalty/sdk/testing`'s `fail({ with, times, method, path })`: the first `times`
- * requests of one key fail, the ones after go through. The key is the bearer token (its hash;
- * none counts as one key), the method, the path, and the fault preference with its parameters
- * (so the SDK's retries, which send the same headers, are counted: `times=2` fails two attempts
- * and the third succeeds). Another `id=` starts a fresh counter; a key unused for 10 minutes
- * starts again; a reset clears them all. The counters are in PostgreSQL (every API process sees
- * them).
+ * requests of one key fail, the ones after go through. The key is the bearer token (its hash),
+ * the method, the path, and the fault preference with its parameters (so the SDK's retries,
+ * which send the same headers, are counted: `times=2` fails two attempts and the third
+ * succeeds). Another `id=` starts a fresh counter; a key unused for 10 minutes starts again; a
+ * reset clears them all. The counters are in PostgreSQL (every API process sees them), at most
+ * FAULT_KEYS_PER_CLIENT per client (the least recently used go first), expired ones purged.
  *
  * After the token and the rate limit (as in the mock), before validation and the handler:
  * - `rate_limit`: 429 with `Retry-After` (`retry_after`, default 1); the request does not run.
@@ -38,14 +45,18 @@ declare module '@hapi/hapi' {
  *   in the mock, only a request with an Idempotency-Key is answered so (others answer normally).
  * Fault answers carry `Preference-Applied: fault=<kind>` (RFC 7240).
  */
-export const sandboxFaultsPlugin: Plugin<{ sql: Sql }> = {
+export const sandboxFaultsPlugin: Plugin<{ sql: Sql; purgeIntervalMs?: number }> = {
   name: 'loyalty-sandbox-faults',
-  register(server, { sql }) {
+  register(server, { sql, purgeIntervalMs }) {
     const applied = (kind: string) => `fault=${kind}`;
 
     server.ext(
       'onPostAuth',
       async (request: Request, h: ResponseToolkit) => {
+        const principal = request.auth.isAuthenticated
+          ? (request.auth.credentials as unknown as Partial<Principal>)
+          : undefined;
+        if (!principal?.clientId || !principal.tokenHash) return h.continue;
         let fault: FaultPreference | undefined;
         try {
           fault = parseFaultPreference(request.headers.prefer as string | undefined);
@@ -57,9 +68,10 @@ export const sandboxFaultsPlugin: Plugin<{ sql: Sql }> = {
             .takeover();
         }
         if (!fault) return h.continue;
-        const token = String(request.headers.authorization ?? '-');
-        const key = sha256(token, request.method.toUpperCase(), request.path, fault.normalized).toString('base64url');
-        if ((await countFaultRequest(sql, key)) > fault.times) return h.continue;
+        const key = sha256(principal.tokenHash, request.method.toUpperCase(), request.path, fault.normalized).toString(
+          'base64url',
+        );
+        if ((await countFaultRequest(sql, principal.clientId, key)) > fault.times) return h.continue;
         switch (fault.kind) {
           case 'rate_limit':
             return h
@@ -105,6 +117,8 @@ export const sandboxFaultsPlugin: Plugin<{ sql: Sql }> = {
       },
       { after: ['loyalty-idempotency'], before: ['loyalty-errors'] },
     );
+
+    purgeWhileStarted(server, purgeIntervalMs ?? 10 * 60_000, () => purgeFaultCounters(sql));
   },
 };
 

@@ -75,13 +75,38 @@ function splitPair(part: string): [string, string | undefined] {
   ];
 }
 
-/** Counts one more request of `key` and returns how many were seen (a key unused for 10 minutes starts at 1 again). */
-export async function countFaultRequest(db: Db, key: string): Promise<number> {
-  const rows = await db<{ seen: number }[]>`
-    INSERT INTO sandbox_faults AS f (key, seen, expires_at) VALUES (${key}, 1, now() + interval '10 minutes')
+/**
+ * Fault counters one client may hold at once (all its tokens): a new key past it drops the
+ * client's least recently used ones, which start again at 1 if they come back.
+ */
+export const FAULT_KEYS_PER_CLIENT = 100;
+
+/** How long an unused counter lives (it starts again at 1 after that). */
+const FAULT_KEY_TTL = '10 minutes';
+
+/**
+ * Counts one more request of `key` for `clientId` and returns how many were seen (a key unused for
+ * 10 minutes starts at 1 again). A new key also drops the client's expired counters and those
+ * past FAULT_KEYS_PER_CLIENT, so the table stays bounded per client (issue 25).
+ */
+export async function countFaultRequest(db: Db, clientId: string, key: string): Promise<number> {
+  const rows = await db<{ seen: number; inserted: boolean }[]>`
+    INSERT INTO sandbox_faults AS f (key, client_id, seen, expires_at)
+    VALUES (${key}, ${clientId}, 1, now() + ${FAULT_KEY_TTL}::interval)
     ON CONFLICT (key) DO UPDATE SET
       seen = CASE WHEN f.expires_at < now() THEN 1 ELSE f.seen + 1 END,
-      expires_at = now() + interval '10 minutes'
-    RETURNING seen`;
-  return firstRow(rows, 'the fault counter').seen;
+      expires_at = now() + ${FAULT_KEY_TTL}::interval
+    RETURNING seen, (xmax = 0) AS inserted`;
+  const row = firstRow(rows, 'the fault counter');
+  if (row.inserted)
+    await db`
+      DELETE FROM sandbox_faults WHERE client_id = ${clientId} AND key <> ${key} AND (expires_at < now() OR key IN (
+        SELECT key FROM sandbox_faults WHERE client_id = ${clientId} AND key <> ${key}
+        ORDER BY expires_at DESC OFFSET ${FAULT_KEYS_PER_CLIENT - 1}))`;
+  return row.seen;
+}
+
+/** Drops every expired counter (clients that went quiet); the plugin runs it every 10 minutes. */
+export async function purgeFaultCounters(db: Db): Promise<number> {
+  return (await db`DELETE FROM sandbox_faults WHERE expires_at < now()`).count;
 }
