@@ -7,6 +7,18 @@ import type { OrganizationScope } from './organization-scope.js';
 
 export const TOKEN_TTL_SECONDS = 3600;
 
+/**
+ * Live tokens one client may hold: issuing one more deletes its oldest (openapi.yaml, POST
+ * /oauth/token), so minting tokens cannot multiply what a client is given per token.
+ */
+export const LIVE_TOKENS_PER_CLIENT = 20;
+
+/**
+ * How long a process keeps serving a resolved token from its cache: a token revoked (the cap
+ * above, a reset) by this or another process stops working within this time.
+ */
+export const TOKEN_CACHE_MS = 5_000;
+
 /** A token's identity: the organizations it reaches (its OrganizationScope), its abilities and device. */
 export type Principal = OrganizationScope & {
   clientId: string;
@@ -70,6 +82,10 @@ export async function issueToken(
   await db`INSERT INTO access_tokens (token_hash, client_id, organization_ids, device_id, abilities, expires_at)
            VALUES (${sha256(token)}, ${client.client_id}, ${organizationIds}, ${client.device_id}, ${[...new Set(requested)]},
                    loyalty_now() + make_interval(secs => ${TOKEN_TTL_SECONDS}))`;
+  // The cap of live tokens: the client's newest LIVE_TOKENS_PER_CLIENT stay (access_tokens_client_idx).
+  await db`DELETE FROM access_tokens WHERE client_id = ${client.client_id} AND token_hash IN (
+             SELECT token_hash FROM access_tokens WHERE client_id = ${client.client_id}
+             ORDER BY created_at DESC, token_hash OFFSET ${LIVE_TOKENS_PER_CLIENT})`;
   return {
     token_type: 'Bearer' as const,
     access_token: token,
@@ -89,7 +105,7 @@ export async function issueToken(
 export function createTokenResolver(
   db: Db,
   {
-    cacheMs = 30_000,
+    cacheMs = TOKEN_CACHE_MS,
     maxEntries = 10_000,
     clock,
   }: { cacheMs?: number; maxEntries?: number; clock?: { nowMs(): number; generation(): number } } = {},

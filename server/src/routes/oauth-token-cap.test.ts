@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { until } from '../../../test/helpers/until.js';
+import { LIVE_TOKENS_PER_CLIENT, TOKEN_CACHE_MS } from '../services/tokens.js';
+
+// Live tokens per client are capped: issuing one past the cap revokes the client's oldest, so
+// minting tokens cannot multiply a client's share of anything (issue 25, finding 4).
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await createTestServer();
+});
+afterAll(() => t.close());
+
+const issue = async (clientId: string) => {
+  const res = await t.inject({
+    method: 'POST',
+    url: '/oauth/token',
+    payload: { grant_type: 'client_credentials', client_id: clientId, client_secret: `${clientId}-secret` },
+  });
+  expect(res.statusCode).toBe(200);
+  return { authorization: `Bearer ${(res.result as { access_token: string }).access_token}` };
+};
+const statusOf = async (headers: { authorization: string }) =>
+  (await t.inject({ method: 'GET', url: '/tags?brand_id=brand-acme', headers })).statusCode;
+
+describe('live tokens per client', () => {
+  it('keeps the newest LIVE_TOKENS_PER_CLIENT: issuing one more revokes the oldest', async () => {
+    const globex = await issue('globex-admin');
+    const tokens = [];
+    for (let i = 0; i < LIVE_TOKENS_PER_CLIENT + 5; i++) tokens.push(await issue('acme-readonly'));
+    const statuses = [];
+    for (const headers of tokens) statuses.push(await statusOf(headers));
+    expect(statuses).toEqual([
+      ...Array.from({ length: 5 }, () => 401),
+      ...Array.from({ length: LIVE_TOKENS_PER_CLIENT }, () => 200),
+    ]);
+    const [row] = await t.db.sql`SELECT count(*)::int AS n FROM access_tokens WHERE client_id = 'acme-readonly'`;
+    expect(row!.n).toBe(LIVE_TOKENS_PER_CLIENT);
+    // Another client's token is untouched.
+    expect((await t.inject({ method: 'GET', url: '/tags?brand_id=brand-globex', headers: globex })).statusCode).toBe(
+      200,
+    );
+  });
+
+  it('stops serving a revoked token from the process cache within TOKEN_CACHE_MS', async () => {
+    const first = await issue('acme-admin');
+    expect(await statusOf(first)).toBe(200); // now in the resolver's cache
+    for (let i = 0; i < LIVE_TOKENS_PER_CLIENT; i++) await issue('acme-admin');
+    // `until` throws when the token still works TOKEN_CACHE_MS (and some slack) after its revocation.
+    await until(async () => (await statusOf(first)) === 401, TOKEN_CACHE_MS + 3000, 100);
+  });
+});
