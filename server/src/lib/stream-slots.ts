@@ -1,7 +1,9 @@
 /**
- * Streamed responses at once per token (unpaged member lists and exports). A stream holds no
- * database connection while its reader is slow, but it does hold memory and a chunk query's turn;
- * one token may not take them all. Counted per process.
+ * Streamed responses at once per key (unpaged member lists and exports; the key is the token's
+ * client, so all tokens of one client share its slots). A stream holds no database connection
+ * while its reader is slow, but it does hold memory (services/members-list.ts,
+ * STREAM_BUFFER_BYTES and a chunk) and a chunk query's turn; one client may not take them all.
+ * Counted per process.
  */
 export type StreamSlots = {
   /** A slot for `key`, with the function that gives it back (call it once), or null when all are taken. */

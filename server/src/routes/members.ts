@@ -23,13 +23,14 @@ const listOptions = { compression: { gzip: { level: 1 }, deflate: { level: 1 } }
 const baseUrlOf = (request: Request) => appOf(request).baseUrl();
 
 /**
- * A streamed response within the token's share (config.streamsPerToken; 429 beyond it, nothing
- * run). The slot is given back, and the stream stopped, when the connection closes for any reason.
+ * A streamed response within the client's share (config.streamsPerToken, counted per client: all
+ * its tokens together, so minting tokens gives none; 429 beyond it, nothing run). The slot is given
+ * back, and the stream stopped, when the connection closes for any reason.
  */
 async function streamWithinShare(request: Request, h: ResponseToolkit, open: () => Promise<Readable>) {
-  const release = appOf(request).streamSlots.acquire(principalOf(request).tokenHash);
+  const release = appOf(request).streamSlots.acquire(principalOf(request).clientId);
   if (!release) {
-    const message = 'Too many streamed lists at once for this token: wait for one to finish, or ask for pages.';
+    const message = 'Too many streamed lists at once for this client: wait for one to finish, or ask for pages.';
     return h
       .response({ message } satisfies Schemas['RateLimitError'])
       .code(429)

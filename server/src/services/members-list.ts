@@ -66,6 +66,14 @@ export async function listMembersPage(
 /** Rows fetched per statement while a list streams. */
 export const STREAM_CHUNK_ROWS = 2000;
 
+/**
+ * Bytes a streamed list keeps in the process (in its stream's buffers) for a reader that takes
+ * nothing, beside the chunk in hand: the next chunk is fetched only once they drained. The
+ * socket's own buffers are the kernel's. Was 1 MB on each side of the stream: stalled readers
+ * pinned ~3.7 MB each outside the heap cap (issue 25).
+ */
+export const STREAM_BUFFER_BYTES = 128 * 1024;
+
 /** The brand's member count (kept, not counted) and highest link seq when a streamed list starts. */
 async function listBounds(db: Db, brand: Brand): Promise<{ total: number; lastSeq: string }> {
   // One statement, so the count and the last link are of one snapshot.
@@ -182,7 +190,8 @@ export async function streamJsonChunks(source: {
   tail: string;
   chunk: (afterSeq: string) => Promise<Chunk>;
 }): Promise<Readable> {
-  const out = new PassThrough({ highWaterMark: 1024 * 1024 });
+  // Half on each side of the stream: a write past it returns false and the pump waits for 'drain'.
+  const out = new PassThrough({ highWaterMark: STREAM_BUFFER_BYTES / 2 });
   const gone = () => out.destroyed || out.writableEnded;
   const drained = () =>
     new Promise<void>((resolve) => {
