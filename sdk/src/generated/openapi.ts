@@ -70,7 +70,8 @@ export interface paths {
          * @description Whether the server can serve requests now: `200` when every check passes, `503` naming the
          *     part that is down (`checks`, and `message`) otherwise, with `Retry-After`. Checks: `database`
          *     (answers within 2 s), `migrations` (the database has this version's last migration: `behind`
-         *     otherwise) and, in a process that runs the worker, `worker` (its runners run and its
+         *     otherwise), `clock` (the sandbox clocks can be evaluated: a clock no statement can add to now is
+         *     `down`) and, in a process that runs the worker, `worker` (its runners run and its
          *     heartbeat, a query on its own connections every 5 s, is under 20 s old). `GET /health` stays the liveness
          *     check: it answers `200` while the process runs, also when the database is down. No token, not
          *     rate limited.
@@ -1299,29 +1300,39 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The sandbox clock (extension, sandbox mode only)
+         * An organization's sandbox clock (extension, sandbox mode only)
          * @description **Extension**, only on a server in sandbox mode (`LOYALTY_SANDBOX`; `404` otherwise). The
-         *     server's notion of now (`now`), how far it is ahead of real time (`offset_seconds`) and the real
-         *     time (`real_now`).
+         *     clock is the organization's: every organization has its own. Its notion of now (`now`), how far it is
+         *     ahead of real time (`offset_seconds`), the real time (`real_now`) and whose clock it is
+         *     (`organization_id`).
          *
          *     **Decisions:** reading and moving the clock needs `sandbox.manage` (the demo admin clients
-         *     hold it; read-only and device clients do not: `403`).
+         *     hold it; read-only and device clients do not: `403`). The clock is the token's organization's; a
+         *     token with several organizations names one with `organization_id` (`422` naming `organization_id`
+         *     when it names none, or one that is not the token's).
          */
         get: operations["getSandboxClock"];
         put?: never;
         /**
-         * Move the sandbox clock forward (extension, sandbox mode only)
+         * Move an organization's sandbox clock forward (extension, sandbox mode only)
          * @description **Extension**, only on a server in sandbox mode (`LOYALTY_SANDBOX`; `404` otherwise). Moves
-         *     the server's clock forward by `advance` (`30s`, `15m`, `2h`, `7d`) or to `set` (a time); real
-         *     time keeps running from there. What moves: pass expiry and statuses, promotions' windows, token
-         *     and `Idempotency-Key` lifetimes, the rotation overlap of webhook secrets, and the retry schedule
-         *     of webhook deliveries: retries that became due are sent at once. What does not: record
-         *     timestamps (`created_at`, `updated_at`, attempts' `attempted_at`), webhook signatures' timestamps
-         *     (receivers check them against their own clock), rate-limit windows.
+         *     the organization's clock forward by `advance` (`30s`, `15m`, `2h`, `7d`) or to `set` (a time);
+         *     real time keeps running from there. Every organization has its own clock: another organization's
+         *     time never moves with it. What moves, for this organization: pass expiry and statuses, promotions'
+         *     windows, token and `Idempotency-Key` lifetimes, the rotation overlap of webhook secrets, and the
+         *     retry schedule of webhook deliveries: retries that became due are sent at once (only this
+         *     organization's subscriptions are woken). What does not: record timestamps (`created_at`,
+         *     `updated_at`, attempts' `attempted_at`), webhook signatures' timestamps (receivers check them
+         *     against their own clock), rate-limit windows, leases.
          *
-         *     **Decisions:** the clock only moves forward: a `set` before the sandbox's now is a `422` on
-         *     `set` (leases, expiries and the retry schedule never run backwards); `POST /sandbox/reset` puts
-         *     it back to real time. Send exactly one of `advance` and `set` (`422` on `advance` otherwise).
+         *     **Decisions:** the clock is the token's organization's; a token with several organizations names
+         *     one with `organization_id` (`422` naming `organization_id` when it names none, or one that is not
+         *     the token's). A token of several organizations expires on the latest of their clocks. The clock only
+         *     moves forward: a `set` before the organization's now is a `422` on `set` (leases, expiries and the
+         *     retry schedule never run backwards); `POST /sandbox/reset` puts it back to real time. A clock runs
+         *     at most 10 years (315576000 seconds) ahead of real time: a move beyond is a `422` naming `advance`
+         *     or `set`, checked in the statement that moves the clock, and changes nothing. Send exactly one of
+         *     `advance` and `set` (`422` on `advance` otherwise).
          */
         post: operations["moveSandboxClock"];
         delete?: never;
@@ -1785,6 +1796,11 @@ export interface components {
                  * @enum {string}
                  */
                 migrations?: "ok" | "behind";
+                /**
+                 * @description Whether the sandbox clocks can be evaluated (`loyalty_now` of the organization furthest ahead). Absent when the database is down or behind.
+                 * @enum {string}
+                 */
+                clock?: "ok" | "down";
                 /**
                  * @description Only in a process that runs the worker (`LOYALTY_WORKER` on).
                  * @enum {string}
@@ -2552,14 +2568,16 @@ export interface components {
             message: string;
             data: components["schemas"]["WebhookSubscription"];
         };
-        /** @description The sandbox clock (extension). */
+        /** @description An organization's sandbox clock (extension). */
         SandboxClock: {
+            /** @description The organization whose clock this is (always present in `/sandbox/clock` answers). */
+            organization_id?: string;
             /**
              * Format: date-time
-             * @description The server's notion of now.
+             * @description The organization's notion of now.
              */
             now: string;
-            /** @description How far the clock is ahead of real time, in seconds. */
+            /** @description How far the clock is ahead of real time, in seconds (at most 10 years). */
             offset_seconds: number;
             /**
              * Format: date-time
@@ -2573,6 +2591,8 @@ export interface components {
         };
         /** @description Exactly one of `advance` and `set`. */
         MoveSandboxClockRequest: {
+            /** @description The organization whose clock moves; required when the token has several. */
+            organization_id?: string;
             /**
              * @description A positive duration, a whole number and a unit (`s`, `m`, `h`, `d`).
              * @example 30s
@@ -2583,7 +2603,7 @@ export interface components {
             advance?: string;
             /**
              * Format: date-time
-             * @description A time not before the sandbox's now (RFC 3339).
+             * @description A time not before the organization's now and at most 10 years ahead of real time (RFC 3339).
              */
             set?: string;
         };
@@ -7301,7 +7321,13 @@ export interface operations {
     };
     getSandboxClock: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Selects one organization when the token has access to several.
+                 * @example org-acme
+                 */
+                organization_id?: components["parameters"]["OrganizationIdQuery"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -7323,6 +7349,7 @@ export interface operations {
                      * @example {
                      *       "message": "Request successful",
                      *       "data": {
+                     *         "organization_id": "org-acme",
                      *         "now": "2026-12-01T10:15:30.000Z",
                      *         "offset_seconds": 604800,
                      *         "real_now": "2026-11-24T10:15:30.000Z"
@@ -7335,6 +7362,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7383,6 +7411,7 @@ export interface operations {
                      * @example {
                      *       "message": "Request successful",
                      *       "data": {
+                     *         "organization_id": "org-acme",
                      *         "now": "2026-12-01T10:15:30.000Z",
                      *         "offset_seconds": 604800,
                      *         "real_now": "2026-11-24T10:15:30.000Z"

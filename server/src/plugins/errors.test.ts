@@ -164,6 +164,9 @@ describe('a database that is down', () => {
     await full.initialize();
     const ready = await full.inject({ method: 'GET', url: '/health/ready' });
     expect(ready.statusCode).toBe(200);
-    expect(JSON.parse(ready.payload)).toEqual({ status: 'ok', checks: { database: 'ok', migrations: 'ok' } });
+    expect(JSON.parse(ready.payload)).toEqual({
+      status: 'ok',
+      checks: { database: 'ok', migrations: 'ok', clock: 'ok' },
+    });
   });
 });

@@ -133,6 +133,7 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
         scope,
         request: requestHash(request.payload, request.url.search),
         lockSeconds,
+        organizationIds: principal.organizationIds,
       });
       switch (outcome.kind) {
         case 'claimed': {

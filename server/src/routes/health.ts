@@ -10,11 +10,13 @@ type Check = 'ok' | 'down' | 'behind';
 /**
  * The database within the readiness timeout: `down` when it does not answer, `behind` when it
  * lacks this version's last migration (a process newer than the schema: start it once alone, or
- * run the migrations), `ok` otherwise.
+ * run the migrations), `ok` otherwise. With the migrations in place, `clock` says whether the
+ * sandbox clocks can be evaluated: loyalty_now of the organization furthest ahead (real now()
+ * outside sandbox mode); a clock no statement can add to now() is `down`, not a 200.
  */
 async function databaseState(
   request: Parameters<RouteDef['handler']>[0],
-): Promise<{ database: Check; migrations?: Check }> {
+): Promise<{ database: Check; migrations?: Check; clock?: Check }> {
   const { sql, lastMigration } = appOf(request);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<'timeout'>(
@@ -27,14 +29,24 @@ async function databaseState(
         >`SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE name = ${lastMigration}) AS applied`
       : sql`SELECT 1`
   ).then(
-    (rows) => rows,
+    async (rows) => {
+      const clock: Check = await sql`
+        SELECT loyalty_now((SELECT organization_id FROM sandbox_clocks ORDER BY offset_seconds DESC LIMIT 1)) AS now`.then(
+        () => 'ok',
+        () => 'down',
+      );
+      return { rows, clock };
+    },
     () => 'failed' as const,
   );
   try {
     const answer = await Promise.race([query, timeout]);
     if (answer === 'timeout' || answer === 'failed') return { database: 'down' };
     if (!lastMigration) return { database: 'ok' };
-    return { database: 'ok', migrations: (answer[0] as { applied: boolean }).applied ? 'ok' : 'behind' };
+    const applied = (answer.rows[0] as { applied: boolean }).applied;
+    return applied
+      ? { database: 'ok', migrations: 'ok', clock: answer.clock }
+      : { database: 'ok', migrations: 'behind' };
   } finally {
     clearTimeout(timer);
   }
@@ -43,6 +55,7 @@ async function databaseState(
 const NOT_READY: Record<string, string> = {
   database: 'the database is unavailable',
   migrations: 'the database lacks migrations of this version',
+  clock: 'the sandbox clock cannot be evaluated',
   worker: 'the worker of this process is not running',
 };
 

@@ -29,7 +29,10 @@ describe('GET /health/ready', () => {
       body: { status: 'ok', checks: { database: 'ok', migrations: 'ok' } },
     });
     const withWorker = await ready(() => ({ ok: true, lastBeatAt: Date.now() }));
-    expect(withWorker.body).toEqual({ status: 'ok', checks: { database: 'ok', migrations: 'ok', worker: 'ok' } });
+    expect(withWorker.body).toEqual({
+      status: 'ok',
+      checks: { database: 'ok', migrations: 'ok', clock: 'ok', worker: 'ok' },
+    });
   });
 
   it('is 503 naming the worker when its runners stopped or its heartbeat is old', async () => {
@@ -40,7 +43,7 @@ describe('GET /health/ready', () => {
       message: 'Not ready: the worker of this process is not running.',
       error: 'not_ready',
       status: 'unavailable',
-      checks: { database: 'ok', migrations: 'ok', worker: 'down' },
+      checks: { database: 'ok', migrations: 'ok', clock: 'ok', worker: 'down' },
     });
   });
 

@@ -1,9 +1,9 @@
 import { appOf } from '../context.js';
 import type { Schemas } from '../lib/schemas.js';
 import { wakeOverdueLanes } from '../services/deliveries.js';
-import { moveClock, readClock } from '../services/sandbox-clock.js';
+import { clockOrganization, moveClock, readClock } from '../services/sandbox-clock.js';
 import { resetSandbox } from '../services/sandbox-reset.js';
-import { ok, payloadOf } from './route-options.js';
+import { ok, payloadOf, queryOf, scopeOf } from './route-options.js';
 import type { RouteDef } from './types.js';
 
 /** Paths that exist only in sandbox mode (server.ts leaves them out when config.sandbox is off: 404 like any unknown path). */
@@ -13,16 +13,20 @@ export const SANDBOX_PATH_PREFIX = '/sandbox/';
 const ANY_PENDING = -100 * 365 * 86_400;
 
 /**
- * The sandbox controls (issue 16): the clock and a reset. A clock change wakes the delivery lanes
- * of every subscription with pending deliveries: retries that became due are sent at once, and a
- * lane sleeping until a retry that is now nearer goes to sleep again with the new time.
+ * The sandbox controls (issues 16 and 25): the clock of one organization and a reset. The clock
+ * is the token's organization's, or the one `organization_id` names when the token has several
+ * (a 422 naming it otherwise). A clock change wakes the delivery lanes of that organization's
+ * subscriptions with pending deliveries: retries that became due are sent at once, and a lane
+ * sleeping until a retry that is now nearer goes to sleep again with the new time. Other
+ * organizations' lanes are left alone.
  */
 export const sandboxRoutes: RouteDef[] = [
   {
     method: 'GET',
     path: '/sandbox/clock',
     handler: async (request) => {
-      const { resets: _resets, ...state } = await readClock(appOf(request).sql);
+      const { organization_id } = queryOf<{ organization_id?: string }>(request);
+      const state = await readClock(appOf(request).sql, clockOrganization(scopeOf(request), organization_id));
       return ok(state) satisfies Schemas['SandboxClockResponse'];
     },
   },
@@ -31,9 +35,11 @@ export const sandboxRoutes: RouteDef[] = [
     path: '/sandbox/clock',
     handler: async (request) => {
       const app = appOf(request);
-      const state = await moveClock(app.sql, payloadOf<Schemas['MoveSandboxClockRequest']>(request));
+      const { organization_id, ...move } = payloadOf<Schemas['MoveSandboxClockRequest']>(request);
+      const organizationId = clockOrganization(scopeOf(request), organization_id);
+      const state = await moveClock(app.sql, organizationId, move);
       await app.sandboxClock?.refresh();
-      await wakeOverdueLanes(app.sql, app.config.webhookConcurrencyPerSubscription, ANY_PENDING);
+      await wakeOverdueLanes(app.sql, app.config.webhookConcurrencyPerSubscription, ANY_PENDING, organizationId);
       return ok(state) satisfies Schemas['SandboxClockResponse'];
     },
   },
@@ -44,7 +50,8 @@ export const sandboxRoutes: RouteDef[] = [
       const app = appOf(request);
       const tookMs = await resetSandbox(app.sql, app.config.fixtures);
       await app.sandboxClock?.refresh();
-      const { resets: _resets, ...clock } = await readClock(app.sql);
+      // The clock is per organization now (issue 25); H2 rewrites this handler (scoped reset).
+      const clock = await readClock(app.sql, scopeOf(request).organizationIds[0] ?? '');
       return ok({ took_ms: tookMs, clock }) satisfies Schemas['SandboxResetResponse'];
     },
   },

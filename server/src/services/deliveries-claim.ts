@@ -45,7 +45,8 @@ export const claimUpdate = (db: Db, c: Claim) => db`
   UPDATE webhook_deliveries d SET claimed_until = now() + make_interval(secs => ${c.leaseSeconds})
   WHERE d.id IN (
     SELECT id FROM webhook_deliveries
-    WHERE subscription_id = ${c.subscriptionId} AND status = 'pending' AND next_attempt_at <= loyalty_now()
+    WHERE subscription_id = ${c.subscriptionId} AND status = 'pending'
+      AND next_attempt_at <= loyalty_now((SELECT organization_id FROM webhook_subscriptions WHERE id = ${c.subscriptionId}))
       AND (claimed_until IS NULL OR claimed_until < now())
       AND EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = ${c.subscriptionId} AND active)
     ORDER BY next_attempt_at LIMIT ${c.limit}
@@ -55,7 +56,7 @@ export const claimUpdate = (db: Db, c: Claim) => db`
 /** The rows of `claimed` with what their attempts need, in due order (`due_at`, then `id`). */
 export const claimedTargets = (db: Db) => db`
   SELECT c.id, c.next_attempt_at AS due_at, c.subscription_id, c.status, c.attempts, c.max_attempts, c.delivered_at IS NOT NULL AS delivered, s.url,
-         array_remove(ARRAY[s.secret, CASE WHEN s.previous_secret_expires_at > loyalty_now() THEN s.previous_secret END], NULL) AS secrets,
+         array_remove(ARRAY[s.secret, CASE WHEN s.previous_secret_expires_at > loyalty_now(s.organization_id) THEN s.previous_secret END], NULL) AS secrets,
          e.id AS event_id, e.type AS event_type, e.created_at AS event_created_at, e.organization_id, e.data
   FROM claimed c
   JOIN webhook_subscriptions s ON s.id = c.subscription_id

@@ -109,7 +109,7 @@ export async function retryDelivery(
   if (!current) throw notFound('Delivery');
   await db`
     UPDATE webhook_deliveries SET
-      status = 'pending', next_attempt_at = loyalty_now(), updated_at = now(), requeued_by = 'retry',
+      status = 'pending', next_attempt_at = loyalty_now(${subscription.organization_id}::text), updated_at = now(), requeued_by = 'retry',
       max_attempts = ${current.status === 'pending' ? db`max_attempts` : db`attempts + 1`}
     WHERE id = ${deliveryId}`;
   await wakeDeliveryLanes(db, [subscriptionId], lanes);

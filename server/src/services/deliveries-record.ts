@@ -120,7 +120,7 @@ async function recordFailure(db: Db, ctx: RecordContext, s: SentAttempt): Promis
     WITH d AS (
       UPDATE webhook_deliveries SET
         attempts = ${attempt}, status = ${status}, updated_at = now(), claimed_until = NULL, requeued_by = NULL,
-        next_attempt_at = loyalty_now() + make_interval(secs => ${delay}::float8)
+        next_attempt_at = loyalty_now(${target.organization_id}::text) + make_interval(secs => ${delay}::float8)
       WHERE id = ${target.id} AND attempts = ${attempt - 1} AND status = 'pending'
       RETURNING id, subscription_id
     ), a AS (

@@ -32,7 +32,7 @@ export async function recoverDeliveries(
     ), requeued AS (
       UPDATE webhook_deliveries d SET
         status = 'pending', max_attempts = d.attempts + 1, requeued_by = 'recover', updated_at = now(),
-        next_attempt_at = loyalty_now() + make_interval(secs => failed.n / 1e6)
+        next_attempt_at = loyalty_now(${subscription.organization_id}::text) + make_interval(secs => failed.n / 1e6)
       FROM failed WHERE d.id = failed.id
       RETURNING 1
     )

@@ -77,7 +77,7 @@ export async function fanOutEvents(db: Db, eventIds: string[], lanes = 4): Promi
   const rows = await db<{ created: number }[]>`
     WITH created AS (
       INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, next_attempt_at)
-      SELECT s.id, e.id, e.type, loyalty_now()
+      SELECT s.id, e.id, e.type, loyalty_now(s.organization_id)
       FROM events e
       JOIN webhook_subscriptions s
         ON s.organization_id = e.organization_id AND s.active AND e.type = ANY(s.events) AND s.created_at <= e.created_at
@@ -93,14 +93,25 @@ export async function fanOutEvents(db: Db, eventIds: string[], lanes = 4): Promi
 
 /**
  * The stall check's safety net (resume_stalled_jobs): wakes the lanes of subscriptions with a delivery
- * overdue by more than `overdueSeconds`, e.g. after a worker died holding all of its lanes.
+ * overdue by more than `overdueSeconds` on their organization's clock, e.g. after a worker died
+ * holding all of its lanes; only `organizationId`'s subscriptions when given (a move of its clock).
+ * The clock is read once per subscription, not per delivery.
  */
-export async function wakeOverdueLanes(db: Db, lanes: number, overdueSeconds = 60): Promise<void> {
+export async function wakeOverdueLanes(
+  db: Db,
+  lanes: number,
+  overdueSeconds = 60,
+  organizationId?: string,
+): Promise<void> {
   await wakeLanes(
     db,
     db`
-    SELECT subscription_id FROM webhook_deliveries
-    WHERE status = 'pending' AND next_attempt_at < loyalty_now() - make_interval(secs => ${overdueSeconds})`,
+    SELECT s.id FROM webhook_subscriptions s
+    WHERE ${organizationId === undefined ? db`true` : db`s.organization_id = ${organizationId}`}
+      AND EXISTS (
+        SELECT 1 FROM webhook_deliveries d
+        WHERE d.subscription_id = s.id AND d.status = 'pending'
+          AND d.next_attempt_at < loyalty_now(s.organization_id) - make_interval(secs => ${overdueSeconds}))`,
     lanes,
   );
 }
@@ -389,10 +400,12 @@ async function sleepLane(sql: Sql, subscriptionId: string, lane: number) {
     await tx`UPDATE webhook_lanes SET busy_until = NULL WHERE subscription_id = ${subscriptionId} AND lane = ${lane}`;
     await tx`
       SELECT graphile_worker.add_job('deliver_webhook', json_build_object('subscription_id', ${subscriptionId}::uuid, 'lane', ${lane}::int),
-               run_at => greatest(next_at - (loyalty_now() - now()), now()), max_attempts => ${JOB_MAX_ATTEMPTS}, job_key => ${laneKey(subscriptionId, lane)},
+               run_at => greatest(next_at - ahead, now()), max_attempts => ${JOB_MAX_ATTEMPTS}, job_key => ${laneKey(subscriptionId, lane)},
                job_key_mode => 'preserve_run_at')
       FROM (
-        SELECT min(next_attempt_at) AS next_at FROM webhook_deliveries
+        SELECT min(next_attempt_at) AS next_at,
+               (SELECT loyalty_now(organization_id) - now() FROM webhook_subscriptions WHERE id = ${subscriptionId}) AS ahead
+        FROM webhook_deliveries
         WHERE subscription_id = ${subscriptionId} AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < now())
       ) n
       WHERE next_at IS NOT NULL AND EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = ${subscriptionId} AND active)`;

@@ -66,19 +66,27 @@ type Row = {
  */
 export async function claimIdempotencyKey(
   db: Db,
-  input: { scope: Buffer; request: Buffer; lockSeconds: number; ttlSeconds?: number },
+  input: {
+    scope: Buffer;
+    request: Buffer;
+    lockSeconds: number;
+    ttlSeconds?: number;
+    /** The token's organizations: the key's lifetime follows the latest of their clocks (sandbox mode). */
+    organizationIds?: readonly string[];
+  },
 ): Promise<ClaimOutcome> {
   const ttl = input.ttlSeconds ?? IDEMPOTENCY_TTL_SECONDS;
+  const orgs = [...(input.organizationIds ?? [])];
   for (let attempt = 0; attempt < 3; attempt++) {
     const rows = await db<Row[]>`
       WITH existing AS (
         SELECT request_hash, state, response_status, response_headers, response_body,
-               (expires_at <= loyalty_now() OR (state = 'in_progress' AND locked_until <= now())) AS stale
+               (expires_at <= loyalty_now_latest(organization_ids) OR (state = 'in_progress' AND locked_until <= now())) AS stale
         FROM idempotency_keys WHERE scope_hash = ${input.scope}
       ), claim AS (
-        INSERT INTO idempotency_keys (scope_hash, request_hash, state, locked_until, expires_at)
+        INSERT INTO idempotency_keys (scope_hash, request_hash, state, locked_until, expires_at, organization_ids)
         SELECT ${input.scope}, ${input.request}, 'in_progress',
-               now() + make_interval(secs => ${input.lockSeconds}), loyalty_now() + make_interval(secs => ${ttl})
+               now() + make_interval(secs => ${input.lockSeconds}), loyalty_now_latest(${orgs}::text[]) + make_interval(secs => ${ttl}), ${orgs}::text[]
         WHERE NOT EXISTS (SELECT 1 FROM existing)
         ON CONFLICT (scope_hash) DO NOTHING
         RETURNING created_at::text
@@ -92,10 +100,10 @@ export async function claimIdempotencyKey(
       const [taken] = await db<{ claimed: string }[]>`
         UPDATE idempotency_keys SET request_hash = ${input.request}, state = 'in_progress',
           locked_until = now() + make_interval(secs => ${input.lockSeconds}),
-          created_at = now(), expires_at = loyalty_now() + make_interval(secs => ${ttl}),
+          created_at = now(), expires_at = loyalty_now_latest(organization_ids) + make_interval(secs => ${ttl}),
           response_status = NULL, response_headers = NULL, response_body = NULL
         WHERE scope_hash = ${input.scope}
-          AND (expires_at <= loyalty_now() OR (state = 'in_progress' AND locked_until <= now()))
+          AND (expires_at <= loyalty_now_latest(organization_ids) OR (state = 'in_progress' AND locked_until <= now()))
         RETURNING created_at::text AS claimed`;
       if (taken) return { kind: 'claimed', claimedAt: taken.claimed };
       continue; // another request took it over first
@@ -142,7 +150,7 @@ export async function storeIdempotentResponse(
   await db`
     UPDATE idempotency_keys SET state = 'done', locked_until = NULL, response_status = ${response.status},
       response_headers = ${db.json(response.headers)}, response_body = ${response.body},
-      expires_at = loyalty_now() + make_interval(secs => ${ttlSeconds})
+      expires_at = loyalty_now_latest(organization_ids) + make_interval(secs => ${ttlSeconds})
     WHERE scope_hash = ${scope} AND state = 'in_progress'`;
 }
 
@@ -151,8 +159,11 @@ export async function releaseIdempotencyKey(db: Db, scope: Buffer): Promise<void
   await db`DELETE FROM idempotency_keys WHERE scope_hash = ${scope} AND state = 'in_progress'`;
 }
 
-/** Deletes stored responses past their 24 hours. */
+/** Deletes stored responses past their 24 hours (on their organizations' clock; no key expires later than the greatest offset). */
 export async function purgeExpiredIdempotencyKeys(db: Db): Promise<number> {
-  const rows = await db`DELETE FROM idempotency_keys WHERE expires_at <= loyalty_now()`;
+  const rows = await db`
+    DELETE FROM idempotency_keys
+    WHERE expires_at <= now() + make_interval(secs => (SELECT coalesce(max(offset_seconds), 0) FROM sandbox_clocks))
+      AND expires_at <= loyalty_now_latest(organization_ids)`;
   return rows.count;
 }

@@ -64,13 +64,13 @@ export async function listMemberPasses(
     kind === 'coupon'
       ? await db<CouponPassItem[]>`
         SELECT ${common}, c.title AS coupon_title, c.thumbnail_url AS coupon_thumbnail_url,
-               c.external_reference AS coupon_external_reference, loyalty_pass_status(p.status, p.expiration_date) AS status
+               c.external_reference AS coupon_external_reference, loyalty_pass_status(p.status, p.expiration_date, p.organization_id) AS status
         FROM passes p JOIN coupons c ON c.id = p.coupon_id
         WHERE p.member_id = ${memberId} AND p.brand_id = ${brand.id} AND p.kind = 'coupon'
         ORDER BY p.created_at DESC, p.id DESC LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`
       : await db<StorecardPassItem[]>`
         SELECT ${common}, p.points, p.balance, s.title AS storecard_title, s.thumbnail_url AS storecard_thumbnail_url,
-               loyalty_pass_status(p.status, p.expiration_date) AS status
+               loyalty_pass_status(p.status, p.expiration_date, p.organization_id) AS status
         FROM passes p JOIN storecards s ON s.id = p.storecard_id
         WHERE p.member_id = ${memberId} AND p.brand_id = ${brand.id} AND p.kind = 'storecard'
         ORDER BY p.created_at DESC, p.id DESC LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`;

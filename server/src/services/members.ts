@@ -122,7 +122,7 @@ export async function getMember(
                to_char(bm.subscribed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS subscribed_at,
                coalesce((
                  SELECT json_agg(json_build_object('kind', p.kind, 'pass_code', p.pass_code,
-                          'status', loyalty_pass_status(p.status, p.expiration_date), 'expiration_date', p.expiration_date)
+                          'status', loyalty_pass_status(p.status, p.expiration_date, p.organization_id), 'expiration_date', p.expiration_date)
                         ORDER BY p.created_at DESC, p.id DESC)
                  FROM passes p WHERE p.member_id = m.id AND p.brand_id = bm.brand_id), '[]') AS passes
         FROM brands b

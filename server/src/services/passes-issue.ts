@@ -28,8 +28,16 @@ export function couponExpiration(
       throw invalidField('expiration_date', 'The expiration_date field must be a date of today or later.');
     return requested;
   }
-  return validDays == null ? null : addDays(today, validDays);
+  if (validDays == null) return null;
+  // A coupon's valid_days is any integer: a date past 9999-12-31 is refused, never a 500.
+  const expires = Math.abs(validDays) <= MAX_VALID_DAYS ? addDays(today, validDays) : '';
+  if (!isCalendarDate(expires))
+    throw invalidField('coupon_id', "The coupon's valid_days would put the expiration date beyond 9999-12-31.");
+  return expires;
 }
+
+/** More days than from year 1 to 9999: addDays stays inside JavaScript's dates below it. */
+const MAX_VALID_DAYS = 3_700_000;
 
 /**
  * POST /members/{uuid}/passes. A coupon always gets a new pass (201) and records `coupon.issued`;
@@ -57,17 +65,17 @@ export async function issuePassToMember(
   });
 
   if (input.coupon_id !== undefined) {
-    // "Today" is the sandbox clock's (loyalty_now(), migration 0037): real today outside sandbox mode.
+    // "Today" is the organization's sandbox clock's (loyalty_now(org), migration 0040): real today outside sandbox mode.
     const [coupon] = await tx<{ id: string; active: boolean; valid_days: number | null; today: string }[]>`
-      SELECT id, active, valid_days, (loyalty_now() AT TIME ZONE 'UTC')::date::text AS today
+      SELECT id, active, valid_days, (loyalty_now(organization_id) AT TIME ZONE 'UTC')::date::text AS today
       FROM coupons WHERE id = ${input.coupon_id} AND brand_id = ${brand.id}`;
     if (!coupon) throw notFound('Coupon');
     if (!coupon.active) throw invalidField('coupon_id', 'The coupon is no longer available.');
     const expirationDate = couponExpiration(input.expiration_date, coupon.valid_days, coupon.today);
     const code = newPassCode();
     const inserted = await tx<{ id: string; pass_code: string }[]>`
-      INSERT INTO passes (organization_id, brand_id, member_id, kind, coupon_id, pass_code, qr_code, expiration_date)
-      VALUES (${brand.organizationId}, ${brand.id}, ${memberId}, 'coupon', ${coupon.id}, ${code}, ${code}, ${expirationDate})
+      INSERT INTO passes (organization_id, brand_id, member_id, kind, coupon_id, pass_code, qr_code, expiration_date, start_date)
+      VALUES (${brand.organizationId}, ${brand.id}, ${memberId}, 'coupon', ${coupon.id}, ${code}, ${code}, ${expirationDate}, ${coupon.today}::date)
       RETURNING id, pass_code`;
     const pass = firstRow(inserted, 'the inserted coupon pass');
     await recordEvents(tx, [
@@ -88,8 +96,9 @@ export async function issuePassToMember(
   if (!card.active) throw invalidField('storecard_id', 'The storecard is no longer available.');
   const code = newPassCode();
   const [pass] = await tx<{ id: string; pass_code: string }[]>`
-    INSERT INTO passes (organization_id, brand_id, member_id, kind, storecard_id, pass_code, qr_code)
-    VALUES (${brand.organizationId}, ${brand.id}, ${memberId}, 'storecard', ${card.id}, ${code}, ${code})
+    INSERT INTO passes (organization_id, brand_id, member_id, kind, storecard_id, pass_code, qr_code, start_date)
+    VALUES (${brand.organizationId}, ${brand.id}, ${memberId}, 'storecard', ${card.id}, ${code}, ${code},
+            (loyalty_now(${brand.organizationId}::text) AT TIME ZONE 'UTC')::date)
     ON CONFLICT (member_id, storecard_id) WHERE kind = 'storecard' DO NOTHING
     RETURNING id, pass_code`;
   if (pass) return result(true, pass);

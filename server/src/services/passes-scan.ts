@@ -31,7 +31,7 @@ export async function findPass(
     (PassRow & { expired: boolean; points: number; balance: number; storecard_id: string | null })[]
   >`
     SELECT id, organization_id, brand_id, kind, coupon_id, storecard_id, member_id, pass_code, status, redeemed_at, points, balance,
-           loyalty_pass_status(status, expiration_date) = 'expired' AS expired
+           loyalty_pass_status(status, expiration_date, organization_id) = 'expired' AS expired
     FROM passes
     WHERE pass_code = ${passCode} AND organization_id = ANY(${scope.organizationIds})
       ${brandId !== undefined ? db`AND brand_id = ${brandId}` : db``}
@@ -63,7 +63,7 @@ export async function redeemCouponPass(
     WHERE pass_code = ${input.pass_code} AND organization_id = ANY(${scope.organizationIds})
       ${input.brand_id !== undefined ? tx`AND brand_id = ${input.brand_id}` : tx``}
       AND kind = 'coupon' AND status <> 'redeemed'
-      AND loyalty_pass_status(status, expiration_date) = 'active'
+      AND loyalty_pass_status(status, expiration_date, organization_id) = 'active'
     RETURNING id, coupon_id, member_id, pass_code, organization_id, redeemed_at`;
   if (!redeemed) {
     const pass = await findPass(tx, scope, input.pass_code, input.brand_id);

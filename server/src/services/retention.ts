@@ -132,7 +132,8 @@ export async function purgeOldRows(db: Db, options: PurgeOptions): Promise<Purge
       const rows = await db`
       DELETE FROM access_tokens WHERE token_hash IN (
         SELECT token_hash FROM access_tokens
-        WHERE expires_at < loyalty_now() - make_interval(secs => ${TOKEN_GRACE_SECONDS})
+        WHERE expires_at < now() + make_interval(secs => (SELECT coalesce(max(offset_seconds), 0) FROM sandbox_clocks))
+          AND expires_at < loyalty_now_latest(organization_ids) - make_interval(secs => ${TOKEN_GRACE_SECONDS})
         ORDER BY expires_at LIMIT ${n})
       RETURNING 1`;
       return [rows.count];
@@ -149,10 +150,11 @@ export async function purgeOldRows(db: Db, options: PurgeOptions): Promise<Purge
       const rows = await db`
       DELETE FROM idempotency_keys k WHERE k.scope_hash IN (
         SELECT scope_hash FROM idempotency_keys
-        WHERE expires_at < loyalty_now() AND NOT (state = 'in_progress' AND locked_until > now())
+        WHERE expires_at < now() + make_interval(secs => (SELECT coalesce(max(offset_seconds), 0) FROM sandbox_clocks))
+          AND expires_at < loyalty_now_latest(organization_ids) AND NOT (state = 'in_progress' AND locked_until > now())
         ORDER BY expires_at LIMIT ${n}
         FOR UPDATE SKIP LOCKED)
-        AND k.expires_at < loyalty_now() AND NOT (k.state = 'in_progress' AND k.locked_until > now())
+        AND k.expires_at < loyalty_now_latest(k.organization_ids) AND NOT (k.state = 'in_progress' AND k.locked_until > now())
       RETURNING 1`;
       return [rows.count];
     },

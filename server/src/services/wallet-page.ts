@@ -29,7 +29,7 @@ export async function findWalletPass(db: Db, code: string): Promise<WalletPass |
   const [pass] = await db<WalletPass[]>`
     SELECT p.kind, b.name AS brand_name, COALESCE(c.title, s.title) AS title,
            p.pass_code AS qr_code, p.pass_code,
-           loyalty_pass_status(p.status, p.expiration_date) AS status,
+           loyalty_pass_status(p.status, p.expiration_date, p.organization_id) AS status,
            p.expiration_date::text AS expiration_date, p.points, p.balance,
            to_char(p.redeemed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS redeemed_at
     FROM passes p

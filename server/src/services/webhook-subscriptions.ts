@@ -140,7 +140,7 @@ export async function rotateSecret(db: Db, t: OrganizationScope, id: string, sec
   const rows = await db<{ previous_secret_expires_at: Date }[]>`
     UPDATE webhook_subscriptions
     SET previous_secret = secret, secret = ${secrets.seal(secret)},
-        previous_secret_expires_at = loyalty_now() + make_interval(hours => ${ROTATION_OVERLAP_HOURS})
+        previous_secret_expires_at = loyalty_now(organization_id) + make_interval(hours => ${ROTATION_OVERLAP_HOURS})
     WHERE id = ${id}
     RETURNING previous_secret_expires_at`;
   const row = firstRow(rows, 'the rotated subscription');

@@ -22,7 +22,7 @@ export async function testSubscription(
 ): Promise<Schemas['WebhookTestResponse']['data']> {
   const subscription = await requireSubscription(db, t, id);
   const rows = await db<{ secrets: string[] }[]>`
-    SELECT array_remove(ARRAY[secret, CASE WHEN previous_secret_expires_at > loyalty_now() THEN previous_secret END], NULL) AS secrets
+    SELECT array_remove(ARRAY[secret, CASE WHEN previous_secret_expires_at > loyalty_now(organization_id) THEN previous_secret END], NULL) AS secrets
     FROM webhook_subscriptions WHERE id = ${id}`;
   const eventId = randomUUID();
   const attemptedAt = new Date();

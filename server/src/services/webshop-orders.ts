@@ -64,7 +64,7 @@ export async function createWebshopOrder(
     throw new DomainError('forbidden', 'forbidden', 'The organization is not authorized for this device.');
   }
   const [promotion] = await tx<{ id: string; active_now: boolean; ends_at: Date }[]>`
-    SELECT id, ends_at, (active AND starts_at <= loyalty_now() AND loyalty_now() < ends_at) AS active_now
+    SELECT id, ends_at, (active AND starts_at <= loyalty_now(organization_id) AND loyalty_now(organization_id) < ends_at) AS active_now
     FROM promotions WHERE id = ${input.promotion_identifier} AND organization_id = ${device.organization_id}`;
   if (!promotion) throw notFound('Promotion');
   if (!promotion.active_now) throw new DomainError('forbidden', 'forbidden', 'The promotion is not active.');
