@@ -23,6 +23,12 @@ export interface paths {
          *     Unauthenticated: counts against the per-IP rate limit (60 per minute). Takes no `Idempotency-Key`
          *     (a repeated call simply issues another token).
          *
+         *     **Decision (live tokens per client, issue 25):** a client holds at most 20 live tokens. Issuing
+         *     one more revokes the client's oldest token, which then answers `401` (within 5 seconds on every
+         *     server process, the longest a process keeps a token in its cache). Keep one token per process and
+         *     renew it before `expires_in` runs out, as the SDK does; minting tokens buys no budget, since the
+         *     rate limit, streamed lists and long polls are counted per client.
+         *
          *     **Decisions** (token lifetime and refresh are not shown in the specification): tokens live 3600
          *     seconds, there is no refresh token (request a new token before `expires_in` runs out); tokens are
          *     opaque random strings. Errors follow RFC 6749 section 5.2: `400` `invalid_request` (missing or
@@ -507,9 +513,11 @@ export interface paths {
          *     while the client takes the response, and no database connection is held while the client is
          *     slow. `total` is the brand's count when the response starts: members who join the brand after that
          *     are not in the list, and a member who leaves the brand while the list streams may be missing from it. A
-         *     token may have 2 unpaged lists or exports streaming at once (`LOYALTY_STREAMS_PER_TOKEN`); a
-         *     further one is refused with `429` and `Retry-After: 1` before anything runs. A client that takes
-         *     no bytes for 60 s (`LOYALTY_SOCKET_TIMEOUT_MS`) is disconnected.
+         *     client (all its tokens together) may have 2 unpaged lists or exports streaming at once per server
+         *     process (`LOYALTY_STREAMS_PER_CLIENT`, formerly `LOYALTY_STREAMS_PER_TOKEN`); a further one is
+         *     refused with `429` and `Retry-After: 1` before anything runs. A client that takes no bytes is sent
+         *     at most about 128 KB ahead of what it read beyond one chunk, and is disconnected after 60 s
+         *     (`LOYALTY_SOCKET_TIMEOUT_MS`).
          */
         post: operations["listMembers"];
         delete?: never;
@@ -535,7 +543,7 @@ export interface paths {
          *     members without a storecard pass are left out. `storecard_id` limits the list to one storecard
          *     (unknown: `404`). `points` is the pass's `points` (lifetime earned, see storecard passes), `name` the
          *     member's full name or `null`, `qr_code` the pass code. Not paginated. Streamed like the unpaged member list
-         *     (chunks, no connection held while the client is slow, at most 2 streams per token, `429` beyond).
+         *     (chunks, no connection held while the client is slow, at most 2 streams per client, `429` beyond).
          */
         post: operations["listMembersWithPoints"];
         delete?: never;
@@ -1459,6 +1467,10 @@ export interface paths {
          *     events after that cursor, oldest first. `next_cursor` is never `null`: pass it as `after` next time
          *     (it equals `after` when nothing new arrived). `wait` (0 to 30 seconds, default 0) long-polls: when
          *     no event is available yet, the response is held until one arrives or `wait` seconds pass.
+         *     A waiting poll is woken only by its own organization's events. A client (all its tokens together)
+         *     holds at most 10 waiting polls per server process: past that a poll is answered at once with what
+         *     there is, as with `wait=0` (`wait` is a maximum; issue 25), rather than `429`, so a listener's loop
+         *     keeps its cursor and is paced by the rate limit.
          *     `types` filters by a comma-separated list of event types. `limit` is 1 to 100 (default 50).
          *     `organization_id` is required when the token has access to more than one organization (`422`).
          */
