@@ -9,7 +9,7 @@
  * Endpoints: POST /oauth/token, GET and POST /tags, POST /tags/members/bulk,
  * POST /tags/{id}/vouchers, GET /tags/{id}/vouchers/{job}, POST /members, POST /members/list,
  * GET /members (by e-mail), GET /members/{uuid}, POST /members/uuid, POST /members/signups,
- * GET /events. The handlers are written with openapi-msw over the generated `paths`, so every
+ * GET /events, POST /sandbox/organizations, DELETE /sandbox/organizations/{id}. The handlers are written with openapi-msw over the generated `paths`, so every
  * answer has the document's shape. Like the server: every answer carries `X-Request-Id`;
  * POST/PUT/PATCH with an Idempotency-Key replay their stored 2xx response
  * (`Idempotent-Replayed: true`). Requires `msw` 2 and `openapi-msw` (optional peer dependencies of the SDK).
@@ -19,6 +19,7 @@ import type { paths } from './generated/openapi.js';
 import { addMember, now, sql, type MockContext } from './mock-api/context.js';
 import { createLifecycle, served } from './mock-api/lifecycle.js';
 import { memberHandlers } from './mock-api/members.js';
+import { sandboxClient, sandboxHandlers } from './mock-api/sandbox.js';
 import type { MockLoyaltyApi, MockLoyaltyApiOptions, Schemas } from './mock-api/types.js';
 
 export type {
@@ -42,6 +43,7 @@ export function mockLoyaltyApi(options: MockLoyaltyApiOptions = {}): MockLoyalty
     tags: [],
     tagMembers: new Map(),
     events: [],
+    sandboxOrganizations: new Map(),
     fail: (fault) => lifecycle.fail(fault),
   };
   const lifecycle = createLifecycle(options, api.requests);
@@ -61,8 +63,9 @@ export function mockLoyaltyApi(options: MockLoyaltyApiOptions = {}): MockLoyalty
           const body = form
             ? (Object.fromEntries(new URLSearchParams(await request.text())) as Schemas['TokenRequest'])
             : await request.json();
-          const client = options.clients?.[body.client_id];
-          if (options.clients && client?.secret !== body.client_secret)
+          const sandbox = sandboxClient(api, body.client_id);
+          const client = options.clients?.[body.client_id] ?? (sandbox && { secret: sandbox.client_secret });
+          if ((options.clients || sandbox) && client?.secret !== body.client_secret)
             return response(401).json({ error: 'invalid_client' });
           const token = client?.token ?? `mock-token-${++tokens}`;
           if (client) lifecycle.tokenClients.set(token, client);
@@ -170,6 +173,7 @@ export function mockLoyaltyApi(options: MockLoyaltyApiOptions = {}): MockLoyalty
       }),
     ),
     ...memberHandlers(ctx),
+    ...sandboxHandlers(ctx),
   ];
   return api;
 }

@@ -91,6 +91,11 @@ export interface MockLoyaltyApi {
   /** Member ids by tag id, as `POST /tags/members/bulk` added them. */
   tagMembers: Map<string, Set<string>>;
   events: Schemas['Event'][];
+  /**
+   * The live throwaway organizations `POST /sandbox/organizations` made, by id (`DELETE
+   * /sandbox/organizations/{id}` removes one); `POST /oauth/token` accepts their clients.
+   */
+  sandboxOrganizations: Map<string, Schemas['SandboxOrganizationCreated']>;
   /** Makes member creation and sign-ups answer 422 for an e-mail this returns a message for. */
   rejectEmail?: ((email: string) => string | undefined) | undefined;
   /** Makes the next matching requests fail. */
