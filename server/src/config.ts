@@ -46,6 +46,7 @@ export type Config = {
   webhookDisableAfterSeconds: number;
   /** A subscription with this many deliveries in a row ended failed is disabled; 0: never. */
   webhookDisableAfterFailures: number;
+  /** Requests per window of one client, all its tokens together (LOYALTY_RATE_LIMIT_CLIENT, formerly LOYALTY_RATE_LIMIT_TOKEN). */
   rateLimitToken: number;
   rateLimitIp: number;
   rateLimitWindowSeconds: number;
@@ -57,7 +58,7 @@ export type Config = {
   requestTimeoutMs: number;
   /** A connection that neither sends nor takes a byte for this long is closed (a stalled reader). */
   socketTimeoutMs: number;
-  /** Unpaged member lists and exports streaming at once for one token; more get 429. */
+  /** Unpaged member lists and exports streaming at once for one client, all its tokens (LOYALTY_STREAMS_PER_CLIENT, formerly …_PER_TOKEN); more get 429. */
   streamsPerToken: number;
   /** Delivery attempts in flight at once for one webhook subscription (its delivery lanes), across all processes. */
   webhookConcurrencyPerSubscription: number;
@@ -114,6 +115,8 @@ const schema = Joi.object({
   LOYALTY_WEBHOOK_TIMEOUT_MS: Joi.number().integer().min(1).default(5000),
   LOYALTY_WEBHOOK_DISABLE_AFTER_SECONDS: Joi.number().min(0).max(31_536_000).empty('').default(432_000),
   LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES: Joi.number().integer().min(0).max(1_000_000).empty('').default(100),
+  // Per client (all its tokens); the old name, from when it was counted per token, still works.
+  LOYALTY_RATE_LIMIT_CLIENT: Joi.number().integer().min(1).empty(''),
   LOYALTY_RATE_LIMIT_TOKEN: Joi.number().integer().min(1).default(600),
   LOYALTY_RATE_LIMIT_IP: Joi.number().integer().min(1).default(60),
   LOYALTY_RATE_LIMIT_WINDOW_SECONDS: Joi.number().integer().min(1).default(60),
@@ -126,6 +129,7 @@ const schema = Joi.object({
     .greater(Joi.ref('LOYALTY_REQUEST_TIMEOUT_MS'))
     .default(60_000)
     .messages({ 'number.greater': 'LOYALTY_SOCKET_TIMEOUT_MS must be greater than LOYALTY_REQUEST_TIMEOUT_MS' }),
+  LOYALTY_STREAMS_PER_CLIENT: Joi.number().integer().min(1).empty(''),
   LOYALTY_STREAMS_PER_TOKEN: Joi.number().integer().min(1).default(2),
   LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: Joi.number().integer().min(1).max(64).default(4),
   LOYALTY_STALLED_JOB_SECONDS: Joi.number().integer().min(1).max(86_400).default(60),
@@ -176,14 +180,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: value.LOYALTY_WEBHOOK_TIMEOUT_MS,
     webhookDisableAfterSeconds: value.LOYALTY_WEBHOOK_DISABLE_AFTER_SECONDS,
     webhookDisableAfterFailures: value.LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES,
-    rateLimitToken: value.LOYALTY_RATE_LIMIT_TOKEN,
+    rateLimitToken: value.LOYALTY_RATE_LIMIT_CLIENT ?? value.LOYALTY_RATE_LIMIT_TOKEN,
     rateLimitIp: value.LOYALTY_RATE_LIMIT_IP,
     rateLimitWindowSeconds: value.LOYALTY_RATE_LIMIT_WINDOW_SECONDS,
     dbPoolSize: value.LOYALTY_DB_POOL_SIZE,
     dbWaitSeconds: value.LOYALTY_DB_WAIT_SECONDS,
     requestTimeoutMs: value.LOYALTY_REQUEST_TIMEOUT_MS,
     socketTimeoutMs: value.LOYALTY_SOCKET_TIMEOUT_MS,
-    streamsPerToken: value.LOYALTY_STREAMS_PER_TOKEN,
+    streamsPerToken: value.LOYALTY_STREAMS_PER_CLIENT ?? value.LOYALTY_STREAMS_PER_TOKEN,
     webhookConcurrencyPerSubscription: value.LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION,
     stalledJobSeconds: value.LOYALTY_STALLED_JOB_SECONDS,
     retentionDays: value.LOYALTY_RETENTION_DAYS,
