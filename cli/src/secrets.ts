@@ -10,7 +10,10 @@ import type { Runtime } from './runtime.js';
 
 const ON_ARGV = 'a flag value is visible to other users in the process list (ps) and stays in shell history';
 
-function secretOnArgv(flag: string, what: string, alternatives: string): CliError {
+/** Names of flags and fields whose values are secrets (`--client-secret`, `client_secret`, `api_key`, …). */
+export const SECRET_NAME = /secret|token|password|passwd|api[-_]?key|credential/i;
+
+export function secretOnArgv(flag: string, what: string, alternatives: string): CliError {
   return usageError(`${flag} does not take the ${what} as a value: ${ON_ARGV}.`, `Give it with ${alternatives}.`);
 }
 

@@ -160,3 +160,46 @@ it('an unknown path is refused with the closest operations, and an error answer 
     error: 'not_found',
   });
 });
+
+it('a path that would resolve elsewhere (backslash, TAB, %5c) is refused with exit 2: the subscription survives', async () => {
+  const created = await cli.run([
+    'api',
+    'POST',
+    '/webhook-subscriptions',
+    '-f',
+    'url=http://127.0.0.1:9/e2e-traversal',
+    '-f',
+    'events[]=member.created',
+  ]);
+  expect(created.code, describeRun(created)).toBe(0);
+  const id = (JSON.parse(created.stdout) as { data: { id: string } }).data.id;
+  const alive = async () =>
+    Number((await live.db.sql`SELECT count(*)::int AS n FROM webhook_subscriptions WHERE id = ${id}`)[0]!.n);
+  expect(await alive()).toBe(1);
+  for (const path of [
+    `/members/..\\webhook-subscriptions\\${id}`,
+    `/members/.\t.\\webhook-subscriptions\\${id}`,
+    `/members/..%5cwebhook-subscriptions%5c${id}`,
+  ]) {
+    const result = await cli.run(['api', 'DELETE', path]);
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr).toContain('The path "/members/');
+    expect(result.stderr).toContain('nothing was sent');
+  }
+  expect(await alive()).toBe(1);
+  // The path as the API has it still works.
+  expect((await cli.run(['api', 'DELETE', `/webhook-subscriptions/${id}`])).code).toBe(0);
+  expect(await alive()).toBe(0);
+});
+
+it('refuses a secret-named field given as a value on argv (exit 2) and takes it from stdin with -F name=@-', async () => {
+  const args = ['api', 'POST', '/oauth/token', '-f', 'grant_type=client_credentials', '-f', 'client_id=acme-admin'];
+  const refused = await cli.run([...args, '-f', 'client_secret=acme-admin-secret']);
+  expect(refused.code, describeRun(refused)).toBe(2);
+  expect(refused.stderr).toContain('process list');
+  expect(refused.stderr).toContain('-F client_secret=@');
+  expect(refused.stderr).not.toContain('acme-admin-secret');
+  const fromStdin = await cli.run([...args, '-F', 'client_secret=@-'], { input: 'acme-admin-secret' });
+  expect(fromStdin.code, describeRun(fromStdin)).toBe(0);
+  expect(JSON.parse(fromStdin.stdout)).toMatchObject({ token_type: expect.stringMatching(/bearer/i) });
+});

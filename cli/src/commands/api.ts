@@ -39,7 +39,10 @@ export function apiCommand(): Command {
       'after',
       '\nFields go into the JSON body of operations that have one, into the query string of the others.\n' +
         'An error answer is printed to stderr as the API sent it; the exit code is 1 (4 for auth errors, 2 for\n' +
-        'an unknown operation, which lists the closest ones).\n',
+        'an unknown operation, which lists the closest ones).\n' +
+        'Secret-named fields (client_secret, password, token, …) are read from a file or stdin, never typed:\n' +
+        '-F client_secret=@secret.txt or -F client_secret=@-. A path with backslashes, controls, encoded\n' +
+        'slashes or dots, or one that resolves to another path than written, is refused (exit 2).\n',
     )
     .action(async (method: string, path: string, options: ApiCommandOptions, command: Command) => {
       await (await import('../services/api-command.js')).apiCommand(await contextOf(command), method, path, options);

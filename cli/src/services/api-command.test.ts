@@ -8,6 +8,7 @@ import { buildFields, parseHeaders, typedValue } from './api-command-fields.js';
 import { findOperation } from './api-command-operations.js';
 import { buildProgram } from '../main.js';
 import { complete } from './completion.js';
+import { showControls } from '../ui/controls.js';
 
 let api: FakeApi;
 const server = fakeApiServer({
@@ -210,5 +211,79 @@ describe('loyalty api', { timeout: 20_000 }, () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('Cannot read nope.txt: no such file.');
     expect(api.requests).toHaveLength(0);
+  });
+});
+
+describe('loyalty api: the path is sent as written, or refused', { timeout: 20_000 }, () => {
+  it.each([
+    ['a backslash', '/members/..\\webhook-subscriptions\\sub-1'],
+    ['a TAB hiding dots', '/members/.\t.\\webhook-subscriptions\\sub-1'],
+    ['a newline', '/members/.\n./webhook-subscriptions/sub-1'],
+    ['an encoded backslash', '/members/..%5cwebhook-subscriptions%5csub-1'],
+    ['an encoded slash', '/members/..%2Fwebhook-subscriptions%2Fsub-1'],
+    ['encoded dots', '/members/.%2e'],
+    ['a BEL', '/members/abc\u0007'],
+    ['a C1 control', '/members/abc\u009b'],
+    ['a fragment', '/members/abc#/../../webhook-subscriptions/sub-1'],
+  ])('refuses a path with %s: exit 2 naming the path, nothing sent', async (_what, path) => {
+    const result = await runCli(['api', 'DELETE', path], { env: await env() });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain(showControls(JSON.stringify(path)));
+    expect(result.stderr).toMatch(/path/);
+    expect(api.requests).toHaveLength(0);
+  });
+
+  it('still sends an ordinary path, with its query string', async () => {
+    const id = '00000000-0000-4000-9000-000000000000';
+    addMembers(api, 1);
+    const result = await runCli(['api', 'GET', `/members/${id}?brand_id=brand-acme`], { env: await env() });
+    expect(result.code, result.stderr).toBe(0);
+    expect(api.requests.at(-1)).toMatchObject({ method: 'GET', path: `/members/${id}` });
+  });
+});
+
+describe('loyalty api: secrets never as values on argv', { timeout: 20_000 }, () => {
+  it.each([
+    [['-f', 'client_secret=acme-admin-hunter2']],
+    [['-F', 'client_secret=acme-admin-hunter2']],
+    [['-f', 'password=acme-admin-hunter2']],
+    [['--raw-field', 'refresh_token=acme-admin-hunter2']],
+    [['-F', 'meta[api_key]=acme-admin-hunter2']],
+    [['-F', 'Webhook_Secret=acme-admin-hunter2']],
+  ])('refuses %j with exit 2, the hint of the other flags, and sends nothing', async (flags) => {
+    const result = await runCli(['api', 'POST', '/oauth/token', '-f', 'grant_type=client_credentials', ...flags], {
+      env: await env(),
+    });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain('process list');
+    expect(result.stderr).toContain('=@');
+    expect(result.stderr).not.toContain('hunter2');
+    expect(api.requests).toHaveLength(0);
+  });
+
+  it("refuses a secret in the path's query string and an Authorization header on argv", async () => {
+    const inQuery = await runCli(['api', 'GET', '/tags?access_token=acme-admin-hunter2'], { env: await env() });
+    expect(inQuery.code, inQuery.stderr).toBe(2);
+    expect(inQuery.stderr).toContain('process list');
+    expect(inQuery.stderr).not.toContain('hunter2');
+    const header = await runCli(['api', 'GET', '/tags', '-H', 'Authorization: Bearer acme-admin-hunter2'], {
+      env: await env(),
+    });
+    expect(header.code, header.stderr).toBe(2);
+    expect(header.stderr).toContain('--token-file');
+    expect(header.stderr).not.toContain('hunter2');
+    expect(api.requests).toHaveLength(0);
+  });
+
+  it('sends a secret-named field read from a file (-F key=@file) or stdin (-F key=@-)', async () => {
+    const dir = await tempConfigHome();
+    await writeFile(join(dir, 'secret.txt'), 'acme-admin-secret');
+    const args = ['api', 'POST', '/tags', '-f', 'tag=Gold', '-f', 'brand_id=brand-acme'];
+    const fromFile = await runCli([...args, '-F', 'client_secret=@secret.txt'], { env: await env(), cwd: dir });
+    expect(fromFile.code, fromFile.stderr).toBe(0);
+    expect(api.requests.at(-1)?.body).toMatchObject({ client_secret: 'acme-admin-secret' });
+    const fromStdin = await runCli([...args, '-F', 'client_secret=@-'], { env: await env(), stdin: 'from-stdin' });
+    expect(fromStdin.code, fromStdin.stderr).toBe(0);
+    expect(api.requests.at(-1)?.body).toMatchObject({ client_secret: 'from-stdin' });
   });
 });

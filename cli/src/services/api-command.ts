@@ -7,6 +7,8 @@ import type { Pagination } from '../generated/operations.js';
 import { apiFailure, request, type ApiResult } from './api.js';
 import { buildFields, type JsonObject, type JsonValue, parseHeaders, queryOf } from './api-command-fields.js';
 import { findOperation, splitPath, type Operation } from './api-command-operations.js';
+import { checkPathAsWritten } from './api-command-path.js';
+import { refuseSecretsOnArgv } from './api-command-secrets.js';
 import { readTextInput } from './inputs.js';
 
 export interface ApiCommandOptions {
@@ -90,6 +92,8 @@ export async function apiCommand(
   options: ApiCommandOptions,
 ): Promise<void> {
   const { path, query } = splitPath(pathInput);
+  refuseSecretsOnArgv({ typed: options.field, raw: options.rawField, query, headers: options.header });
+  checkPathAsWritten(path);
   const operation = findOperation(methodInput, path);
   if (options.paginate && !operation.paginate)
     throw usageError(
