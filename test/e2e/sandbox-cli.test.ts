@@ -23,7 +23,10 @@ afterAll(async () => {
   await off?.close();
 });
 
-const offset = async () => (await live.db.sql`SELECT offset_seconds FROM sandbox_clock`)[0]?.offset_seconds;
+/** The offset of acme's clock, the CLI's organization (no row: 0). */
+const offset = async () =>
+  (await live.db.sql`SELECT offset_seconds FROM sandbox_clocks WHERE organization_id = 'org-acme'`)[0]
+    ?.offset_seconds ?? 0;
 
 describe('loyalty sandbox', () => {
   it('clock shows the clock; clock advance 7d moves it a week; --json prints the clock', async () => {

@@ -373,17 +373,26 @@ describe('LOYALTY_SANDBOX=0', () => {
     expect(res.headers.get('preference-applied')).toBeNull();
   });
 
-  it('start-up makes loyalty_now() plain now() outside sandbox mode (an offset left in the table is not applied), and back', async () => {
+  it('start-up makes loyalty_now(org) plain now() outside sandbox mode (an offset left in the table is not applied), and back', async () => {
     const sql = off.db.sql;
-    await sql`UPDATE sandbox_clock SET offset_seconds = 86400`;
+    await sql`INSERT INTO sandbox_clocks (organization_id, offset_seconds) VALUES ('org-acme', 86400)`;
     const ahead = async () =>
-      (await sql<{ s: number }[]>`SELECT extract(epoch FROM loyalty_now() - now())::float8 AS s`)[0]?.s;
-    expect(await ahead()).toBe(86400);
+      (
+        await sql<{ one: number; latest: number }[]>`
+          SELECT extract(epoch FROM loyalty_now('org-acme') - now())::float8 AS one,
+                 extract(epoch FROM loyalty_now_latest('{org-globex,org-acme}') - now())::float8 AS latest`
+      )[0];
     await defineLoyaltyNow(sql, false);
-    expect(await ahead()).toBe(0);
-    const [fn] = await sql<{ src: string }[]>`SELECT prosrc AS src FROM pg_proc WHERE proname = 'loyalty_now'`;
-    expect(fn?.src.trim()).toBe('SELECT now()');
+    expect(await ahead()).toEqual({ one: 0, latest: 0 });
+    const bodies = async () =>
+      (
+        await sql<{ src: string }[]>`
+          SELECT prosrc AS src FROM pg_proc WHERE proname IN ('loyalty_now', 'loyalty_now_latest') ORDER BY oid`
+      ).map((f) => f.src.trim());
+    expect(await bodies()).toEqual(['SELECT now()', 'SELECT now()', 'SELECT now()']);
     await defineLoyaltyNow(sql, true);
-    expect(await ahead()).toBe(86400);
+    expect(await ahead()).toEqual({ one: 86400, latest: 86400 });
+    await defineLoyaltyNow(sql, false);
+    expect(await ahead()).toEqual({ one: 0, latest: 0 });
   });
 });
