@@ -77,7 +77,8 @@ export const TOP_LEVEL_COMMANDS: readonly TopLevelCommand[] = [
   },
   {
     name: 'sandbox',
-    description: 'Steer a reference server in sandbox mode (LOYALTY_SANDBOX): its clock, a reset to its fixtures',
+    description:
+      'Steer a reference server in sandbox mode (LOYALTY_SANDBOX): its clock, a reset, throwaway organizations',
     load: async () => (await import('./sandbox/index.js')).sandboxCommand(),
   },
   {

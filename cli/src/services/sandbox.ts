@@ -1,23 +1,32 @@
 // loyalty sandbox …: the sandbox controls of a reference server in sandbox mode (LOYALTY_SANDBOX):
 // its clock and a reset to its fixtures. A server that is not in sandbox mode has no such routes (404).
-import { isLoyaltyError, toLoyaltyError } from '@loyalty/sdk';
+import { isLoyaltyError, type LoyaltyError, toLoyaltyError } from '@loyalty/sdk';
 import type { Context } from '../context.js';
 import { CliError, usageError } from '../errors.js';
-import { apiFailure, request, type ApiResult, type DataOf, type Send } from './api.js';
+import { apiFailure, request, type ApiResult, type DataOf, type Send, type SendOptions } from './api.js';
 import { confirm } from './inputs.js';
 
 type Clock = { now: string; offset_seconds: number; real_now: string };
 
 const DURATION = /^[1-9]\d{0,8}[smhd]$/;
 
-/** A 404 means the server has no sandbox routes: it is not in sandbox mode. */
-async function sandboxCall<R extends ApiResult>(ctx: Context, send: Send<R>): Promise<DataOf<R>> {
-  const result = await request(ctx, send);
+export const notInSandboxMode = (ctx: Context): CliError =>
+  new CliError(`${ctx.apiUrl} is not in sandbox mode (LOYALTY_SANDBOX).`, {
+    hint: 'Start the reference server with its embedded database (`loyalty server`), or with LOYALTY_SANDBOX=1.',
+  });
+
+/**
+ * A 404 means the server has no sandbox routes: it is not in sandbox mode (unless `notFound`
+ * says what else it means, for an operation on one resource).
+ */
+export async function sandboxCall<R extends ApiResult>(
+  ctx: Context,
+  send: Send<R>,
+  options: SendOptions & { notFound?: (error: LoyaltyError) => CliError | undefined } = {},
+): Promise<DataOf<R>> {
+  const result = await request(ctx, send, options);
   const error = toLoyaltyError(result);
-  if (error && isLoyaltyError(error) && error.status === 404)
-    throw new CliError(`${ctx.apiUrl} is not in sandbox mode (LOYALTY_SANDBOX).`, {
-      hint: 'Start the reference server with its embedded database (`loyalty server`), or with LOYALTY_SANDBOX=1.',
-    });
+  if (error && isLoyaltyError(error) && error.status === 404) throw options.notFound?.(error) ?? notInSandboxMode(ctx);
   if (error) throw apiFailure(ctx, error);
   return result.data as DataOf<R>;
 }
