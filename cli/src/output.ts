@@ -1,5 +1,7 @@
 // Data goes to stdout, everything meant for the person at the terminal goes to stderr, so
-// `loyalty … --json | jq` and `loyalty … > file.csv` always receive clean data.
+// `loyalty … --json | jq` and `loyalty … > file.csv` always receive clean data. Human output
+// (tables, results, messages) shows control characters from the API escaped (ui/controls.ts).
+import { showControls, showControlsKeepingPaint } from './ui/controls.js';
 
 export interface OutputStreams {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -67,7 +69,9 @@ export function formatCell(value: unknown): string {
 }
 
 export function renderTable<Row>(rows: readonly Row[], columns: readonly Column<Row>[], paint: Palette): string {
-  const cells = rows.map((row) => columns.map((column) => formatCell(column.value(row)).replace(/\s+/g, ' ')));
+  const cells = rows.map((row) =>
+    columns.map((column) => showControls(formatCell(column.value(row))).replace(/\s+/g, ' ')),
+  );
   const widths = columns.map((column, i) =>
     Math.max(column.header.length, ...cells.map((line) => visibleLength(line[i] ?? ''))),
   );
@@ -97,7 +101,9 @@ export class Output {
 
   /** Prints a result: JSON with --json, otherwise the human rendering. */
   result(value: unknown, human: () => string): void {
-    this.stdout.write(this.json ? `${JSON.stringify(value, null, 2)}\n` : ensureNewline(human()));
+    this.stdout.write(
+      this.json ? `${JSON.stringify(value, null, 2)}\n` : ensureNewline(showControlsKeepingPaint(human())),
+    );
   }
 
   /** Prints a list as a table, or as a JSON array with --json. */
@@ -117,19 +123,19 @@ export class Output {
   }
 
   info(message: string): void {
-    this.stderr.write(ensureNewline(message));
+    this.stderr.write(ensureNewline(showControlsKeepingPaint(message)));
   }
 
   success(message: string): void {
-    this.stderr.write(ensureNewline(`${this.err.green('✔')} ${message}`));
+    this.stderr.write(ensureNewline(`${this.err.green('✔')} ${showControlsKeepingPaint(message)}`));
   }
 
   warn(message: string): void {
-    this.stderr.write(ensureNewline(`${this.err.yellow('!')} ${message}`));
+    this.stderr.write(ensureNewline(`${this.err.yellow('!')} ${showControlsKeepingPaint(message)}`));
   }
 
   error(message: string): void {
-    this.stderr.write(ensureNewline(`${this.err.red('✖')} ${message}`));
+    this.stderr.write(ensureNewline(`${this.err.red('✖')} ${showControlsKeepingPaint(message)}`));
   }
 }
 

@@ -1,6 +1,7 @@
 // How `loyalty webhooks listen` shows events and forward outcomes: events on stdout (JSON Lines
 // with --json), outcomes on stderr for a person, or on stdout as `{"forward": …}` lines with --json.
 import type { Output } from '../output.js';
+import { showControlsKeepingPaint } from '../ui/controls.js';
 import type { FeedEvent, ForwardReport } from './listen-forward.js';
 import type { ForwardPlan } from './listen-options.js';
 
@@ -15,7 +16,9 @@ export function printEvent(output: Output, event: FeedEvent): void {
   if (output.json) output.write(JSON.stringify(event));
   else
     output.write(
-      `${event.created_at}  ${output.out.bold(event.type.padEnd(15))}  ${event.id}  ${output.out.dim(idsOf(event))}`,
+      showControlsKeepingPaint(
+        `${event.created_at}  ${output.out.bold(event.type.padEnd(15))}  ${event.id}  ${output.out.dim(idsOf(event))}`,
+      ),
     );
 }
 

@@ -1,4 +1,5 @@
 import { Box, Text } from 'ink';
+import { showControls } from './controls.js';
 import {
   etaSeconds,
   formatCount,
@@ -19,7 +20,7 @@ export function ImportProgress({ file, progress: p, now }: ImportProgressProps) 
   if (p.phase === 'reading') {
     return (
       <Text>
-        Reading and validating <Text bold>{file}</Text>… {formatCount(p.rows)} rows
+        Reading and validating <Text bold>{showControls(file)}</Text>… {formatCount(p.rows)} rows
       </Text>
     );
   }
@@ -28,7 +29,8 @@ export function ImportProgress({ file, progress: p, now }: ImportProgressProps) 
   return (
     <Box flexDirection="column">
       <Text>
-        {done ? <Text color="green">✔ Imported</Text> : <Text color="cyan">Importing</Text>} <Text bold>{file}</Text>
+        {done ? <Text color="green">✔ Imported</Text> : <Text color="cyan">Importing</Text>}{' '}
+        <Text bold>{showControls(file)}</Text>
       </Text>
       <Text>
         <Text color={done ? 'green' : 'cyan'}>{progressBar(p.rowsDone, p.rowsTotal)}</Text> {formatCount(p.rowsDone)} of{' '}

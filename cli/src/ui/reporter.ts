@@ -3,6 +3,7 @@
 // logs of scripts and CI stay readable. ink and React are loaded only here, on demand.
 import type { ReactElement } from 'react';
 import { liveView } from './live.js';
+import { showControlsKeepingPaint } from './controls.js';
 
 export interface ProgressReporter<State> {
   update(state: State): void;
@@ -47,7 +48,7 @@ export function lineReporter<State>(
     const text = line(latest, Date.now());
     if (text === printed) return;
     printed = text;
-    stream.write(`${text}\n`);
+    stream.write(`${showControlsKeepingPaint(text)}\n`);
   };
   const timer = setInterval(print, intervalMs);
   timer.unref();

@@ -1,5 +1,6 @@
 import { Box, Text } from 'ink';
 import { etaSeconds, formatCount, formatDuration, percent, progressBar, type VoucherJobProgress } from './format.js';
+import { showControls } from './controls.js';
 
 export interface VoucherProgressProps {
   job: VoucherJobProgress;
@@ -14,7 +15,8 @@ export function VoucherProgress({ job, rate }: VoucherProgressProps) {
   return (
     <Box flexDirection="column">
       <Text>
-        Voucher job <Text bold>{job.job_id}</Text> <Text color={statusColor[job.status] ?? 'white'}>{job.status}</Text>
+        Voucher job <Text bold>{showControls(job.job_id)}</Text>{' '}
+        <Text color={statusColor[job.status] ?? 'white'}>{showControls(job.status)}</Text>
       </Text>
       <Text>
         <Text color={statusColor[job.status] ?? 'white'}>{progressBar(job.processed, job.total)}</Text>{' '}
