@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { TEST_SECRET_KEY, type TestServer } from '../../../test/helpers/server.js';
+import { until } from '../../../test/helpers/until.js';
 import { emitMemberCreated, subscribeWebhook, useWebhookTestBed } from '../../../test/helpers/webhook-receiver.js';
 import { createWebhookClient } from '../lib/safe-fetch.js';
 import { createSecretBox } from '../lib/secret-box.js';
@@ -206,6 +207,34 @@ describe('batched delivery lanes', () => {
     const rest = rows.filter((d) => d.status === 'pending');
     expect(rest).toHaveLength(8 * CLAIM_BATCH_MAX - outcomes.length);
     expect(rest.every((d) => !d.claimed && d.attempts === 0)).toBe(true);
+  });
+
+  it('end quietly when the subscription is deleted while the lane is taken: no foreign-key error, no retry', async () => {
+    const { id } = await backlog(3);
+    const deleter = await t.db.sql.reserve();
+    try {
+      await deleter`BEGIN`;
+      await deleter`DELETE FROM webhook_subscriptions WHERE id = ${id}`;
+      // The lane's first statement runs while the delete holds the subscription's row.
+      const run = runDeliveryLane(context(), id, 0).then(
+        (outcomes) => ({ outcomes }),
+        (error: unknown) => ({ error: String(error) }),
+      );
+      await until(
+        async () =>
+          (
+            await t.db.sql`SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock'`
+          )[0]!.n > 0,
+        10_000,
+      );
+      await deleter`COMMIT`;
+      expect(await run).toEqual({ outcomes: [] });
+    } finally {
+      deleter.release();
+    }
+    expect(await t.db.sql`SELECT 1 FROM webhook_lanes WHERE subscription_id = ${id}`).toHaveLength(0);
+    expect(received).toHaveLength(0);
   });
 
   it("send a crashed lane's batch once its lease has passed, each delivery once", async () => {
