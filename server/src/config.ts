@@ -81,6 +81,12 @@ export type Config = {
   shutdownGraceMs: number;
   /** LOYALTY_SANDBOX: the sandbox controls (/sandbox/*, `Prefer: fault=…`); default on with the embedded database, off with DATABASE_URL. */
   sandbox: boolean;
+  /**
+   * LOYALTY_SANDBOX_OPERATOR_TOKEN: the sandbox operator's credential (services/sandbox-operator.ts),
+   * sent as a bearer token for the whole-server reset and throwaway organizations; unset: no
+   * operator. Never logged.
+   */
+  sandboxOperatorToken: string | undefined;
   /** LOYALTY_LOG_LEVEL: the least level of the structured log on stdout (pino's levels, or silent). */
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 };
@@ -147,6 +153,11 @@ const schema = Joi.object({
     .valid('0', '1')
     .empty('')
     .messages({ 'any.only': 'LOYALTY_SANDBOX must be 1 (on) or 0 (off)' }),
+  LOYALTY_SANDBOX_OPERATOR_TOKEN: Joi.string().empty('').min(16).max(512).pattern(/^\S+$/).messages({
+    'string.min': 'LOYALTY_SANDBOX_OPERATOR_TOKEN must be at least 16 characters',
+    'string.max': 'LOYALTY_SANDBOX_OPERATOR_TOKEN must be at most 512 characters',
+    'string.pattern.base': 'LOYALTY_SANDBOX_OPERATOR_TOKEN must not contain spaces',
+  }),
   LOYALTY_LOG_LEVEL: Joi.string()
     .valid('trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent')
     .empty('')
@@ -196,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiProcesses: value.LOYALTY_API_PROCESSES,
     logLevel: value.LOYALTY_LOG_LEVEL,
     sandbox: value.LOYALTY_SANDBOX === undefined ? !value.DATABASE_URL : value.LOYALTY_SANDBOX === '1',
+    sandboxOperatorToken: value.LOYALTY_SANDBOX_OPERATOR_TOKEN,
     shutdownGraceMs: value.LOYALTY_SHUTDOWN_GRACE_MS,
     idempotencyLockSeconds: value.LOYALTY_IDEMPOTENCY_LOCK_SECONDS,
   };

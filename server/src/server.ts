@@ -23,6 +23,7 @@ import type { RouteDef } from './routes/types.js';
 import { createTokenResolver } from './services/tokens.js';
 import { SANDBOX_PATH_PREFIX } from './routes/sandbox.js';
 import { createProcessClock } from './services/sandbox-clock.js';
+import { withOperator } from './services/sandbox-operator.js';
 
 export type ServerOptions = {
   sql: Sql;
@@ -109,7 +110,16 @@ export async function createServer({
         notice,
       },
     },
-    { plugin: authPlugin, options: { resolve: createTokenResolver(sql, { clock: app.sandboxClock }) } },
+    {
+      plugin: authPlugin,
+      options: {
+        // In sandbox mode the operator's credential (LOYALTY_SANDBOX_OPERATOR_TOKEN) is a principal too.
+        resolve: withOperator(
+          createTokenResolver(sql, { clock: app.sandboxClock }),
+          config.sandbox ? config.sandboxOperatorToken : undefined,
+        ),
+      },
+    },
     { plugin: getBodyPlugin },
     {
       plugin: rateLimitPlugin,

@@ -7,6 +7,8 @@ import { oauthRoutes } from './oauth.js';
 import { pageRoutes } from './pages.js';
 import { passRoutes } from './passes.js';
 import { sandboxRoutes } from './sandbox.js';
+import { sandboxOrganizationRoutes } from './sandbox-organizations.js';
+import { sandboxResetRoutes } from './sandbox-reset.js';
 import { productRoutes } from './products.js';
 import { tagRoutes } from './tags.js';
 import type { RouteDef } from './types.js';
@@ -33,5 +35,7 @@ export const routes: RouteDef[] = [
   ...eventRoutes,
   ...metricsRoutes,
   ...sandboxRoutes,
+  ...sandboxResetRoutes,
+  ...sandboxOrganizationRoutes,
   ...pageRoutes,
 ];

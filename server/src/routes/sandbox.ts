@@ -2,7 +2,6 @@ import { appOf } from '../context.js';
 import type { Schemas } from '../lib/schemas.js';
 import { wakeOverdueLanes } from '../services/deliveries.js';
 import { clockOrganization, moveClock, readClock } from '../services/sandbox-clock.js';
-import { resetSandbox } from '../services/sandbox-reset.js';
 import { ok, payloadOf, queryOf, scopeOf } from './route-options.js';
 import type { RouteDef } from './types.js';
 
@@ -43,16 +42,5 @@ export const sandboxRoutes: RouteDef[] = [
       return ok(state) satisfies Schemas['SandboxClockResponse'];
     },
   },
-  {
-    method: 'POST',
-    path: '/sandbox/reset',
-    handler: async (request) => {
-      const app = appOf(request);
-      const tookMs = await resetSandbox(app.sql, app.config.fixtures);
-      await app.sandboxClock?.refresh();
-      // The clock is per organization now (issue 25); H2 rewrites this handler (scoped reset).
-      const clock = await readClock(app.sql, scopeOf(request).organizationIds[0] ?? '');
-      return ok({ took_ms: tookMs, clock }) satisfies Schemas['SandboxResetResponse'];
-    },
-  },
+  // POST /sandbox/reset: routes/sandbox-reset.ts (issue 25, scoped to the caller's organizations).
 ];

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Sql } from '../db/pool.js';
 import { sha256 } from '../lib/hash.js';
 
-type Fixture = {
+export type Fixture = {
   organizations?: {
     id: string;
     name: string;
@@ -44,11 +44,20 @@ type Fixture = {
   }[];
 };
 
+/** Which part of a fixture to load: only these organizations and their clients (a sandbox reset of them). */
+export type FixturePart = { organizationIds?: string[] };
+
+/** The ability of the operator's credential (services/sandbox-operator.ts): no client may hold it. */
+export const OPERATOR_ABILITY = 'sandbox.operator';
+
 /**
  * Creates or updates (by id) every object the fixture names, at every start. Nothing is ever
- * deleted: objects made through the API, or dropped from the file since, stay.
+ * deleted: objects made through the API, or dropped from the file since, stay. With
+ * `organizationIds`, only those organizations and their clients (clients naming one of them,
+ * device clients of their devices). A client may have no organization (`organization_ids: []`,
+ * e.g. `sandbox-ci` with `sandbox.create`): its tokens reach no organization's data.
  */
-export async function loadFixtureFile(sql: Sql, file: string): Promise<void> {
+export async function loadFixtureFile(sql: Sql, file: string, part: FixturePart = {}): Promise<void> {
   if (file === 'none') return;
   let fixture: Fixture;
   try {
@@ -56,10 +65,25 @@ export async function loadFixtureFile(sql: Sql, file: string): Promise<void> {
   } catch (error) {
     throw new Error(`Cannot load fixture file ${file}: ${(error as Error).message}`);
   }
-  await loadFixture(sql, fixture);
+  await loadFixture(sql, part.organizationIds ? fixturePart(fixture, part.organizationIds) : fixture);
+}
+
+/** The organizations of `ids` the fixture names, and their clients. */
+export function fixturePart(fixture: Fixture, ids: string[]): Fixture {
+  const organizations = (fixture.organizations ?? []).filter((o) => ids.includes(o.id));
+  const devices = new Set(organizations.flatMap((o) => (o.devices ?? []).map((d) => d.id)));
+  const clients = (fixture.clients ?? []).filter(
+    (c) => (c.organization_ids ?? []).some((id) => ids.includes(id)) || (c.device_id && devices.has(c.device_id)),
+  );
+  return { organizations, clients };
 }
 
 export async function loadFixture(sql: Sql, fixture: Fixture): Promise<void> {
+  const operatorLike = (fixture.clients ?? []).filter((c) => c.abilities.includes(OPERATOR_ABILITY));
+  if (operatorLike.length)
+    throw new Error(
+      `Fixture client ${operatorLike[0]?.client_id} holds ${OPERATOR_ABILITY}, which only the operator's credential (LOYALTY_SANDBOX_OPERATOR_TOKEN) has.`,
+    );
   await sql.begin(async (tx) => {
     for (const org of fixture.organizations ?? []) {
       await tx`INSERT INTO organizations (id, name) VALUES (${org.id}, ${org.name})

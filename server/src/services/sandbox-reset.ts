@@ -1,5 +1,6 @@
 import type { Sql, Tx } from '../db/pool.js';
 import { loadFixtureFile } from './fixtures.js';
+import { deleteOrganizationData } from './organization-data.js';
 
 /** Tables a reset keeps: the migrations' record, and the clock (set back to 0, its resets counted). */
 const KEPT = ['schema_migrations', 'sandbox_clock'];
@@ -8,8 +9,41 @@ const KEPT = ['schema_migrations', 'sandbox_clock'];
 const DATA_TASKS = ['deliver_webhook', 'fan_out_events', 'issue_voucher_round'];
 
 /**
- * POST /sandbox/reset: every table emptied (members, passes, tags, tokens, idempotency keys,
- * events, subscriptions, deliveries, voucher jobs, rate-limit counters…), the queued jobs of
+ * POST /sandbox/reset of the caller's organizations (issue 25): their rows deleted from every
+ * table and their queued jobs removed (services/organization-data.ts; the catalogue, clients and
+ * organization rows stay), every token of them revoked, and their records of the fixture file
+ * loaded again, in ONE transaction of row locks: other organizations' requests neither wait nor
+ * see a change. A request of a reset organization sees all of it or none. Afterwards the count of
+ * resets moves, so every process drops its cached tokens (services/tokens.ts); the revoked ones
+ * then answer 401. Returns how long it took, in milliseconds.
+ */
+export async function resetOrganizations(sql: Sql, fixtures: string, organizationIds: string[]): Promise<number> {
+  const started = performance.now();
+  await sql.begin(async (tx) => {
+    await deleteOrganizationData(tx, organizationIds, 'data');
+    await loadFixtureFile(inTransaction(tx), fixtures, { organizationIds });
+  });
+  await bumpGeneration(sql);
+  return Math.round(performance.now() - started);
+}
+
+export async function organizationExists(sql: Sql, id: string): Promise<boolean> {
+  const rows = await sql`SELECT 1 FROM organizations WHERE id = ${id}`;
+  return rows.length > 0;
+}
+
+/** Every organization's id (after a whole-server reset: the fixture file's). */
+export async function allOrganizationIds(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`SELECT id FROM organizations ORDER BY id`;
+  return rows.map((r) => r.id);
+}
+
+/** Caches of tokens in every process are void (the processes read the count at most a second later). */
+export const bumpGeneration = (sql: Sql) => sql`UPDATE sandbox_clock SET resets = resets + 1 WHERE one`;
+
+/**
+ * The operator's whole-server reset (`{"scope":"server"}` with LOYALTY_SANDBOX_OPERATOR_TOKEN):
+ * every table emptied (members, passes, tags, tokens, idempotency keys, events, subscriptions, deliveries, voucher jobs, rate-limit counters…), the queued jobs of
  * data tasks removed, the clock's offset back to 0, and the fixture file loaded again, in ONE
  * transaction. TRUNCATE takes each table's ACCESS EXCLUSIVE lock until the commit, so a
  * concurrent request waits for the reset and then sees all of it, or ran before it: never half
@@ -48,7 +82,7 @@ async function resetOnce(sql: Sql, fixtures: string): Promise<void> {
 }
 
 /** A transaction that code written for a pool can use: its `begin` opens a savepoint. */
-function inTransaction(tx: Tx): Sql {
+export function inTransaction(tx: Tx): Sql {
   return new Proxy(tx, {
     get: (target, property, receiver) =>
       property === 'begin'
