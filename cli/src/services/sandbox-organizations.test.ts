@@ -133,6 +133,31 @@ describe('loyalty sandbox create', () => {
     expect([off.code, off.stderr]).toEqual([1, expect.stringMatching(/is not in sandbox mode \(LOYALTY_SANDBOX\)/)]);
   });
 
+  it('says which credentials it takes when refused: 403 (no sandbox.create), 401 of the operator token', async () => {
+    server.use(
+      http.post(`${API}/sandbox/organizations`, ({ request }) =>
+        request.headers.get('authorization') === 'Bearer operator-secret-1'
+          ? HttpResponse.json({ message: 'Unauthenticated.', error: 'unauthenticated' }, { status: 401 })
+          : HttpResponse.json({ message: 'This action is unauthorized.', error: 'forbidden' }, { status: 403 }),
+      ),
+    );
+    const forbidden = await runCli(['sandbox', 'create'], { env: loggedInEnv(await tempConfigHome()) });
+    expect([forbidden.code, forbidden.stderr]).toEqual([
+      4,
+      expect.stringMatching(/→ Use a client holding sandbox\.create/),
+    ]);
+    const operator = await runCli(['sandbox', 'create'], {
+      env: {
+        XDG_CONFIG_HOME: await tempConfigHome(),
+        LOYALTY_API_URL: API,
+        LOYALTY_SANDBOX_OPERATOR_TOKEN: 'operator-secret-1',
+      },
+    });
+    expect(operator.code).toBe(4);
+    expect(operator.stderr).toMatch(/→ LOYALTY_SANDBOX_OPERATOR_TOKEN must be the server's operator credential/);
+    expect(operator.stderr).not.toMatch(/operator-secret-1/);
+  });
+
   it('--help shows examples, the eval recipe, and where the credentials come from', async () => {
     const help = await runCli(['sandbox', 'create', '--help']);
     expect(help.code).toBe(0);

@@ -3,7 +3,7 @@
 // Credentials: the operator's LOYALTY_SANDBOX_OPERATOR_TOKEN from the environment when set, else
 // the usual ones (a client holding sandbox.create, such as the fixtures' sandbox-ci; for delete
 // also the organization's own admin). Secrets are printed, never taken from argv.
-import { createLoyaltyClient, type LoyaltyClient } from '@loyalty/sdk';
+import { createLoyaltyClient, isLoyaltyError, type LoyaltyClient } from '@loyalty/sdk';
 import { type Context, requireHttpUrl, USER_AGENT } from '../context.js';
 import { CliError, usageError } from '../errors.js';
 import { onPacingWait } from '../pacing.js';
@@ -42,6 +42,22 @@ const clientOption = (ctx: Context) => {
   return client ? { client } : {};
 };
 
+/** A 401 or 403 said in terms of these commands' credentials; anything else as it is. */
+async function withCredentialHints<T>(ctx: Context, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    const status = error instanceof CliError && isLoyaltyError(error.cause) ? error.cause.status : undefined;
+    if (!(error instanceof CliError) || (status !== 401 && status !== 403)) throw error;
+    const operator = Boolean(ctx.runtime.env[OPERATOR_TOKEN_ENV]);
+    const hint =
+      operator && status === 401
+        ? `${OPERATOR_TOKEN_ENV} must be the server's operator credential; unset it to use client credentials.`
+        : `Use a client holding sandbox.create (the demo fixtures' sandbox-ci) or the server's ${OPERATOR_TOKEN_ENV}; to delete, also the organization's own admin client.`;
+    throw new CliError(error.message, { exitCode: error.exitCode, hint, cause: error.cause });
+  }
+}
+
 export async function createSandboxOrganization(ctx: Context, options: CreateOptions): Promise<void> {
   if (options.env && ctx.output.json) throw usageError('Pass --json or --env, not both.');
   if (options.ttl !== undefined && !DURATION.test(options.ttl))
@@ -50,10 +66,12 @@ export async function createSandboxOrganization(ctx: Context, options: CreateOpt
     ...(options.ttl !== undefined ? { ttl: options.ttl } : {}),
     ...(options.name !== undefined ? { name: options.name } : {}),
   };
-  const answer = await sandboxCall(
-    ctx,
-    (api, signal) => api.POST('/sandbox/organizations', { ...(Object.keys(body).length ? { body } : {}), signal }),
-    clientOption(ctx),
+  const answer = await withCredentialHints(ctx, () =>
+    sandboxCall(
+      ctx,
+      (api, signal) => api.POST('/sandbox/organizations', { ...(Object.keys(body).length ? { body } : {}), signal }),
+      clientOption(ctx),
+    ),
   );
   const created = answer.data;
   const { organization: org, clients } = created;
@@ -92,10 +110,8 @@ export async function createSandboxOrganization(ctx: Context, options: CreateOpt
 }
 
 export async function deleteSandboxOrganization(ctx: Context, id: string): Promise<void> {
-  await sandboxCall(
-    ctx,
-    (api, signal) => api.DELETE('/sandbox/organizations/{id}', { params: { path: { id } }, signal }),
-    {
+  await withCredentialHints(ctx, () =>
+    sandboxCall(ctx, (api, signal) => api.DELETE('/sandbox/organizations/{id}', { params: { path: { id } }, signal }), {
       ...clientOption(ctx),
       // The server answers "Organization not found." for an id it will not delete; a server not in
       // sandbox mode has no such route at all.
@@ -105,7 +121,7 @@ export async function deleteSandboxOrganization(ctx: Context, id: string): Promi
               hint: 'It is gone already (deleted, or removed after its ttl), or another client created it; fixture organizations are never deleted.',
             })
           : undefined,
-    },
+    }),
   );
   ctx.output.success(`Deleted the sandbox organization ${id} and all its data.`);
   if (ctx.output.json) ctx.output.result({ deleted: id }, () => '');

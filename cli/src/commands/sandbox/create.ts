@@ -6,7 +6,10 @@ import { refusedSecretOption } from '../../secrets.js';
 export function sandboxCreateCommand(): Command {
   return new Command('create')
     .description('Create a throwaway sandbox organization (brand, coupon, storecard, two clients) for one test run')
-    .option('--ttl <duration>', 'time to live in real time, 30s to 7d (server default 1h); then it is removed')
+    .option(
+      '--ttl <duration>',
+      'time to live in real time, e.g. 30m or 2h, at most 7d (server default 1h); then it is removed',
+    )
     .option('--name <name>', 'its name (default "Sandbox <id>")')
     .option('--env', 'print `export LOYALTY_…=` lines for `eval` (the new admin client, brand, ids)')
     .addOption(
