@@ -50,7 +50,12 @@ const tokens = new Map<string, string>();
 const call = async (client: string, method: string, url: string, payload?: unknown) => {
   const token = tokens.get(client) ?? (await newToken(client));
   tokens.set(client, token);
-  const res = await t.inject({ method, url, headers: bearer(token), ...(payload !== undefined && { payload }) });
+  const res = await t.inject({
+    method,
+    url,
+    headers: bearer(token),
+    ...(payload !== undefined && { payload: payload as object }),
+  });
   if (method === 'POST' && url === '/sandbox/clock' && res.statusCode === 200) tokens.clear();
   return { status: res.statusCode, body: (res.payload ? JSON.parse(res.payload) : null) as Json };
 };

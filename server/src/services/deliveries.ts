@@ -74,13 +74,18 @@ export async function wakeDeliveryLanes(db: Db, subscriptionIds: string[], lanes
  */
 export async function fanOutEvents(db: Db, eventIds: string[], lanes = 4): Promise<number> {
   if (!eventIds.length) return 0;
+  // Due now on the subscription's organization's clock: the clocks that are not at real time are
+  // read once per statement (a few rows, none outside sandbox mode), not once per delivery.
   const rows = await db<{ created: number }[]>`
-    WITH created AS (
+    WITH clocks AS MATERIALIZED (
+      SELECT organization_id, loyalty_now(organization_id) AS now FROM sandbox_clocks
+    ), created AS (
       INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, next_attempt_at)
-      SELECT s.id, e.id, e.type, loyalty_now(s.organization_id)
+      SELECT s.id, e.id, e.type, coalesce(c.now, now())
       FROM events e
       JOIN webhook_subscriptions s
         ON s.organization_id = e.organization_id AND s.active AND e.type = ANY(s.events) AND s.created_at <= e.created_at
+      LEFT JOIN clocks c ON c.organization_id = s.organization_id
       WHERE e.id = ANY(${eventIds}::uuid[])
       ON CONFLICT (subscription_id, event_id) DO NOTHING
       RETURNING subscription_id
@@ -365,19 +370,12 @@ function reportAttempt(ctx: DeliveryContext, s: SentAttempt, recorded: RecordedA
   return recorded.outcome;
 }
 
-/**
- * The lane for this run, unless another run holds it; held for a slice and an attempt at most (a
- * lease). A subscription deleted meanwhile has no lane to take: its row is read FOR KEY SHARE, so
- * a delete in progress is waited for and then the row is gone (nothing inserted, the run ends
- * quietly), and a delete that comes later waits for this statement, instead of the foreign key
- * failing the insert and the job retrying (issue 25).
- */
+/** The lane for this run, unless another run holds it; held for a slice and an attempt at most (a lease). */
 async function takeLane(ctx: DeliveryContext, subscriptionId: string, lane: number): Promise<boolean> {
   const leaseSeconds = LANE_SLICE_MS / 1000 + ctx.timeoutMs / 1000 + (ctx.leaseMarginSeconds ?? 60);
   const taken = await ctx.sql`
     INSERT INTO webhook_lanes AS l (subscription_id, lane, busy_until)
     SELECT id, ${lane}, now() + make_interval(secs => ${leaseSeconds}) FROM webhook_subscriptions WHERE id = ${subscriptionId}
-    FOR KEY SHARE
     ON CONFLICT (subscription_id, lane) DO UPDATE SET busy_until = excluded.busy_until
     WHERE l.busy_until IS NULL OR l.busy_until < now()
     RETURNING 1`;
