@@ -107,7 +107,8 @@ async function timed(url: string, token: string, method: string, path: string, b
 
 describe('stalled readers of streamed member lists', () => {
   it('hold no database connection, do not slow another organization, and are cut off', async () => {
-    // Two streams per token are allowed: STALLED / 2 tokens of the same client.
+    // STALLED / 2 tokens of one client, two readers each: the client's two streams stall, the others
+    // are refused (429, issue 25: slots are per client) and stay open, idle, until the socket timeout.
     const tokens = await Promise.all(Array.from({ length: STALLED / 2 }, () => fetchToken(server.url, 'acme-admin')));
     const started = Date.now();
     const stalled = tokens.flatMap((token) => [stalledList(server.url, token), stalledList(server.url, token)]);
