@@ -370,12 +370,19 @@ function reportAttempt(ctx: DeliveryContext, s: SentAttempt, recorded: RecordedA
   return recorded.outcome;
 }
 
-/** The lane for this run, unless another run holds it; held for a slice and an attempt at most (a lease). */
+/**
+ * The lane for this run, unless another run holds it; held for a slice and an attempt at most (a
+ * lease). A subscription deleted meanwhile has no lane to take: its row is read FOR KEY SHARE, so
+ * a delete in progress is waited for and then the row is gone (nothing inserted, the run ends
+ * quietly), and a delete that comes later waits for this statement, instead of the foreign key
+ * failing the insert and the job retrying (issue 25).
+ */
 async function takeLane(ctx: DeliveryContext, subscriptionId: string, lane: number): Promise<boolean> {
   const leaseSeconds = LANE_SLICE_MS / 1000 + ctx.timeoutMs / 1000 + (ctx.leaseMarginSeconds ?? 60);
   const taken = await ctx.sql`
     INSERT INTO webhook_lanes AS l (subscription_id, lane, busy_until)
     SELECT id, ${lane}, now() + make_interval(secs => ${leaseSeconds}) FROM webhook_subscriptions WHERE id = ${subscriptionId}
+    FOR KEY SHARE
     ON CONFLICT (subscription_id, lane) DO UPDATE SET busy_until = excluded.busy_until
     WHERE l.busy_until IS NULL OR l.busy_until < now()
     RETURNING 1`;
