@@ -27,7 +27,8 @@ export interface paths {
          *     one more revokes the client's oldest token, which then answers `401` (within 5 seconds on every
          *     server process, the longest a process keeps a token in its cache). Keep one token per process and
          *     renew it before `expires_in` runs out, as the SDK does; minting tokens buys no budget, since the
-         *     rate limit, streamed lists and long polls are counted per client.
+         *     rate limit, streamed lists and long polls are counted per client. More than 20 processes sharing
+         *     one client would revoke each other's tokens: give such a fleet several clients.
          *
          *     **Decisions** (token lifetime and refresh are not shown in the specification): tokens live 3600
          *     seconds, there is no refresh token (request a new token before `expires_in` runs out); tokens are
