@@ -184,6 +184,35 @@ describe('POST /tags/{id}/vouchers', () => {
     expect(events.map((r) => r.e)).toEqual(['2099-12-31', '2099-12-31', '2099-12-31']);
   });
 
+  it("starts and expires coupon and storecard passes on the organization's sandbox clock (issue 25)", async () => {
+    const sql = t.db.sql;
+    const { memberIds } = await seedTag(sql, 'clocked', 2);
+    await sql`INSERT INTO sandbox_clocks (organization_id, offset_seconds) VALUES ('org-acme', ${40 * 86_400})`;
+    try {
+      const today = addDays(todayUtc(), 40);
+      // a token issued on the moved clock (the file's admin token has expired on it)
+      const moved = await t.auth('acme-admin', ['tags.get', 'tags.store']);
+      for (const voucher of [{ coupon_id: 'coupon-welcome' }, { storecard_id: 'card-points' }]) {
+        const job = (await post('clocked', { brand_id: 'brand-acme', ...voucher }, moved)).result as Job;
+        await work(async () => {
+          const body = (await status('clocked', job.job_id, 'brand-acme', moved)).result as Job;
+          return body.status === 'done' ? body : undefined;
+        });
+      }
+      const rows = await sql<{ kind: string; start: string; expires: string | null }[]>`
+        SELECT kind, start_date::text AS start, expiration_date::text AS expires FROM passes
+        WHERE member_id = ANY(${memberIds}) ORDER BY kind`;
+      expect(rows).toEqual([
+        { kind: 'coupon', start: today, expires: addDays(today, 30) },
+        { kind: 'coupon', start: today, expires: addDays(today, 30) },
+        { kind: 'storecard', start: today, expires: null },
+        { kind: 'storecard', start: today, expires: null },
+      ]);
+    } finally {
+      await sql`DELETE FROM sandbox_clocks WHERE organization_id = 'org-acme'`;
+    }
+  });
+
   it('links a member’s existing storecard pass instead of creating a second one', async () => {
     const { memberIds } = await seedTag(t.db.sql, 'cards', 30);
     await t.db.sql`

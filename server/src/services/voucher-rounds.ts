@@ -21,7 +21,8 @@ type JobRow = {
   started_at: Date | null;
 };
 
-type Voucher = { active: boolean; valid_days: number | null };
+/** `today`: the organization's today on its sandbox clock (loyalty_now(org), real today outside sandbox mode). */
+type Voucher = { active: boolean; valid_days: number | null; today: string };
 
 export type RoundOutcome =
   | { state: 'gone' }
@@ -154,8 +155,12 @@ async function failJob(tx: Tx, job: JobRow): Promise<RoundOutcome> {
 async function loadVoucher(tx: Tx, job: JobRow): Promise<Voucher | undefined> {
   const [voucher] =
     job.voucher_kind === 'coupon'
-      ? await tx<Voucher[]>`SELECT active, valid_days FROM coupons WHERE id = ${job.voucher_id}`
-      : await tx<Voucher[]>`SELECT active, NULL::integer AS valid_days FROM storecards WHERE id = ${job.voucher_id}`;
+      ? await tx<Voucher[]>`
+          SELECT active, valid_days, (loyalty_now(organization_id) AT TIME ZONE 'UTC')::date::text AS today
+          FROM coupons WHERE id = ${job.voucher_id}`
+      : await tx<Voucher[]>`
+          SELECT active, NULL::integer AS valid_days, (loyalty_now(organization_id) AT TIME ZONE 'UTC')::date::text AS today
+          FROM storecards WHERE id = ${job.voucher_id}`;
   return voucher;
 }
 
@@ -164,7 +169,7 @@ function passExpiration(job: JobRow, voucher: Voucher): string | null {
   if (job.expiration_mode === 'none') return null;
   if (job.expiration_mode === 'date')
     return formatDate(defined(job.expiration_date, 'the expiration date of the voucher job'));
-  return couponExpiration(undefined, voucher.valid_days);
+  return couponExpiration(undefined, voucher.valid_days, voucher.today);
 }
 
 /**
@@ -222,8 +227,8 @@ async function issueToMembers(tx: Tx, job: JobRow, voucher: Voucher, memberIds: 
       WITH ${claim}, numbered AS (
         SELECT c.member_id, c.pass_id, row_number() OVER () AS n FROM claimed c
       ), created AS (
-        INSERT INTO passes (id, organization_id, brand_id, member_id, kind, coupon_id, pass_code, qr_code, expiration_date)
-        SELECT n.pass_id, ${org}, ${brand}, n.member_id, 'coupon', ${voucherId}, code.c, code.c, ${expiration}::date
+        INSERT INTO passes (id, organization_id, brand_id, member_id, kind, coupon_id, pass_code, qr_code, expiration_date, start_date)
+        SELECT n.pass_id, ${org}, ${brand}, n.member_id, 'coupon', ${voucherId}, code.c, code.c, ${expiration}::date, ${voucher.today}::date
         FROM numbered n JOIN unnest(${codes}::text[]) WITH ORDINALITY AS code(c, i) ON code.i = n.n
         RETURNING id, member_id, expiration_date
       ), emitted AS (
@@ -246,8 +251,8 @@ async function issueToMembers(tx: Tx, job: JobRow, voucher: Voucher, memberIds: 
       SELECT c.member_id, c.pass_id, row_number() OVER () AS n
       FROM claimed c WHERE NOT EXISTS (SELECT 1 FROM passes p WHERE p.id = c.pass_id)
     ), created AS (
-      INSERT INTO passes (id, organization_id, brand_id, member_id, kind, storecard_id, pass_code, qr_code)
-      SELECT f.pass_id, ${org}, ${brand}, f.member_id, 'storecard', ${voucherId}, code.c, code.c
+      INSERT INTO passes (id, organization_id, brand_id, member_id, kind, storecard_id, pass_code, qr_code, start_date)
+      SELECT f.pass_id, ${org}, ${brand}, f.member_id, 'storecard', ${voucherId}, code.c, code.c, ${voucher.today}::date
       FROM fresh f JOIN unnest(${codes}::text[]) WITH ORDINALITY AS code(c, i) ON code.i = f.n
       ON CONFLICT (member_id, storecard_id) WHERE kind = 'storecard' DO NOTHING
       RETURNING id
