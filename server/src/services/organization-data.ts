@@ -1,4 +1,4 @@
-import type { Tx } from '../db/pool.js';
+import type { Sql, Tx } from '../db/pool.js';
 
 /**
  * The one door that removes organizations' rows (issue 25): a sandbox reset of the caller's
@@ -275,4 +275,20 @@ export async function deleteOrganizationData(tx: Tx, organizationIds: string[], 
   if (!ids.length) return;
   for (const id of ids) await tx`SELECT pg_advisory_xact_lock(hashtext(${`loyalty_organization_data:${id}`}))`;
   for (const step of STEPS) if (step.removal === 'data' || removal === 'everything') await step.run(tx, ids);
+}
+
+/**
+ * Runs `work` in a transaction of its own, again when PostgreSQL ended it to break a deadlock
+ * (40P01): a delivery lane or voucher round of the same organization that held one of its rows
+ * and wanted another the removal held (the worker runs on). At most 5 attempts.
+ */
+export async function inRemovalTransaction<T>(sql: Sql, work: (tx: Tx) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await sql.begin(work)) as T;
+    } catch (error) {
+      if ((error as { code?: string }).code !== '40P01' || attempt >= 5) throw error;
+      await new Promise((r) => setTimeout(r, 20 * attempt * Math.random()));
+    }
+  }
 }

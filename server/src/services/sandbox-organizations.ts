@@ -3,7 +3,7 @@ import type { Sql } from '../db/pool.js';
 import { randomToken } from '../lib/hash.js';
 import { invalidField, notFound } from './errors.js';
 import { loadFixture } from './fixtures.js';
-import { deleteOrganizationData } from './organization-data.js';
+import { deleteOrganizationData, inRemovalTransaction } from './organization-data.js';
 import { parseDuration } from './sandbox-clock.js';
 import { bumpGeneration, inTransaction } from './sandbox-reset.js';
 
@@ -104,7 +104,7 @@ export async function createSandboxOrganization(
  * clients and tokens. Anything else, including the fixture file's organizations, is not found.
  */
 export async function deleteSandboxOrganization(sql: Sql, caller: SandboxCaller, id: string): Promise<void> {
-  await sql.begin(async (tx) => {
+  await inRemovalTransaction(sql, async (tx) => {
     const [org] = await tx<{ created_by_client: string | null }[]>`
       SELECT created_by_client FROM organizations WHERE id = ${id} AND expires_at IS NOT NULL FOR UPDATE`;
     const allowed =
@@ -126,7 +126,7 @@ export async function deleteSandboxOrganization(sql: Sql, caller: SandboxCaller,
 export async function removeExpiredOrganizations(sql: Sql, limit = 20): Promise<number> {
   let removed = 0;
   for (let i = 0; i < limit; i++) {
-    const gone = await sql.begin(async (tx) => {
+    const gone = await inRemovalTransaction(sql, async (tx) => {
       const [org] = await tx<{ id: string }[]>`
         SELECT id FROM organizations WHERE expires_at <= now() ORDER BY expires_at LIMIT 1 FOR UPDATE SKIP LOCKED`;
       if (!org) return false;

@@ -1,6 +1,6 @@
 import type { Sql, Tx } from '../db/pool.js';
 import { loadFixtureFile } from './fixtures.js';
-import { deleteOrganizationData } from './organization-data.js';
+import { deleteOrganizationData, inRemovalTransaction } from './organization-data.js';
 
 /** Tables a reset keeps: the migrations' record, and the clock (set back to 0, its resets counted). */
 const KEPT = ['schema_migrations', 'sandbox_clock'];
@@ -19,7 +19,7 @@ const DATA_TASKS = ['deliver_webhook', 'fan_out_events', 'issue_voucher_round'];
  */
 export async function resetOrganizations(sql: Sql, fixtures: string, organizationIds: string[]): Promise<number> {
   const started = performance.now();
-  await sql.begin(async (tx) => {
+  await inRemovalTransaction(sql, async (tx) => {
     await deleteOrganizationData(tx, organizationIds, 'data');
     await loadFixtureFile(inTransaction(tx), fixtures, { organizationIds });
   });
