@@ -46,11 +46,13 @@ afterAll(async () => {
  * Barriers for `n` parties: each `wait()` resolves once all `n` have called it. `broken(error)`
  * (a party failed and will never arrive) rejects every wait, so the others stop instead of hanging.
  */
+type Barrier = { arrived: number; open: () => void; fail: (error: unknown) => void; opened: Promise<void> };
+
 function barriers(n: number) {
-  const all: { arrived: number; open: () => void; fail: (error: unknown) => void; opened: Promise<void> }[] = [];
+  const all: Barrier[] = [];
   let brokenBy: unknown;
   const make = () => {
-    const b = { arrived: 0, open: () => undefined, fail: (_: unknown) => undefined, opened: Promise.resolve() };
+    const b: Barrier = { arrived: 0, open: () => {}, fail: () => {}, opened: Promise.resolve() };
     b.opened = new Promise<void>((resolve, reject) => {
       b.open = resolve;
       b.fail = reject;
