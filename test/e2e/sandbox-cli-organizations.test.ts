@@ -3,6 +3,7 @@
 // step does, the CLI then working as the new organization, `loyalty sandbox delete`; the operator
 // credential from the environment; the SDK's createSandboxOrganization and the vitest
 // globalSetup example (sdk/examples/vitest-global-setup.mjs).
+import type { components } from '@loyalty/sdk';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createSandboxOrganization } from '@loyalty/sdk/testing/sandbox';
@@ -25,13 +26,7 @@ afterAll(async () => {
   await live?.close();
 });
 
-type Created = {
-  organization: { id: string; name: string; expires_at: string };
-  brand_id: string;
-  coupon_id: string;
-  storecard_id: string;
-  clients: Record<'admin' | 'readonly', { client_id: string; client_secret: string; abilities: string[] }>;
-};
+type Created = components['schemas']['SandboxOrganizationCreated'];
 
 const exists = async (id: string) =>
   (await live.db.sql`SELECT count(*)::int AS n FROM organizations WHERE id = ${id}`)[0]?.n === 1;

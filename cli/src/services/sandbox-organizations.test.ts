@@ -1,3 +1,4 @@
+import type { components } from '@loyalty/sdk';
 import { execFileSync } from 'node:child_process';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
@@ -12,13 +13,7 @@ const server = fakeApiServer({
   },
 });
 
-type Created = {
-  organization: { id: string; name: string; expires_at: string };
-  brand_id: string;
-  coupon_id: string;
-  storecard_id: string;
-  clients: Record<'admin' | 'readonly', { client_id: string; client_secret: string; abilities: string[] }>;
-};
+type Created = components['schemas']['SandboxOrganizationCreated'];
 
 const creates = () => api.requests.filter((r) => r.method === 'POST' && r.path === '/sandbox/organizations');
 
