@@ -23,7 +23,7 @@ let parent: string;
 
 beforeAll(async () => {
   parent = await mkdtemp(path.join(os.tmpdir(), 'loyalty-embedded-'));
-  // As root, PostgreSQL runs as the `postgres` user, which must be able to enter this directory.
+  // As root, PostgreSQL runs as the `loyalty-pg` user, which must be able to enter this directory.
   await chmod(parent, 0o755);
 });
 afterAll(async () => {
@@ -97,6 +97,34 @@ describe('startEmbeddedPostgres', () => {
     expect(dir.mode & 0o777).toBe(0o700);
     expect(dir.uid).toBe((await stat(dataDir)).uid);
     if (asRoot) expect(dir.uid).not.toBe(0);
+  });
+
+  it('runs as an OS user of its own (as root: loyalty-pg, not the shared postgres) that owns the 0700 data directory', async () => {
+    const pid = Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const postmasterUid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+    const data = await stat(dataDir);
+    expect(data.mode & 0o777).toBe(0o700);
+    expect(postmasterUid).toBe(data.uid);
+    if (!asRoot) {
+      expect(data.uid).toBe(process.getuid?.());
+      return;
+    }
+    const id = (flag: string, name: string) =>
+      promisify(execFile)('id', [flag, name]).then(
+        ({ stdout }) => Number(stdout),
+        () => undefined,
+      );
+    expect(data.uid).toBe(await id('-u', 'loyalty-pg'));
+    expect(data.gid).toBe(await id('-g', 'loyalty-pg'));
+    expect(data.uid).not.toBe(await id('-u', 'postgres'));
+    expect(data.uid).not.toBe(0);
+    // A system user without a home or a login shell, made once.
+    const entry = (await readFile('/etc/passwd', 'utf8')).split('\n').find((line) => line.startsWith('loyalty-pg:'));
+    expect(entry?.split(':')[6]).toMatch(/nologin|false/);
+    expect(Number(entry?.split(':')[2])).toBeLessThan(1000);
+    // The server's own secrets in the data directory stay the server's.
+    expect((await stat(path.join(dataDir, 'loyalty-db-password'))).uid).toBe(0);
   });
 
   it('keeps a random password per data directory in a 0600 file; pg_hba asks for it (SCRAM) and trusts nobody', async () => {
@@ -247,6 +275,13 @@ describe('a data directory made before passwords were random', () => {
       expect(await query(db.url, password, 'SELECT n FROM kept')).toEqual([{ n: 7 }]);
       await expect(query(db.url, LEGACY_PASSWORD, 'SELECT 1')).rejects.toMatchObject({ code: '28P01' });
       expect(await tcpConnect(port)).toBe('ECONNREFUSED');
+      // As root it was the shared postgres user's; now it is loyalty-pg's, the server's files excepted.
+      if (asRoot) {
+        const { stdout } = await promisify(execFile)('id', ['-u', 'loyalty-pg']);
+        expect((await stat(dataDir)).uid).toBe(Number(stdout));
+        expect((await stat(path.join(dataDir, 'PG_VERSION'))).uid).toBe(Number(stdout));
+        expect((await stat(path.join(dataDir, 'loyalty-db-password'))).uid).toBe(0);
+      }
     } finally {
       await db.stop();
     }

