@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type Json, type TestServer } from '../../../test/helpers/server.js';
+import { readMemberCount } from '../services/member-counts.js';
 
 // Issue 25: POST /sandbox/reset resets only the caller's organizations (sandbox.manage), without
 // blocking or changing another organization; the whole server only with the operator's credential.
@@ -114,6 +115,20 @@ describe('POST /sandbox/reset of the caller', () => {
     expect((await call(globex, 'GET', '/tags?brand_id=brand-globex')).status).toBe(200);
     expect((await call(await newToken('acme-admin'), 'GET', '/tags?brand_id=brand-acme')).status).toBe(200);
     expect((await t.db.sql`SELECT 1 FROM coupons WHERE id = 'coupon-welcome'`).length).toBe(1);
+  });
+
+  it("keeps the brand's member count exact and its version moving on (never an earlier one)", async () => {
+    const acme = await newToken('acme-admin');
+    const version = async () => (await readMemberCount(t.db.sql, 'brand-acme')).version;
+    const seen = [await version()];
+    expect((await call(acme, 'POST', '/members', { brand_id: 'brand-acme', email: 'count@acme.test' })).status).toBe(
+      201,
+    );
+    seen.push(await version());
+    expect((await call(acme, 'POST', '/sandbox/reset')).status).toBe(200);
+    const after = await readMemberCount(t.db.sql, 'brand-acme');
+    expect(after.total).toBe(0);
+    expect(seen).not.toContain(after.version);
   });
 
   it('names one organization of the token with organization_id; another is a 404', async () => {

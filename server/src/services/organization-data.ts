@@ -129,16 +129,6 @@ const STEPS: Step[] = [
     run: (tx, ids) => tx`DELETE FROM brand_members WHERE brand_id IN (${brandsOf(tx, ids)})`,
   },
   {
-    table: 'brand_member_counts',
-    removal: 'data',
-    run: (tx, ids) => tx`DELETE FROM brand_member_counts WHERE brand_id IN (${brandsOf(tx, ids)})`,
-  },
-  {
-    table: 'brand_member_buckets',
-    removal: 'data',
-    run: (tx, ids) => tx`DELETE FROM brand_member_buckets WHERE brand_id IN (${brandsOf(tx, ids)})`,
-  },
-  {
     table: 'members',
     removal: 'data',
     run: (tx, ids) => tx`DELETE FROM members WHERE organization_id = ANY(${ids}::text[])`,
@@ -221,6 +211,20 @@ const STEPS: Step[] = [
     table: 'storecards',
     removal: 'everything',
     run: (tx, ids) => tx`DELETE FROM storecards WHERE organization_id = ANY(${ids}::text[])`,
+  },
+  {
+    // A brand's counts and buckets go with the brand, not with a reset: the brand_members DELETE
+    // above brings them to 0 through its triggers (migrations 0038, 0039) and moves their version
+    // on, so a process's page boundaries of the list before the reset are never taken for the
+    // list after it (member-counts.ts: a version never comes back).
+    table: 'brand_member_counts',
+    removal: 'everything',
+    run: (tx, ids) => tx`DELETE FROM brand_member_counts WHERE brand_id IN (${brandsOf(tx, ids)})`,
+  },
+  {
+    table: 'brand_member_buckets',
+    removal: 'everything',
+    run: (tx, ids) => tx`DELETE FROM brand_member_buckets WHERE brand_id IN (${brandsOf(tx, ids)})`,
   },
   {
     table: 'brands',
