@@ -1469,9 +1469,9 @@ export interface paths {
          *     (it equals `after` when nothing new arrived). `wait` (0 to 30 seconds, default 0) long-polls: when
          *     no event is available yet, the response is held until one arrives or `wait` seconds pass.
          *     A waiting poll is woken only by its own organization's events. A client (all its tokens together)
-         *     holds at most 10 waiting polls per server process: past that a poll is answered at once with what
-         *     there is, as with `wait=0` (`wait` is a maximum; issue 25), rather than `429`, so a listener's loop
-         *     keeps its cursor and is paced by the rate limit.
+         *     has at most 10 polls per server process woken by events; a further one is held without being woken
+         *     and reads again when `wait` runs out (decision, issue 25: neither a `429` nor an answer at once,
+         *     which would turn a listener's loop into a busy one).
          *     `types` filters by a comma-separated list of event types. `limit` is 1 to 100 (default 50).
          *     `organization_id` is required when the token has access to more than one organization (`422`).
          */

@@ -40,7 +40,7 @@ export async function listEvents(
     pollKey,
   }: {
     signal?: AbortSignal;
-    /** Who polls (the token's client): at most OPEN_POLLS_PER_CLIENT of one key wait at once, per process. */
+    /** Who polls (the token's client): at most OPEN_POLLS_PER_CLIENT of one key are woken by commits, per process. */
     pollKey?: string;
   } = {},
 ) {
@@ -56,7 +56,7 @@ export async function listEvents(
     after = { txid: BigInt(txid).toString(), seq };
   }
   const deadline = Date.now() + (query.waitSeconds ?? 0) * 1000;
-  // A client past its cap of open polls gets no wait: it is answered at once with what there is.
+  // Past its client's cap a poll is not woken by commits: it reads again when `wait` runs out.
   const poll = query.waitSeconds ? feedWaiter(sql).open(organizationId, pollKey) : undefined;
   try {
     for (;;) {
@@ -64,7 +64,7 @@ export async function listEvents(
       const woken = poll?.next();
       const { rows, horizon } = await readEvents(sql, organizationId, after, query.types, limit);
       const remaining = deadline - Date.now();
-      // Without a waiter no wait was asked for (or granted): answer at once.
+      // Without a waiter no wait was asked for: answer at once.
       if (rows.length || remaining <= 0 || !woken || signal?.aborted) {
         woken?.cancel();
         const last = rows.at(-1);
@@ -72,8 +72,9 @@ export async function listEvents(
         return { data: rows.map(envelope), next_cursor: next };
       }
       // Woken by a commit of this organization, or every second: an event already committed may
-      // still be hidden behind the xmin horizon of a transaction that was open at the read.
-      await woken.wait(Math.min(remaining, 1000));
+      // still be hidden behind the xmin horizon of a transaction that was open at the read. Past
+      // the cap: only when `wait` runs out (or the client goes).
+      await woken.wait(poll?.wakes ? Math.min(remaining, 1000) : remaining, signal);
     }
   } finally {
     poll?.close();
@@ -126,7 +127,11 @@ const envelope = (e: EventRow) =>
     data: e.data,
   }) as Schemas['Event'];
 
-/** Long polls one client may hold waiting at once in a process; past it a poll answers at once (openapi.yaml, GET /events). */
+/**
+ * Long polls of one client woken by commits at once in a process. Past it a poll is only held: it
+ * reads again when its `wait` runs out (openapi.yaml, GET /events). Answering it at once instead
+ * turned a listener's loop into a busy one (bench sandbox-tenants: 28,587 polls in one phase).
+ */
 export const OPEN_POLLS_PER_CLIENT = 10;
 
 /**
@@ -145,16 +150,20 @@ function feedWaiter(sql: Sql) {
   return waiter;
 }
 
-/** How many polls of an organization wait now, and how many commits' notifications woke one so far (this process). */
+/**
+ * This process's long polls of an organization: how many wait for its commits now, how many are
+ * held past their client's cap (sleeping), and how many commits' notifications woke one so far.
+ */
 export function longPollStats(sql: Sql) {
   const waiter = feedWaiter(sql);
-  return { waiting: waiter.waiting, woken: waiter.woken };
+  return { waiting: waiter.waiting, sleeping: waiter.sleeping, woken: waiter.woken };
 }
 
 function createFeedWaiter(sql: Sql) {
   /** The wake functions of the waiting polls, by organization. */
   const waiting = new Map<string, Set<() => void>>();
   const woken = new Map<string, number>();
+  const sleeping = new Map<string, number>();
   const openByKey = new Map<string, number>();
   const wakeAll = (organizationId: string, wakes: Set<() => void>) => {
     woken.set(organizationId, (woken.get(organizationId) ?? 0) + wakes.size);
@@ -184,33 +193,50 @@ function createFeedWaiter(sql: Sql) {
       resolveFired();
     };
     wakes.add(wake);
-    let timer: NodeJS.Timeout | undefined;
     return {
       cancel: off,
-      wait: async (ms: number) => {
+      wait: async (ms: number, signal?: AbortSignal) => {
         await listening;
-        await Promise.race([fired, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-        clearTimeout(timer);
+        await Promise.race([fired, delay(ms, signal)]);
         off();
       },
     };
   };
 
+  /** A poll past its client's cap: woken by time only. */
+  const sleep = (organizationId: string) => ({
+    cancel: () => {},
+    wait: async (ms: number, signal?: AbortSignal) => {
+      sleeping.set(organizationId, (sleeping.get(organizationId) ?? 0) + 1);
+      try {
+        await delay(ms, signal);
+      } finally {
+        const left = (sleeping.get(organizationId) ?? 1) - 1;
+        if (left > 0) sleeping.set(organizationId, left);
+        else sleeping.delete(organizationId);
+      }
+    },
+  });
+
   return {
     waiting: (organizationId: string) => waiting.get(organizationId)?.size ?? 0,
     woken: (organizationId: string) => woken.get(organizationId) ?? 0,
-    /** A poll of `organizationId` by `key`: its waits, or undefined when `key` has its cap of open polls. */
+    sleeping: (organizationId: string) => sleeping.get(organizationId) ?? 0,
+    /** A poll of `organizationId` by `key`: woken by commits while `key` is within its cap, else by time only. */
     open(organizationId: string, key: string | undefined) {
+      let counted = false;
       if (key !== undefined) {
         const open = openByKey.get(key) ?? 0;
-        if (open >= OPEN_POLLS_PER_CLIENT) return undefined;
-        openByKey.set(key, open + 1);
+        counted = open < OPEN_POLLS_PER_CLIENT;
+        if (counted) openByKey.set(key, open + 1);
       }
+      const wakes = counted || key === undefined;
       let closed = false;
       return {
-        next: () => wait(organizationId),
+        wakes,
+        next: () => (wakes ? wait(organizationId) : sleep(organizationId)),
         close: () => {
-          if (closed || key === undefined) return;
+          if (closed || !counted || key === undefined) return;
           closed = true;
           const left = (openByKey.get(key) ?? 1) - 1;
           if (left > 0) openByKey.set(key, left);
@@ -219,4 +245,18 @@ function createFeedWaiter(sql: Sql) {
       };
     },
   };
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
