@@ -83,6 +83,14 @@ describe('one clock per organization', () => {
     expect(acmePass.status).toBe(201);
     const globexToken = await newToken('globex-admin');
     const acmeToken = await newToken('acme-admin');
+    // both tokens in the resolver's cache: after the move, the process clock decides their expiry
+    for (const [token, brand] of [
+      [acmeToken, 'brand-acme'],
+      [globexToken, 'brand-globex'],
+    ])
+      expect(
+        (await t.inject({ method: 'GET', url: `/tags?brand_id=${brand}`, headers: bearer(token) })).statusCode,
+      ).toBe(200);
     const keys = { globex: randomBytes(32), acme: randomBytes(32) };
     const request = randomBytes(32);
     for (const [org, scope] of [

@@ -56,7 +56,7 @@ export const claimUpdate = (db: Db, c: Claim) => db`
 /** The rows of `claimed` with what their attempts need, in due order (`due_at`, then `id`). */
 export const claimedTargets = (db: Db) => db`
   SELECT c.id, c.next_attempt_at AS due_at, c.subscription_id, c.status, c.attempts, c.max_attempts, c.delivered_at IS NOT NULL AS delivered, s.url,
-         array_remove(ARRAY[s.secret, CASE WHEN s.previous_secret_expires_at > loyalty_now(s.organization_id) THEN s.previous_secret END], NULL) AS secrets,
+         array_remove(ARRAY[s.secret, CASE WHEN s.previous_secret IS NULL THEN NULL WHEN s.previous_secret_expires_at > loyalty_now(s.organization_id) THEN s.previous_secret END], NULL) AS secrets,
          e.id AS event_id, e.type AS event_type, e.created_at AS event_created_at, e.organization_id, e.data
   FROM claimed c
   JOIN webhook_subscriptions s ON s.id = c.subscription_id
