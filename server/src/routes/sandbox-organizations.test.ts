@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type Json, type TestServer } from '../../../test/helpers/server.js';
+import type { Schemas } from '../lib/schemas.js';
 import { MAX_LIVE_PER_CREATOR, removeExpiredOrganizations } from '../services/sandbox-organizations.js';
 
 // Issue 25: throwaway sandbox organizations for parallel CI (POST/DELETE /sandbox/organizations),
@@ -31,13 +32,7 @@ const call = async (token: string, method: string, url: string, payload?: unknow
   });
   return { status: res.statusCode, body: (res.payload ? JSON.parse(res.payload) : null) as Json };
 };
-type Created = {
-  organization: { id: string; name: string; expires_at: string };
-  brand_id: string;
-  coupon_id: string;
-  storecard_id: string;
-  clients: Record<'admin' | 'readonly', { client_id: string; client_secret: string; abilities: string[] }>;
-};
+type Created = Schemas['SandboxOrganizationCreated'];
 const create = async (token: string, body: unknown = { ttl: '1h' }) => {
   const res = await call(token, 'POST', '/sandbox/organizations', body);
   return { status: res.status, body: res.body, created: res.body?.data as Created };

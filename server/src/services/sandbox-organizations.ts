@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Sql } from '../db/pool.js';
 import { randomToken } from '../lib/hash.js';
+import type { Schemas } from '../lib/schemas.js';
 import { invalidField, notFound } from './errors.js';
 import { loadFixture } from './fixtures.js';
 import { deleteOrganizationData, inRemovalTransaction } from './organization-data.js';
@@ -29,13 +30,7 @@ const READONLY_ABILITIES = API_ABILITIES.filter((a) => a.endsWith('.get'));
 /** Who asks: the operator, or a token's client with its abilities and organizations. */
 export type SandboxCaller = { clientId: string; abilities: string[]; organizationIds: string[]; operator: boolean };
 
-export type CreatedSandboxOrganization = {
-  organization: { id: string; name: string; expires_at: string };
-  brand_id: string;
-  coupon_id: string;
-  storecard_id: string;
-  clients: Record<'admin' | 'readonly', { client_id: string; client_secret: string; abilities: string[] }>;
-};
+export type CreatedSandboxOrganization = Schemas['SandboxOrganizationCreated'];
 
 /**
  * POST /sandbox/organizations (issue 25): a throwaway organization with a brand, a coupon (14
