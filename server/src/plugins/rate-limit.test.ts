@@ -4,7 +4,7 @@ import { pluginServer, remainingAfterStart } from '../../../test/helpers/plugin-
 import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
 import { sha256 } from '../lib/hash.js';
 import { createServer } from '../server.js';
-import { issueToken } from '../services/tokens.js';
+import { issueToken, LIVE_TOKENS_PER_CLIENT } from '../services/tokens.js';
 
 // An hour-long window, so no test straddles a window boundary.
 const WINDOW = 3600;
@@ -14,7 +14,7 @@ let address = 0;
 const nextAddress = () => `10.0.0.${++address}`;
 let clients = 0;
 const ALL_ABILITIES = ['tags.get', 'tags.store', 'members.get', 'members.store', 'passes.store'];
-/** A new client of org-acme: budgets are per client, so each test starts with a full one. */
+/** A new client of org-acme: its tokens are fresh, and its cap of live tokens untouched by other tests. */
 const freshClient = async () => {
   const clientId = `rate-client-${++clients}`;
   await ts.db.sql`
@@ -32,7 +32,7 @@ const tokenOf = async (clientId: string, scope?: string[]) => {
   });
   return { authorization: `Bearer ${access_token}` };
 };
-/** A token of a new client (a full budget). */
+/** A new token (a full budget), of a new client. */
 const freshToken = async (scope?: string[]) => tokenOf(await freshClient(), scope);
 const limits = (res: ServerInjectResponse) => ({
   limit: res.headers['x-ratelimit-limit'],
@@ -44,7 +44,7 @@ beforeAll(async () => {
 });
 afterAll(() => ts?.close());
 
-describe('per-client limit (the "token" policy)', () => {
+describe('per-token limit (api-spec: 600 a minute, counted per token)', () => {
   it('counts down on every response, then answers 429 {message} with Retry-After and Remaining 0', async () => {
     const headers = await freshToken();
     const seen = [];
@@ -81,7 +81,7 @@ describe('per-client limit (the "token" policy)', () => {
     expect(invalid.statusCode).toBe(429);
   });
 
-  it('gives every client its own budget, apart from the IP budget', async () => {
+  it('gives every token its own budget, apart from the IP budget', async () => {
     const remoteAddress = nextAddress();
     const a = await freshToken();
     for (let i = 0; i < 6; i++) await ts.inject({ method: 'GET', url: '/tags', headers: a, remoteAddress });
@@ -93,16 +93,44 @@ describe('per-client limit (the "token" policy)', () => {
     expect(limits(anonymous)).toEqual({ limit: '3', remaining: '2' });
   });
 
-  it('counts every token of a client in its one budget: minting tokens gives nothing (issue 25)', async () => {
+  it('gives two tokens of one client separate budgets, each with its own X-RateLimit-Remaining', async () => {
     const client = await freshClient();
-    const tokens = await Promise.all([1, 2, 3, 4].map(() => tokenOf(client)));
-    const statuses = [];
-    for (let i = 0; i < 8; i++)
-      statuses.push((await ts.inject({ method: 'GET', url: '/tags', headers: tokens[i % 4]! })).statusCode);
-    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
-    // A token issued now shares the spent budget; another client of the same organization does not.
-    expect((await ts.inject({ method: 'GET', url: '/tags', headers: await tokenOf(client) })).statusCode).toBe(429);
-    expect((await ts.inject({ method: 'GET', url: '/tags', headers: await freshToken() })).statusCode).toBe(200);
+    const a = await tokenOf(client);
+    const b = await tokenOf(client);
+    const remaining = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await ts.inject({ method: 'GET', url: '/tags', headers: a });
+      remaining.push([res.statusCode, limits(res).remaining]);
+    }
+    expect(remaining).toEqual([
+      [200, '4'],
+      [200, '3'],
+      [200, '2'],
+      [200, '1'],
+      [200, '0'],
+      [429, '0'],
+    ]);
+    // The same client's other token has spent nothing.
+    const other = await ts.inject({ method: 'GET', url: '/tags', headers: b });
+    expect(other.statusCode).toBe(200);
+    expect(limits(other)).toEqual({ limit: '5', remaining: '4' });
+    expect(other.headers['ratelimit-policy']).toBe(`"token";q=5;w=${WINDOW}`);
+  });
+
+  it('bounds a client by its live tokens: of 25 minted, only the 20 newest are served', async () => {
+    const client = await freshClient();
+    const tokens = [];
+    for (let i = 0; i < LIVE_TOKENS_PER_CLIENT + 5; i++) tokens.push(await tokenOf(client));
+    const remoteAddress = nextAddress();
+    const statuses: number[] = [];
+    for (const headers of tokens)
+      for (let i = 0; i < 6; i++)
+        statuses.push((await ts.inject({ method: 'GET', url: '/tags', headers, remoteAddress })).statusCode);
+    const counts: Record<number, number> = {};
+    for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
+    // The 5 oldest were revoked by the cap (401, counted against the address: 3 then 429); each
+    // live token gets its own 5, so the client's whole budget is 20 x 5.
+    expect(counts).toEqual({ 200: LIVE_TOKENS_PER_CLIENT * 5, 401: 3, 429: 27 + LIVE_TOKENS_PER_CLIENT });
   });
 
   it('puts the headers on error responses too (400, 403, 404, 422)', async () => {
@@ -131,7 +159,7 @@ describe('per-client limit (the "token" policy)', () => {
       await ts.inject({ method: 'POST', url: '/tags', headers, payload: {} }),
     ];
     expect(responses.map((r) => r.statusCode)).toEqual([400, 403, 404, 422]);
-    // The 403 went to the other client's budget.
+    // The 403 went to the other token's budget.
     expect(responses.map((r) => limits(r).remaining)).toEqual(['4', '4', '3', '2']);
     expect(responses[1]!.headers['x-ratelimit-limit']).toBe('5');
     expect(responses[1]!.headers['ratelimit-policy']).toBe(`"token";q=5;w=${WINDOW}`);
@@ -194,7 +222,7 @@ describe('per-IP limit for requests without a (valid) token', () => {
       expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(limits(res)).toEqual({ limit: '3', remaining: '0' });
     }
-    // A valid token still works from the same address: clients have their own budget.
+    // A valid token still works from the same address: tokens have their own budget.
     const valid = await ts.inject({ method: 'GET', url: '/tags', remoteAddress, headers: await freshToken() });
     expect(valid.statusCode).toBe(200);
   });

@@ -1,7 +1,10 @@
 import type { Db } from '../db/pool.js';
 import { firstRow } from '../lib/defined.js';
 
-/** `token`: a client's tokens together (keyed by client_id); `ip`: requests without a valid token, by address. */
+/**
+ * `token`: each token on its own (keyed by its hash; api-spec: counted per token, a client bounded by its
+ * cap of live tokens); `ip`: requests without a valid token, by address.
+ */
 export type RateLimitPolicy = 'token' | 'ip';
 
 export type Bucket = { policy: RateLimitPolicy; key: string; limit: number; windowSeconds: number };
@@ -97,7 +100,7 @@ export function createRequestCounter(db: Db) {
   };
 }
 
-/** Drops counters whose window ended long ago (clients and addresses that went quiet). */
+/** Drops counters whose window ended long ago (tokens and addresses that went quiet). */
 export async function purgeRateLimits(db: Db, windowSeconds: number): Promise<number> {
   const rows = await db`
     DELETE FROM rate_limits WHERE window_start < extract(epoch FROM clock_timestamp()) - ${2 * windowSeconds}::int`;
