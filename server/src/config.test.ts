@@ -32,14 +32,17 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ LOYALTY_SANDBOX: 'yes' })).toThrow(/LOYALTY_SANDBOX must be 1 \(on\) or 0 \(off\)/);
   });
 
-  it('takes the per-client budgets under their new names, the old per-token names still working', () => {
-    expect(loadConfig({ LOYALTY_RATE_LIMIT_CLIENT: '50' }).rateLimitToken).toBe(50);
+  it('takes the rate limit per token (LOYALTY_RATE_LIMIT_TOKEN only) and the stream slots per client', () => {
     expect(loadConfig({ LOYALTY_RATE_LIMIT_TOKEN: '40' }).rateLimitToken).toBe(40);
-    expect(loadConfig({ LOYALTY_RATE_LIMIT_CLIENT: '50', LOYALTY_RATE_LIMIT_TOKEN: '40' }).rateLimitToken).toBe(50);
+    expect(loadConfig({}).rateLimitToken).toBe(600);
+    expect(() => loadConfig({ LOYALTY_RATE_LIMIT_TOKEN: '0' })).toThrow(/LOYALTY_RATE_LIMIT_TOKEN/);
+    // The per-client name was never released: the rate limit is counted per token, as the API specification says.
+    expect(loadConfig({ LOYALTY_RATE_LIMIT_CLIENT: '50', LOYALTY_RATE_LIMIT_TOKEN: '40' }).rateLimitToken).toBe(40);
+    expect(loadConfig({ LOYALTY_RATE_LIMIT_CLIENT: '50' }).rateLimitToken).toBe(600);
     expect(loadConfig({ LOYALTY_STREAMS_PER_CLIENT: '3' }).streamsPerToken).toBe(3);
     expect(loadConfig({ LOYALTY_STREAMS_PER_TOKEN: '4' }).streamsPerToken).toBe(4);
+    expect(loadConfig({ LOYALTY_STREAMS_PER_CLIENT: '3', LOYALTY_STREAMS_PER_TOKEN: '4' }).streamsPerToken).toBe(3);
     expect(loadConfig({}).streamsPerToken).toBe(2);
-    expect(() => loadConfig({ LOYALTY_RATE_LIMIT_CLIENT: '0' })).toThrow(/LOYALTY_RATE_LIMIT_CLIENT/);
   });
 
   it('reads the public URL without a trailing slash', () => {

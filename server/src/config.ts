@@ -46,7 +46,7 @@ export type Config = {
   webhookDisableAfterSeconds: number;
   /** A subscription with this many deliveries in a row ended failed is disabled; 0: never. */
   webhookDisableAfterFailures: number;
-  /** Requests per window of one client, all its tokens together (LOYALTY_RATE_LIMIT_CLIENT, formerly LOYALTY_RATE_LIMIT_TOKEN). */
+  /** Requests per window of one token (LOYALTY_RATE_LIMIT_TOKEN; api-spec: counted per token). */
   rateLimitToken: number;
   rateLimitIp: number;
   rateLimitWindowSeconds: number;
@@ -121,8 +121,6 @@ const schema = Joi.object({
   LOYALTY_WEBHOOK_TIMEOUT_MS: Joi.number().integer().min(1).default(5000),
   LOYALTY_WEBHOOK_DISABLE_AFTER_SECONDS: Joi.number().min(0).max(31_536_000).empty('').default(432_000),
   LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES: Joi.number().integer().min(0).max(1_000_000).empty('').default(100),
-  // Per client (all its tokens); the old name, from when it was counted per token, still works.
-  LOYALTY_RATE_LIMIT_CLIENT: Joi.number().integer().min(1).empty(''),
   LOYALTY_RATE_LIMIT_TOKEN: Joi.number().integer().min(1).default(600),
   LOYALTY_RATE_LIMIT_IP: Joi.number().integer().min(1).default(60),
   LOYALTY_RATE_LIMIT_WINDOW_SECONDS: Joi.number().integer().min(1).default(60),
@@ -135,6 +133,7 @@ const schema = Joi.object({
     .greater(Joi.ref('LOYALTY_REQUEST_TIMEOUT_MS'))
     .default(60_000)
     .messages({ 'number.greater': 'LOYALTY_SOCKET_TIMEOUT_MS must be greater than LOYALTY_REQUEST_TIMEOUT_MS' }),
+  // Per client (all its tokens); the old name, from when the slots were per token, still works.
   LOYALTY_STREAMS_PER_CLIENT: Joi.number().integer().min(1).empty(''),
   LOYALTY_STREAMS_PER_TOKEN: Joi.number().integer().min(1).default(2),
   LOYALTY_WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: Joi.number().integer().min(1).max(64).default(4),
@@ -191,7 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: value.LOYALTY_WEBHOOK_TIMEOUT_MS,
     webhookDisableAfterSeconds: value.LOYALTY_WEBHOOK_DISABLE_AFTER_SECONDS,
     webhookDisableAfterFailures: value.LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES,
-    rateLimitToken: value.LOYALTY_RATE_LIMIT_CLIENT ?? value.LOYALTY_RATE_LIMIT_TOKEN,
+    rateLimitToken: value.LOYALTY_RATE_LIMIT_TOKEN,
     rateLimitIp: value.LOYALTY_RATE_LIMIT_IP,
     rateLimitWindowSeconds: value.LOYALTY_RATE_LIMIT_WINDOW_SECONDS,
     dbPoolSize: value.LOYALTY_DB_POOL_SIZE,
