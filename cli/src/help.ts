@@ -14,17 +14,16 @@ export function thousands(n: number): string {
 }
 
 /**
- * What bounds a long list command and how to go faster within the rules: the API's rate limit
- * (api-spec: 600 requests a minute per token; counted per client, all its tokens together) with
- * `perRequest` items a request.
+ * What bounds a long list command and how to go faster within the rules: the API's per-token
+ * rate limit (api-spec: 600 requests a minute per token) with `perRequest` items a request.
  */
 export function speedHelp(what: string, perRequest = 2000): string {
   const perMinute = thousands(600 * perRequest);
   return (
-    `\nHow fast: the API allows 600 requests a minute per client and ${thousands(perRequest)} ${what} a request, so one client\n` +
+    `\nHow fast: the API allows 600 requests a minute per token and ${thousands(perRequest)} ${what} a request, so one token\n` +
     `moves at most ${perMinute} ${what} a minute. The CLI paces itself to that limit (no 429s) and the progress says\n` +
     'when it is waiting for the limit rather than for the server. To go faster within the rules: keep the full\n' +
     `${thousands(perRequest)} per request; 2-4 requests in flight help only while the server, not the limit, is the bound; and split a\n` +
-    'very large list between API clients, which each have their own limit. Memory stays flat at any length:\nthe input is read as it is sent.\n'
+    'very large list between API clients, whose tokens each have their own limit. Memory stays flat at any length:\nthe input is read as it is sent.\n'
   );
 }

@@ -1,6 +1,6 @@
 // Whether this process's API calls are waiting for the per-token rate limit (the SDK paces calls
 // to stay within it): long bulk commands show it, so that a slow run is seen to be bounded by the
-// limit (600 requests a minute per client, 2000 rows a request), not by the server.
+// limit (600 requests a minute per token, 2000 rows a request), not by the server.
 export interface PacingState {
   /** Calls waiting for their turn now. */
   waiting: number;

@@ -34,10 +34,7 @@ export function serverCommand(): Command {
       'comma-separated delays between delivery attempts (LOYALTY_WEBHOOK_RETRY_DELAYS)',
     )
     .option('--webhook-timeout-ms <ms>', 'acknowledgement time per delivery attempt (LOYALTY_WEBHOOK_TIMEOUT_MS)')
-    .option(
-      '--rate-limit-token <n>',
-      'requests per minute per client, all its tokens together (LOYALTY_RATE_LIMIT_CLIENT; default 600)',
-    )
+    .option('--rate-limit-token <n>', 'requests per minute per token (LOYALTY_RATE_LIMIT_TOKEN; default 600)')
     .option('--rate-limit-ip <n>', 'requests per minute per IP without a token (LOYALTY_RATE_LIMIT_IP; default 60)')
     .addHelpText(
       'after',

@@ -30,7 +30,7 @@ describe('loyalty server', () => {
       LOYALTY_WEBHOOK_ALLOW_INSECURE: '1',
       LOYALTY_WEBHOOK_RETRY_DELAYS: '1,2',
       LOYALTY_WEBHOOK_TIMEOUT_MS: '500',
-      LOYALTY_RATE_LIMIT_CLIENT: '10000',
+      LOYALTY_RATE_LIMIT_TOKEN: '10000',
       LOYALTY_RATE_LIMIT_IP: '100',
     });
     expect(serverEnvironment({ worker: true })).toEqual({});

@@ -50,8 +50,7 @@ export function serverEnvironment(options: ServerOptions): Record<string, string
     LOYALTY_WEBHOOK_ALLOW_INSECURE: options.webhookAllowInsecure ? '1' : undefined,
     LOYALTY_WEBHOOK_RETRY_DELAYS: options.webhookRetryDelays,
     LOYALTY_WEBHOOK_TIMEOUT_MS: options.webhookTimeoutMs,
-    // The per-client name, so it wins over a LOYALTY_RATE_LIMIT_CLIENT of the calling environment.
-    LOYALTY_RATE_LIMIT_CLIENT: options.rateLimitToken,
+    LOYALTY_RATE_LIMIT_TOKEN: options.rateLimitToken,
     LOYALTY_RATE_LIMIT_IP: options.rateLimitIp,
   };
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
