@@ -110,10 +110,30 @@ const attacks = {
   },
   async 'long-polls'(ready) {
     const tok = await token();
+    // As `loyalty webhooks listen` polls: from the feed's newest cursor on, each poll held until an
+    // event of this organization arrives or `wait` runs out, then again from the cursor it got.
+    const feed = async (query) => {
+      try {
+        const res = await fetch(`${url}/events?${query}`, {
+          headers: { authorization: `Bearer ${tok}` },
+          signal: AbortSignal.timeout(40_000),
+        });
+        const body = await res.json().catch(() => ({}));
+        count(res.status);
+        return { status: res.status, cursor: body.next_cursor };
+      } catch {
+        count('error');
+        return { status: 0 };
+      }
+    };
+    const start = await feed('limit=1');
     const poll = async () => {
+      let cursor = start.cursor;
       while (!stopping) {
-        // A well-behaved client waits out a 429 (Retry-After) instead of asking again at once.
-        if ((await call(tok, 'GET', '/events?wait=30')) === 429) await new Promise((r) => setTimeout(r, 1000));
+        const res = await feed(`wait=30${cursor ? `&after=${encodeURIComponent(cursor)}` : ''}`);
+        if (res.cursor) cursor = res.cursor;
+        // A well-behaved client waits out a 429 or an error instead of asking again at once.
+        if (res.status !== 200) await new Promise((r) => setTimeout(r, 1000));
       }
     };
     const polls = Array.from({ length: POLLS }, poll);
