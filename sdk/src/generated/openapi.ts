@@ -26,9 +26,11 @@ export interface paths {
          *     **Decision (live tokens per client, issue 25):** a client holds at most 20 live tokens. Issuing
          *     one more revokes the client's oldest token, which then answers `401` (within 5 seconds on every
          *     server process, the longest a process keeps a token in its cache). Keep one token per process and
-         *     renew it before `expires_in` runs out, as the SDK does; minting tokens buys no budget, since the
-         *     rate limit, streamed lists and long polls are counted per client. More than 20 processes sharing
-         *     one client would revoke each other's tokens: give such a fleet several clients.
+         *     renew it before `expires_in` runs out, as the SDK does. The rate limit is counted per token (600 a
+         *     minute each, as the specification says), so this cap is what bounds a client: at most 20 tokens
+         *     serve it at once; streamed lists and long polls are counted per client, whatever its tokens. More
+         *     than 20 processes sharing one client would revoke each other's tokens: give such a fleet several
+         *     clients.
          *
          *     **Decisions** (token lifetime and refresh are not shown in the specification): tokens live 3600
          *     seconds, there is no refresh token (request a new token before `expires_in` runs out); tokens are
