@@ -118,7 +118,7 @@ afterAll(async () => {
 }, 60_000);
 
 describe('2 API processes and 2 worker processes on one PostgreSQL', () => {
-  it('share one rate-limit budget per client: exactly the limit succeeds over both, then both answer 429', async () => {
+  it('share one rate-limit budget per token: exactly the limit succeeds over both, then both answer 429', async () => {
     const LIMIT = 40;
     const env = {
       ...onTestDatabase(db.url),
@@ -128,7 +128,7 @@ describe('2 API processes and 2 worker processes on one PostgreSQL', () => {
     };
     extra.push(...(await Promise.all([startServerProcess(env), startServerProcess(env)])));
     const [a, b] = extra.slice(-2) as [ServerProcess, ServerProcess];
-    // A client no other test here uses: a budget of its own (counted per client, all its tokens).
+    // A token of a client no other test here uses (its cap of live tokens untouched).
     const fresh = await fetchToken(a.url, 'acme-readonly');
     const statuses: Record<string, number[]> = { [a.url]: [], [b.url]: [] };
     for (let i = 0; i < LIMIT + 20; i++) {
