@@ -5,6 +5,7 @@ import { quietLogger } from '../db/migrate.js';
 import type { Sql } from '../db/pool.js';
 import { createTaskList } from '../tasks/index.js';
 import { addDays, todayUtc } from '../lib/dates.js';
+import { sha256 } from '../lib/hash.js';
 import type { Schemas } from '../lib/schemas.js';
 
 let t: TestServer;
@@ -185,32 +186,42 @@ describe('POST /tags/{id}/vouchers', () => {
   });
 
   it("starts and expires coupon and storecard passes on the organization's sandbox clock (issue 25)", async () => {
+    // An organization of its own, 40 days ahead: the other tests' tokens and clocks stay as they are.
     const sql = t.db.sql;
-    const { memberIds } = await seedTag(sql, 'clocked', 2);
-    await sql`INSERT INTO sandbox_clocks (organization_id, offset_seconds) VALUES ('org-acme', ${40 * 86_400})`;
-    try {
-      const today = addDays(todayUtc(), 40);
-      // a token issued on the moved clock (the file's admin token has expired on it)
-      const moved = await t.auth('acme-admin', ['tags.get', 'tags.store']);
-      for (const voucher of [{ coupon_id: 'coupon-welcome' }, { storecard_id: 'card-points' }]) {
-        const job = (await post('clocked', { brand_id: 'brand-acme', ...voucher }, moved)).result as Job;
-        await work(async () => {
-          const body = (await status('clocked', job.job_id, 'brand-acme', moved)).result as Job;
-          return body.status === 'done' ? body : undefined;
-        });
-      }
-      const rows = await sql<{ kind: string; start: string; expires: string | null }[]>`
-        SELECT kind, start_date::text AS start, expiration_date::text AS expires FROM passes
-        WHERE member_id = ANY(${memberIds}) ORDER BY kind`;
-      expect(rows).toEqual([
-        { kind: 'coupon', start: today, expires: addDays(today, 30) },
-        { kind: 'coupon', start: today, expires: addDays(today, 30) },
-        { kind: 'storecard', start: today, expires: null },
-        { kind: 'storecard', start: today, expires: null },
-      ]);
-    } finally {
-      await sql`DELETE FROM sandbox_clocks WHERE organization_id = 'org-acme'`;
+    await sql`INSERT INTO organizations (id, name) VALUES ('org-clocked', 'Clocked')`;
+    await sql`INSERT INTO brands (id, organization_id, name) VALUES ('brand-clocked', 'org-clocked', 'Clocked')`;
+    await sql`INSERT INTO coupons (id, organization_id, brand_id, title, valid_days) VALUES ('coupon-clocked', 'org-clocked', 'brand-clocked', 'C', 30)`;
+    await sql`INSERT INTO storecards (id, organization_id, brand_id, title) VALUES ('card-clocked', 'org-clocked', 'brand-clocked', 'S')`;
+    await sql`INSERT INTO clients (client_id, secret_hash, organization_ids, abilities)
+              VALUES ('clocked-admin', ${sha256('clocked-admin-secret')}, '{org-clocked}', '{tags.get,tags.store}')`;
+    await sql`INSERT INTO sandbox_clocks (organization_id, offset_seconds) VALUES ('org-clocked', ${40 * 86_400})`;
+    const { memberIds } = await seedTag(sql, 'clocked', 2, { brand: 'brand-clocked', org: 'org-clocked' });
+    const headers = await t.auth('clocked-admin');
+    const today = addDays(todayUtc(), 40);
+    for (const voucher of [{ coupon_id: 'coupon-clocked' }, { storecard_id: 'card-clocked' }]) {
+      const job = (await post('clocked', { brand_id: 'brand-clocked', ...voucher }, headers)).result as Job;
+      await work(async () => {
+        const body = (await status('clocked', job.job_id, 'brand-clocked', headers)).result as Job;
+        return body.status === 'done' ? body : undefined;
+      });
     }
+    // a date before the organization's today is in the past, as for one pass
+    const past = await post(
+      'clocked',
+      { brand_id: 'brand-clocked', coupon_id: 'coupon-clocked', expiration_date: addDays(today, -1) },
+      headers,
+    );
+    expect(past.statusCode).toBe(422);
+    expect(JSON.parse(past.payload).errors).toHaveProperty('expiration_date');
+    const rows = await sql<{ kind: string; start: string; expires: string | null }[]>`
+      SELECT kind, start_date::text AS start, expiration_date::text AS expires FROM passes
+      WHERE member_id = ANY(${memberIds}) ORDER BY kind`;
+    expect(rows).toEqual([
+      { kind: 'coupon', start: today, expires: addDays(today, 30) },
+      { kind: 'coupon', start: today, expires: addDays(today, 30) },
+      { kind: 'storecard', start: today, expires: null },
+      { kind: 'storecard', start: today, expires: null },
+    ]);
   });
 
   it('links a member’s existing storecard pass instead of creating a second one', async () => {

@@ -46,7 +46,10 @@ export async function createVoucherJob(
   const kind: VoucherKind = input.coupon_id !== undefined ? 'coupon' : 'storecard';
   const voucherId = defined(input.coupon_id ?? input.storecard_id, 'the coupon_id or storecard_id');
   const table = kind === 'coupon' ? db`coupons` : db`storecards`;
-  const [voucher] = await db`SELECT 1 FROM ${table} WHERE id = ${voucherId} AND brand_id = ${brand.id}`;
+  // "Today" is the organization's, on its sandbox clock (real today outside sandbox mode).
+  const [voucher] = await db<{ today: string }[]>`
+    SELECT (loyalty_now(organization_id) AT TIME ZONE 'UTC')::date::text AS today
+    FROM ${table} WHERE id = ${voucherId} AND brand_id = ${brand.id}`;
   if (!voucher) throw notFound(kind === 'coupon' ? 'Coupon' : 'Storecard');
 
   // The rules of issuing one pass (422 for a malformed or past date); the coupon's own default
@@ -54,7 +57,7 @@ export async function createVoucherJob(
   let mode: 'default' | 'date' | 'none' = 'default';
   let date: string | null = null;
   if (kind === 'coupon' && input.expiration_date !== undefined) {
-    date = couponExpiration(input.expiration_date, null);
+    date = couponExpiration(input.expiration_date, null, voucher.today);
     mode = date === null ? 'none' : 'date';
   }
 
