@@ -9,6 +9,7 @@ import type { PacingOptions } from './rate-limit.js';
 import { callRequest, ReplayableRequest, trustedBase } from './internal/call-request.js';
 import { defined } from './internal/defined.js';
 import { isLeanInit, leanCaller, leanMethods } from './internal/lean-call.js';
+import { pathSerializer } from './internal/path-serializer.js';
 import { createTransport, type FetchLike } from './internal/transport.js';
 import type { RetryOptions } from './retry.js';
 
@@ -60,6 +61,7 @@ export function createLoyaltyClient(options: LoyaltyClientOptions): LoyaltyClien
     fetch: transport as FetchLike,
     Request: ClientRequest as unknown as typeof Request,
     headers,
+    pathSerializer, // `.` and `..` values are sent encoded (internal/path-serializer.ts)
   });
   // Without any middleware, GET, PUT, POST, PATCH and DELETE skip openapi-fetch's per-call work.
   const lean = leanCaller(baseUrl, base, headers, transport);

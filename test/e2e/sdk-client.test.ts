@@ -157,3 +157,35 @@ it('HTTP errors of API calls are typed values with the spec code and field paths
   const [members] = await live.db.sql`SELECT count(*)::int AS n FROM members`;
   expect(members!.n).toBe(0);
 });
+
+it('a `.` or `..` path parameter reaches the route of its template and gets its answer, never another route', async () => {
+  const { client, wire } = loggedClient({ clientCredentials: acme });
+  // The route the server matched for each API call (URL parsing would turn `/members/..` into `/`).
+  const routes: string[] = [];
+  const record = (request: { method: string; route: { path: string } }) => {
+    if (request.route.path !== '/oauth/token') routes.push(`${request.method.toUpperCase()} ${request.route.path}`);
+  };
+  live.server.events.on('response', record);
+  try {
+    for (const uuid of ['..', '.']) {
+      const member = await client.GET('/members/{uuid}', {
+        params: { path: { uuid }, query: { brand_id: 'brand-acme' } },
+      });
+      // The member route's own answer for an id that is no UUID: 422 naming the field.
+      const err = toLoyaltyError(member);
+      expect(err, uuid).toMatchObject({ status: 422, code: 'validation_failed' });
+      expect(Object.keys(err?.fields ?? {}), uuid).toEqual(['uuid']);
+    }
+    const subscription = await client.DELETE('/webhook-subscriptions/{id}', { params: { path: { id: '..' } } });
+    expect(toLoyaltyError(subscription)).toMatchObject({ status: 422, fields: { id: [expect.any(String)] } });
+  } finally {
+    live.server.events.removeListener('response', record);
+  }
+  expect(routes).toEqual(['GET /members/{uuid}', 'GET /members/{uuid}', 'DELETE /webhook-subscriptions/{id}']);
+  expect(wire).toEqual([
+    'POST /oauth/token -> 200',
+    'GET /members/%252E%252E -> 422',
+    'GET /members/%252E -> 422',
+    'DELETE /webhook-subscriptions/%252E%252E -> 422',
+  ]);
+});

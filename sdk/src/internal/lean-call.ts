@@ -6,15 +6,10 @@
  * `isLeanInit` admits only the options this path treats exactly as openapi-fetch does; any other
  * call goes through openapi-fetch. `lean-call.test.ts` runs both side by side.
  */
-import {
-  createFinalURL,
-  createQuerySerializer,
-  defaultBodySerializer,
-  defaultPathSerializer,
-  mergeHeaders,
-} from 'openapi-fetch';
+import { createFinalURL, createQuerySerializer, defaultBodySerializer, mergeHeaders } from 'openapi-fetch';
 import { CallRequest, isBelow } from './call-request.js';
 import type { HeaderBag } from './headers.js';
+import { pathSerializer } from './path-serializer.js';
 
 // openapi-fetch 0.17 calls it with the merged headers (a form content type selects URL encoding);
 // its type declares the body only.
@@ -74,7 +69,7 @@ export function leanCaller(
         ? undefined
         : serializeBody(init.body, custom ? mergeHeaders(baseHeaders, ...own) : baseHeaders);
     const url = params
-      ? createFinalURL(schemaPath, { baseUrl, params, querySerializer, pathSerializer: defaultPathSerializer })
+      ? createFinalURL(schemaPath, { baseUrl, params, querySerializer, pathSerializer })
       : baseUrl + schemaPath;
     let headers: HeaderBag;
     // The call's own headers are merged as openapi-fetch merges them (a Headers validates them);
