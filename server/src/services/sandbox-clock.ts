@@ -87,7 +87,6 @@ export async function moveClock(
     // Seconds since the epoch, not a timestamptz: no target can overflow PostgreSQL's types.
     const moved = await db<{ refused: 'before' | 'beyond' | null }[]>`
       WITH wanted AS (SELECT ${target / 1000}::float8 - extract(epoch FROM now())::float8 AS o),
-      current AS (SELECT coalesce((SELECT offset_seconds FROM sandbox_clocks WHERE organization_id = ${organizationId}), 0) AS o),
       moved AS (
         INSERT INTO sandbox_clocks AS c (organization_id, offset_seconds)
         SELECT ${organizationId}, o FROM wanted WHERE o >= 0 AND o <= ${CLOCK_CAP_SECONDS}
@@ -96,7 +95,7 @@ export async function moveClock(
         RETURNING 1)
       SELECT CASE WHEN EXISTS (SELECT 1 FROM moved) THEN NULL
                   WHEN wanted.o > ${CLOCK_CAP_SECONDS} THEN 'beyond' ELSE 'before' END AS refused
-      FROM wanted, current`;
+      FROM wanted`;
     const refused = firstRow(moved, 'the move of the clock').refused;
     if (refused === 'beyond') throw invalidField('set', `The set field must be ${CAP_MESSAGE}.`);
     if (refused === 'before')
