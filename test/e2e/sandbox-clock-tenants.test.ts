@@ -1,6 +1,6 @@
 // End to end (issue 25): every organization has its own sandbox clock. Against a live sandbox
-// server with its worker and a retry schedule spanning days, acme advances its clock 40 days
-// while globex runs a scenario (a token, a 14-day coupon, a failing receiver's pending retries, a
+// server with its worker and a retry schedule spanning days, acme resets its sandbox and advances
+// its clock 40 days while globex runs a scenario (a token, a 14-day coupon, a failing receiver's pending retries, a
 // rotation overlap): globex sees no change at all. Before, one clock moved every tenant: acme's
 // advance answered 401 to globex's token, expired its coupon, drove its retries to `failed` and
 // ended its rotation overlap.
@@ -48,8 +48,8 @@ type Delivery = { id: string; status: string; attempts: unknown[]; next_attempt_
 const deliveriesOf = async (subscriptionId: string): Promise<Delivery[]> =>
   (await globex('GET', `/webhook-subscriptions/${subscriptionId}/deliveries`)).body.data;
 
-describe("acme's clock 40 days ahead", () => {
-  it('changes nothing for globex: its token, its 14-day coupon, its pending retries and its rotation overlap', async () => {
+describe("acme's reset and its clock 40 days ahead", () => {
+  it('change nothing for globex: its token, its 14-day coupon, its pending retries and its rotation overlap', async () => {
     // globex's scenario
     const token = await api.token(GLOBEX);
     const member = await globex('POST', '/members', { brand_id: 'brand-globex', email: 'tenant@example.org' });
@@ -87,6 +87,18 @@ describe("acme's clock 40 days ahead", () => {
     expect((await globex('POST', `/webhook-subscriptions/${rotated.body.data.id}/rotate-secret`)).status).toBe(200);
     expect((await globex('POST', `/webhook-subscriptions/${rotated.body.data.id}/test`)).status).toBe(200);
     expect(signatures.at(-1)?.match(/v1,/g)).toHaveLength(2);
+
+    // acme resets its sandbox while globex's scenario is under way: acme's data goes back to the
+    // fixtures, its tokens are revoked; globex's members, token and subscriptions stay
+    const doomed = await api.call('POST', '/members', { brand_id: 'brand-acme', email: 'doomed@example.org' });
+    expect(doomed.status).toBe(201);
+    const reset = await api.call('POST', '/sandbox/reset', {});
+    expect(reset.status, JSON.stringify(reset.body)).toBe(200);
+    expect(reset.body.data.organization_ids).toEqual(['org-acme']);
+    api.forget();
+    expect((await api.call('GET', `/members/${doomed.body.member_id}?brand_id=brand-acme`)).status).toBe(404);
+    expect((await globex('GET', `/members/${member.body.member_id}?brand_id=brand-globex`)).status).toBe(200);
+    expect((await globex('GET', '/webhook-subscriptions')).body.data).toHaveLength(2);
 
     // acme's 30-day coupon, to see acme's clock move
     const acmeMember = await api.call('POST', '/members', { brand_id: 'brand-acme', email: 'mover@example.org' });
