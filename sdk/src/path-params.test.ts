@@ -1,4 +1,5 @@
 import { http, HttpResponse } from 'msw';
+import type { Middleware } from 'openapi-fetch';
 import { describe, expect, it } from 'vitest';
 import { createLoyaltyClient } from './client.js';
 import { api, mswServer, tokens } from './test-support.js';
@@ -21,11 +22,12 @@ function recordRequests(): string[] {
 // `/members/..` is resolved by URL parsing to `/`, and `/members/%2E%2E` too (the WHATWG URL parser
 // reads `%2e` as a dot in a path segment): the request would reach another route.
 describe('path parameters that are dot segments', () => {
-  const viaMiddleware = { onRequest: () => undefined };
-  for (const [how, options] of [
+  const viaMiddleware: Middleware = { onRequest: () => undefined };
+  const cases: [string, { middleware?: Middleware[] }][] = [
     ['a call without middleware', {}],
     ['a call with its own middleware (openapi-fetch builds the URL)', { middleware: [viaMiddleware] }],
-  ] as const)
+  ];
+  for (const [how, options] of cases)
     it(`are sent encoded, so ${how} reaches the route of its template`, async () => {
       const seen = recordRequests();
       const client = createLoyaltyClient({ baseUrl: api, token: token(), retry: false });
