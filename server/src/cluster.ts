@@ -6,6 +6,7 @@ import { createPools } from './db/pools.js';
 import { defined } from './lib/defined.js';
 import { createLogger } from './lib/logger.js';
 import { createServer } from './server.js';
+import { metricsStartWarning } from './plugins/metrics.js';
 import { drainingStop } from './lib/graceful-stop.js';
 import { startWorker } from './worker.js';
 
@@ -99,6 +100,8 @@ export async function runClusterPrimary(config: Config): Promise<void> {
   console.error(
     `loyalty: database: ${where}; fixtures: ${config.fixtures}; worker: ${config.worker ? 'on' : 'off'}; API processes: ${config.apiProcesses}`,
   );
+  const metricsWarning = metricsStartWarning(config); // once for all API processes
+  if (metricsWarning) console.error(metricsWarning);
   console.log(`Loyalty reference server listening on ${uri}`);
 }
 

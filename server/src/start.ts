@@ -2,6 +2,7 @@ import { loadConfig } from './config.js';
 import { onShutdown, openDatabase } from './boot.js';
 import { createPools } from './db/pools.js';
 import { createServer } from './server.js';
+import { metricsStartWarning } from './plugins/metrics.js';
 import { drainingStop } from './lib/graceful-stop.js';
 import { exitOnStartupFailure } from './lib/startup-errors.js';
 import { startWorker } from './worker.js';
@@ -41,6 +42,8 @@ async function main() {
   });
   const where = config.databaseUrl ? 'DATABASE_URL' : `embedded PostgreSQL in ${config.dataDir}`;
   console.error(`loyalty: database: ${where}; fixtures: ${config.fixtures}; worker: ${config.worker ? 'on' : 'off'}`);
+  const metricsWarning = metricsStartWarning(config); // HOST beyond loopback, no LOYALTY_METRICS_TOKEN
+  if (metricsWarning) console.error(metricsWarning);
   console.log(`Loyalty reference server listening on ${server.info.uri}`);
 }
 

@@ -234,9 +234,11 @@ export interface paths {
          *
          *     No OAuth token and not rate limited. When the server is started with `LOYALTY_METRICS_TOKEN`,
          *     the request must carry `Authorization: Bearer <that token>` (the metrics token, not an access
-         *     token of `/oauth/token`); without it, or with another token, the answer is `401`. A server
-         *     whose `HOST` is not a loopback address (127.0.0.0/8, `::1`, `localhost`) refuses to start
-         *     without `LOYALTY_METRICS_TOKEN`; only on loopback may the endpoint be open (to that machine).
+         *     token of `/oauth/token`); without it, or with another token, the answer is `401`. Without
+         *     `LOYALTY_METRICS_TOKEN` the endpoint is open only on a server whose `HOST` is a loopback
+         *     address (127.0.0.0/8, `::1`, `localhost`: only that machine reaches it); on any other `HOST`
+         *     it is off: every request answers `401` with a message naming `LOYALTY_METRICS_TOKEN` (the
+         *     server starts all the same and logs one warning).
          */
         get: operations["getMetrics"];
         put?: never;
@@ -3836,7 +3838,10 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description `LOYALTY_METRICS_TOKEN` is set and the request does not carry `Authorization: Bearer` with that token. */
+            /**
+             * @description `LOYALTY_METRICS_TOKEN` is set and the request does not carry `Authorization: Bearer` with that token;
+             *     or it is not set and `HOST` is not a loopback address (the endpoint is off; the message names the variable).
+             */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

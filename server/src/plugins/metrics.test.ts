@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
 import { issueToken } from '../services/tokens.js';
+import { metricsAccess, metricsStartWarning } from './metrics.js';
 
 const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';
 
@@ -167,6 +168,55 @@ describe('GET /metrics', () => {
     expect(ok.payload).toContain('# TYPE loyalty_http_request_duration_seconds histogram');
     // Without the setting the endpoint is open.
     expect((await open.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(200);
+  });
+
+  it('off loopback without LOYALTY_METRICS_TOKEN the server starts; /metrics answers 401 naming the variable to anyone, /health 200', async () => {
+    const t = await createTestServer({ host: '0.0.0.0', port: 0, metricsToken: undefined });
+    try {
+      await t.server.start(); // listens on 0.0.0.0: the start goes on
+      for (const authorization of [
+        undefined,
+        'Bearer anything-0123456789abcdef',
+        (await freshToken(t)).authorization,
+      ]) {
+        const res = await t.inject({ method: 'GET', url: '/metrics', headers: authorization ? { authorization } : {} });
+        expect(res.statusCode, String(authorization)).toBe(401);
+        const body = JSON.parse(res.payload) as { message: string; error: string };
+        expect(body.error).toBe('unauthenticated');
+        expect(body.message).toMatch(/LOYALTY_METRICS_TOKEN/);
+        expect(res.headers['www-authenticate']).toBe('Bearer');
+        expect(res.payload).not.toContain('loyalty_');
+      }
+      expect((await t.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
+    } finally {
+      await t.server.stop();
+      await t.close();
+    }
+  });
+
+  it('is open on loopback without a token, needs the token wherever it is set, and is off elsewhere without one', () => {
+    const token = 'metrics-token-0123456789';
+    for (const host of [
+      '0.0.0.0',
+      '::',
+      '10.0.0.5',
+      '192.168.1.2',
+      'sandbox.example.com',
+      '127.0.0.1.nip.io',
+      '[::1]x',
+    ]) {
+      expect(metricsAccess({ host, metricsToken: undefined }), host).toBe('off');
+      expect(metricsStartWarning({ host, metricsToken: undefined }), host).toMatch(
+        /^loyalty: warning: GET \/metrics is off .*until LOYALTY_METRICS_TOKEN is set/,
+      );
+      expect(metricsAccess({ host, metricsToken: token }), host).toBe('token');
+      expect(metricsStartWarning({ host, metricsToken: token }), host).toBeUndefined();
+    }
+    for (const host of ['127.0.0.1', '127.1.2.3', 'localhost', 'LOCALHOST', '::1', '0:0:0:0:0:0:0:1', '[::1]']) {
+      expect(metricsAccess({ host, metricsToken: undefined }), host).toBe('open');
+      expect(metricsStartWarning({ host, metricsToken: undefined }), host).toBeUndefined();
+      expect(metricsAccess({ host, metricsToken: token }), host).toBe('token');
+    }
   });
 
   it('reports the worker queue per task: depth, due jobs and the age of the oldest due job', async () => {

@@ -2,8 +2,11 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import Boom from '@hapi/boom';
 import type { Plugin, Request, ResponseObject } from '@hapi/hapi';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Config } from '../config.js';
 import { appOf } from '../context.js';
+import { isLoopbackHost } from '../lib/loopback-host.js';
 import { routeTemplateOf } from '../lib/route-template.js';
+import type { Schemas } from '../lib/schemas.js';
 import type { RouteDef } from '../routes/types.js';
 import { createDatabaseMetrics, type DatabaseMetrics } from '../services/metrics.js';
 
@@ -119,12 +122,34 @@ function bearerMatches(header: unknown, token: string): boolean {
 }
 
 /**
+ * Who may read GET /metrics, which shows server-wide business volume (issue 25): `token`, holders
+ * of LOYALTY_METRICS_TOKEN when it is set (on any address); `open`, anyone who reaches a server
+ * bound to loopback without one (only this machine does); `off`, nobody, on any other HOST without
+ * one. HOST stays only the bind address: the server starts either way (`HOST=0.0.0.0 npm start`).
+ */
+export type MetricsAccess = 'token' | 'open' | 'off';
+
+export function metricsAccess({ host, metricsToken }: Pick<Config, 'host' | 'metricsToken'>): MetricsAccess {
+  if (metricsToken) return 'token';
+  return isLoopbackHost(host) ? 'open' : 'off';
+}
+
+/** The one line start.ts (or the cluster's primary) prints when /metrics is `off`. */
+export function metricsStartWarning(config: Pick<Config, 'host' | 'metricsToken'>): string | undefined {
+  if (metricsAccess(config) !== 'off') return undefined;
+  return `loyalty: warning: GET /metrics is off (401 to every request) until LOYALTY_METRICS_TOKEN is set: HOST ${config.host} is not a loopback address`;
+}
+
+/** The 401 of an `off` /metrics: it tells the operator what to set, and nothing about the server. */
+const OFF_MESSAGE =
+  'GET /metrics is off: this server listens beyond loopback and LOYALTY_METRICS_TOKEN is not set. Set it (16+ characters) and send Authorization: Bearer <that token>.';
+
+/**
  * GET /metrics: the Prometheus text format. No OAuth token (openapi.yaml `security: []`) and not
- * rate limited (server.ts exempts it); when LOYALTY_METRICS_TOKEN is set, `Authorization: Bearer
- * <that token>` is required and anything else answers the usual 401. The token is set whenever
- * HOST is not a loopback address: config.ts refuses to start without it then (issue 25), so the
- * endpoint is open only to the machine itself. The database gauges are cached for
- * LOYALTY_METRICS_CACHE_SECONDS (10 s).
+ * rate limited (server.ts exempts it). `metricsAccess` decides: with LOYALTY_METRICS_TOKEN set,
+ * `Authorization: Bearer <that token>` is required and anything else answers the usual 401; off
+ * loopback without it, every request answers 401 naming the variable. The database gauges are
+ * cached for LOYALTY_METRICS_CACHE_SECONDS (10 s).
  */
 export const metricsRoutes: RouteDef[] = [
   {
@@ -132,6 +157,12 @@ export const metricsRoutes: RouteDef[] = [
     path: '/metrics',
     handler: async (request, h) => {
       const { config, sql } = appOf(request);
+      const access = metricsAccess(config);
+      if (access === 'off')
+        return h
+          .response({ message: OFF_MESSAGE, error: 'unauthenticated' } satisfies Schemas['Error'])
+          .code(401)
+          .header('www-authenticate', 'Bearer');
       if (config.metricsToken && !bearerMatches(request.headers.authorization, config.metricsToken))
         throw Boom.unauthorized(null, 'Bearer');
       const metrics = request.server.plugins['loyalty-metrics'];
