@@ -1384,7 +1384,9 @@ export interface paths {
          *     **Decisions:** one database transaction that takes row locks only (no `TRUNCATE`): another
          *     organization's requests run meanwhile; a request of a reset organization sees all of the reset
          *     or none of it. Every token of a reset organization's clients is invalid after it (`401`); ask
-         *     `POST /oauth/token` for a new one. Needs `sandbox.manage` (or the operator).
+         *     `POST /oauth/token` for a new one. Needs `sandbox.manage` (or the operator). `clock` is the reset
+         *     organization's clock; after a reset of several, or of the whole server, it is the real time
+         *     (offset 0) and names no organization.
          */
         post: operations["resetSandbox"];
         delete?: never;
@@ -2648,6 +2650,12 @@ export interface components {
                 scope: "organizations" | "server";
                 /** @description The organizations reset (for `server`, the fixture file's). */
                 organization_ids: string[];
+                /**
+                 * @description The clock after the reset. One organization reset: its clock (`organization_id` names
+                 *     it). Several, or `scope: server`: each of their clocks is back at real time, so this is
+                 *     the real time with `offset_seconds` 0 and no `organization_id` (it is no one
+                 *     organization's); read one with `GET /sandbox/clock`.
+                 */
                 clock: components["schemas"]["SandboxClock"];
             };
         };
@@ -7499,6 +7507,7 @@ export interface operations {
                      *           "org-acme"
                      *         ],
                      *         "clock": {
+                     *           "organization_id": "org-acme",
                      *           "now": "2026-11-24T10:15:30.000Z",
                      *           "offset_seconds": 0,
                      *           "real_now": "2026-11-24T10:15:30.000Z"

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type Json, type TestServer } from '../../../test/helpers/server.js';
+import { sha256 } from '../lib/hash.js';
 import { readMemberCount } from '../services/member-counts.js';
 
 // Issue 25: POST /sandbox/reset resets only the caller's organizations (sandbox.manage), without
@@ -131,6 +132,29 @@ describe('POST /sandbox/reset of the caller', () => {
     expect(seen).not.toContain(after.version);
   });
 
+  it("answers the one organization's clock, or for several the real time of no one organization", async () => {
+    const abilities = ['tags.get', 'sandbox.manage'];
+    await t.db.sql`INSERT INTO clients (client_id, secret_hash, organization_ids, abilities)
+      VALUES ('acme-globex-admin', ${sha256('acme-globex-admin-secret')}, ${['org-acme', 'org-globex']}, ${abilities})
+      ON CONFLICT (client_id) DO NOTHING`;
+    // A clock moved ahead ends the token (it lives on the latest clock of its organizations): a new one each time.
+    for (const organization_id of ['org-acme', 'org-globex'])
+      expect(
+        (await call(await newToken('acme-globex-admin'), 'POST', '/sandbox/clock', { organization_id, advance: '2d' }))
+          .status,
+      ).toBe(200);
+    const one = await call(await newToken('acme-globex-admin'), 'POST', '/sandbox/reset', {
+      organization_id: 'org-globex',
+    });
+    expect(one.status, JSON.stringify(one.body)).toBe(200);
+    expect(one.body.data.clock).toMatchObject({ organization_id: 'org-globex', offset_seconds: 0 });
+    const several = await call(await newToken('acme-globex-admin'), 'POST', '/sandbox/reset');
+    expect(several.status, JSON.stringify(several.body)).toBe(200);
+    expect(several.body.data.organization_ids).toEqual(['org-acme', 'org-globex']);
+    expect(several.body.data.clock).not.toHaveProperty('organization_id');
+    expect(several.body.data.clock).toMatchObject({ offset_seconds: 0, now: several.body.data.clock.real_now });
+  });
+
   it('names one organization of the token with organization_id; another is a 404', async () => {
     const acme = await newToken('acme-admin');
     const other = await call(acme, 'POST', '/sandbox/reset', { organization_id: 'org-globex' });
@@ -166,6 +190,18 @@ describe('the whole-server reset', () => {
     expect(await count('members', 'org-globex')).toBe(0);
     expect((await call(globex, 'GET', '/tags?brand_id=brand-globex')).status).toBe(401);
     expect((await call(await newToken('globex-admin'), 'GET', '/tags?brand_id=brand-globex')).status).toBe(200);
+  });
+
+  it('answers the clock at real time and of no one organization (every clock is back at real time)', async () => {
+    const acme = await newToken('acme-admin');
+    expect((await call(acme, 'POST', '/sandbox/clock', { advance: '3d' })).status).toBe(200);
+    const res = await call(OPERATOR, 'POST', '/sandbox/reset', { scope: 'server' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data.clock).not.toHaveProperty('organization_id');
+    expect(res.body.data.clock.offset_seconds).toBe(0);
+    expect(res.body.data.clock.now).toBe(res.body.data.clock.real_now);
+    const own = await call(await newToken('acme-admin'), 'GET', '/sandbox/clock');
+    expect(own.body.data).toMatchObject({ organization_id: 'org-acme', offset_seconds: 0 });
   });
 
   it('has no operator when LOYALTY_SANDBOX_OPERATOR_TOKEN is unset', async () => {

@@ -52,7 +52,12 @@ export const sandboxResetRoutes: RouteDef[] = [
         tookMs = await resetOrganizations(app.sql, app.config.fixtures, organizationIds);
       }
       await app.sandboxClock?.refresh();
-      const clock = await readClock(app.sql, organizationIds[0] ?? '');
+      // One organization reset: its clock. Several, or the whole server: every one of their clocks is
+      // back at real time, so the answer is the real time, offset 0, and names no organization.
+      const [only, ...others] = organizationIds;
+      const read = await readClock(app.sql, only ?? '');
+      const { organization_id: _whose, ...realTime } = { ...read, now: read.real_now, offset_seconds: 0 };
+      const clock = scope === 'organizations' && only !== undefined && !others.length ? read : realTime;
       return ok({
         took_ms: tookMs,
         scope,
