@@ -87,7 +87,7 @@ describe('one clock per organization', () => {
     for (const [token, brand] of [
       [acmeToken, 'brand-acme'],
       [globexToken, 'brand-globex'],
-    ])
+    ] as const)
       expect(
         (await t.inject({ method: 'GET', url: `/tags?brand_id=${brand}`, headers: bearer(token) })).statusCode,
       ).toBe(200);
