@@ -9,7 +9,8 @@
  * Endpoints: POST /oauth/token, GET and POST /tags, POST /tags/members/bulk,
  * POST /tags/{id}/vouchers, GET /tags/{id}/vouchers/{job}, POST /members, POST /members/list,
  * GET /members (by e-mail), GET /members/{uuid}, POST /members/uuid, POST /members/signups,
- * GET /events, POST /sandbox/organizations, DELETE /sandbox/organizations/{id}. The handlers are written with openapi-msw over the generated `paths`, so every
+ * GET /events, POST /sandbox/organizations, DELETE /sandbox/organizations/{id}, GET and POST
+ * /sandbox/clock, POST /sandbox/reset. The handlers are written with openapi-msw over the generated `paths`, so every
  * answer has the document's shape. Like the server: every answer carries `X-Request-Id`;
  * POST/PUT/PATCH with an Idempotency-Key replay their stored 2xx response
  * (`Idempotent-Replayed: true`). Requires `msw` 2 and `openapi-msw` (optional peer dependencies of the SDK).
@@ -20,6 +21,7 @@ import { addMember, now, sql, type MockContext } from './mock-api/context.js';
 import { createLifecycle, served } from './mock-api/lifecycle.js';
 import { memberHandlers } from './mock-api/members.js';
 import { sandboxClient, sandboxHandlers } from './mock-api/sandbox.js';
+import { sandboxClockHandlers } from './mock-api/sandbox-clock.js';
 import type { MockLoyaltyApi, MockLoyaltyApiOptions, Schemas } from './mock-api/types.js';
 
 export type {
@@ -174,6 +176,7 @@ export function mockLoyaltyApi(options: MockLoyaltyApiOptions = {}): MockLoyalty
     ),
     ...memberHandlers(ctx),
     ...sandboxHandlers(ctx),
+    ...sandboxClockHandlers(ctx),
   ];
   return api;
 }

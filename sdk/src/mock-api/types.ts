@@ -32,6 +32,11 @@ export interface MockClient {
   token?: string;
   /** Requests it is refused with 403 `forbidden`, as `METHOD /path` (for example `GET /tags`). */
   forbidden?: string[];
+  /**
+   * The organizations its tokens reach, for the sandbox clock and reset (several: requests name one
+   * with `organization_id`, else 422). Default `['org-acme']`.
+   */
+  organizations?: string[];
 }
 
 /** A member as the mock keeps it; the API's views of it (list item, lookup, detail) are made from it. */
