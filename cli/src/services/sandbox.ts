@@ -1,12 +1,29 @@
 // loyalty sandbox …: the sandbox controls of a reference server in sandbox mode (LOYALTY_SANDBOX):
-// its clock and a reset to its fixtures. A server that is not in sandbox mode has no such routes (404).
+// an organization's clock and a reset to its fixtures. A server that is not in sandbox mode has no
+// such routes (404). A token of several organizations names one with --organization (organization_id).
 import { isLoyaltyError, type LoyaltyError, toLoyaltyError } from '@loyalty/sdk';
 import type { Context } from '../context.js';
 import { CliError, usageError } from '../errors.js';
+import { requestIdSuffix } from '../request-log.js';
 import { apiFailure, request, type ApiResult, type DataOf, type Send, type SendOptions } from './api.js';
 import { confirm } from './inputs.js';
 
 type Clock = { now: string; offset_seconds: number; real_now: string };
+
+/** `organization_id` of a request body: the --organization given, or nothing. */
+const named = (organization: string | undefined) =>
+  organization === undefined ? {} : { organization_id: organization };
+
+/** The server's 422 on organization_id, said in terms of --organization. */
+function organizationFailure(error: LoyaltyError): CliError | undefined {
+  const messages = error.status === 422 ? error.fields?.organization_id : undefined;
+  if (!messages?.length) return undefined;
+  const id = typeof error.requestId === 'string' ? error.requestId : undefined;
+  return new CliError(`--organization: ${messages.join(' ')}${requestIdSuffix(id)}`, {
+    hint: 'The token reaches several organizations: name one of them with --organization <id>.',
+    cause: error,
+  });
+}
 
 const DURATION = /^[1-9]\d{0,8}[smhd]$/;
 
@@ -17,7 +34,8 @@ export const notInSandboxMode = (ctx: Context): CliError =>
 
 /**
  * A 404 means the server has no sandbox routes: it is not in sandbox mode (unless `notFound`
- * says what else it means, for an operation on one resource).
+ * says what else it means, for an operation on one resource). A 422 on organization_id names
+ * --organization.
  */
 export async function sandboxCall<R extends ApiResult>(
   ctx: Context,
@@ -27,7 +45,7 @@ export async function sandboxCall<R extends ApiResult>(
   const result = await request(ctx, send, options);
   const error = toLoyaltyError(result);
   if (error && isLoyaltyError(error) && error.status === 404) throw options.notFound?.(error) ?? notInSandboxMode(ctx);
-  if (error) throw apiFailure(ctx, error);
+  if (error) throw (isLoyaltyError(error) && organizationFailure(error)) || apiFailure(ctx, error);
   return result.data as DataOf<R>;
 }
 
@@ -56,41 +74,62 @@ function printClock(ctx: Context, clock: Clock): void {
   );
 }
 
-export async function showClock(ctx: Context): Promise<void> {
-  const body = await sandboxCall(ctx, (api, signal) => api.GET('/sandbox/clock', { signal }));
+export async function showClock(ctx: Context, organization?: string): Promise<void> {
+  const body = await sandboxCall(ctx, (api, signal) =>
+    api.GET('/sandbox/clock', { params: { query: { organization_id: organization } }, signal }),
+  );
   printClock(ctx, body.data);
 }
 
-export async function advanceClock(ctx: Context, duration: string): Promise<void> {
+export async function advanceClock(ctx: Context, duration: string, organization?: string): Promise<void> {
   if (!DURATION.test(duration))
     throw usageError(`<duration> must be a positive duration such as 30s, 15m, 2h or 7d (got "${duration}").`);
   const body = await sandboxCall(ctx, (api, signal) =>
-    api.POST('/sandbox/clock', { body: { advance: duration }, signal }),
+    api.POST('/sandbox/clock', { body: { advance: duration, ...named(organization) }, signal }),
   );
   ctx.output.success(`Advanced the sandbox clock by ${duration}.`);
   printClock(ctx, body.data);
 }
 
-export async function setClock(ctx: Context, time: string): Promise<void> {
+export async function setClock(ctx: Context, time: string, organization?: string): Promise<void> {
   const at = new Date(time);
   if (!/^\d{4}-\d{2}-\d{2}T/.test(time) || Number.isNaN(at.getTime()))
     throw usageError(`<time> must be an RFC 3339 date-time such as 2026-12-31T09:00:00Z (got "${time}").`);
   const body = await sandboxCall(ctx, (api, signal) =>
-    api.POST('/sandbox/clock', { body: { set: at.toISOString() }, signal }),
+    api.POST('/sandbox/clock', { body: { set: at.toISOString(), ...named(organization) }, signal }),
   );
   ctx.output.success(`Set the sandbox clock to ${body.data.now}.`);
   printClock(ctx, body.data);
 }
 
-export async function resetSandbox(ctx: Context, yes: boolean | undefined): Promise<void> {
+export async function resetSandbox(
+  ctx: Context,
+  options: { yes?: boolean | undefined; organization?: string | undefined },
+): Promise<void> {
+  const { organization } = options;
+  const whose = organization ?? "the token's organizations";
   await confirm(
     ctx,
-    `Reset the sandbox at ${ctx.apiUrl} to its fixtures? Every member, pass, tag, subscription, delivery and token made since is deleted.`,
-    yes,
+    `Reset ${whose} at ${ctx.apiUrl} to the fixtures? Every member, pass, tag, subscription, delivery and token made since is deleted.`,
+    options.yes,
   );
-  const body = await sandboxCall(ctx, (api, signal) => api.POST('/sandbox/reset', { signal }));
+  const body = await sandboxCall(
+    ctx,
+    (api, signal) =>
+      api.POST('/sandbox/reset', { ...(organization === undefined ? {} : { body: named(organization) }), signal }),
+    {
+      // The server answers "Organization not found." for an organization that is not the token's.
+      notFound: (error) =>
+        organization !== undefined && /organization/i.test(error.message)
+          ? new CliError(`--organization ${organization} is not one of the token's organizations (404).`, {
+              hint: 'Name one of them with --organization <id>, or leave it out to reset all of them.',
+              cause: error,
+            })
+          : undefined,
+    },
+  );
   ctx.output.success(
-    `Reset the sandbox to its fixtures in ${body.data.took_ms} ms (tokens issued before are invalid now).`,
+    `Reset the sandbox to its fixtures in ${body.data.took_ms} ms (${body.data.organization_ids.join(', ')}; tokens issued before are invalid now).`,
   );
   ctx.output.result(body.data, () => '');
 }
