@@ -12,6 +12,7 @@
 // Run after building: `npx tsc -b && node test/bench/sandbox-tenants.mjs` (or `npm run bench -- sandbox`).
 import { fork } from 'node:child_process';
 import path from 'node:path';
+import { clientToken } from './lib/admin-token.mjs';
 import { loadLine, startBenchDatabase } from './lib/bench-database.mjs';
 import { root } from './lib/server-dist.mjs';
 import { startServerProcess } from './lib/server-process.mjs';
@@ -35,19 +36,7 @@ const server = await startServerProcess({
 const url = server.url;
 let failed = false;
 
-async function token(clientId) {
-  const res = await fetch(`${url}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      grant_type: 'client_credentials',
-      client_id: clientId,
-      client_secret: `${clientId}-secret`,
-    }),
-  });
-  if (!res.ok) throw new Error(`token ${clientId}: ${res.status} ${await res.text()}`);
-  return (await res.json()).access_token;
-}
+const token = (clientId) => clientToken(url, clientId);
 
 async function call(tok, method, p, body, timeoutMs = 10_000) {
   const res = await fetch(`${url}${p}`, {

@@ -9,6 +9,7 @@
 //   faults        acme sends `Prefer: fault=…;id=<n>` with a new id each time (health and API routes)
 //   long-polls    acme holds POLLS open `GET /events?wait=30` long polls (new ones as they end)
 import { connect } from 'node:net';
+import { clientToken } from './admin-token.mjs';
 
 const [attack, url] = process.argv.slice(2);
 const TOKENS = Number(process.env.BENCH_TOKENS ?? 100);
@@ -20,19 +21,7 @@ const count = (status) => {
   counts.statuses[status] = (counts.statuses[status] ?? 0) + 1;
 };
 
-async function token(clientId = 'acme-admin') {
-  const res = await fetch(`${url}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      grant_type: 'client_credentials',
-      client_id: clientId,
-      client_secret: `${clientId}-secret`,
-    }),
-  });
-  if (!res.ok) throw new Error(`token ${clientId}: ${res.status} ${await res.text()}`);
-  return (await res.json()).access_token;
-}
+const token = (clientId = 'acme-admin') => clientToken(url, clientId);
 
 async function call(tok, method, path, body, headers = {}) {
   try {
