@@ -146,19 +146,22 @@ const STEPS: Step[] = [
     run: (tx, ids) => tx`DELETE FROM idempotency_keys WHERE organization_ids && ${ids}::text[]`,
   },
   {
+    // Counters of the tokens revoked below, before they go: the rate limit counts per token, in
+    // the bucket `token:<base64 of the token's hash>` (plugins/rate-limit.ts, tokens.ts tokenKey).
+    table: 'rate_limits',
+    removal: 'data',
+    run: (tx, ids) => tx`
+      DELETE FROM rate_limits WHERE bucket IN (
+        SELECT 'token:' || encode(token_hash, 'base64') FROM access_tokens
+        WHERE organization_ids && ${ids}::text[] OR client_id IN (${clientsOf(tx, ids)}))`,
+  },
+  {
     // Every token that reaches one of them (a token of several organizations too) and every token
     // of their clients: revoked.
     table: 'access_tokens',
     removal: 'data',
     run: (tx, ids) => tx`
       DELETE FROM access_tokens WHERE organization_ids && ${ids}::text[] OR client_id IN (${clientsOf(tx, ids)})`,
-  },
-  {
-    // Counters of their clients (plugins/rate-limit.ts: bucket `<policy>:<client_id>`).
-    table: 'rate_limits',
-    removal: 'data',
-    run: (tx, ids) => tx`
-      DELETE FROM rate_limits WHERE bucket IN (SELECT 'token:' || client_id FROM (${clientsOf(tx, ids)}) c)`,
   },
   {
     table: 'sandbox_faults',
