@@ -1,11 +1,21 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { loadConfig, type Config } from '../../server/src/config.js';
+import type { Operation } from '../../server/src/lib/openapi.js';
 import { createServer } from '../../server/src/server.js';
 import { createContractChecker } from './contract.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
 const checkContract = createContractChecker();
+
+/** The clients of the demo fixtures every test database is seeded with (test/helpers/global-setup.ts), in file order. */
+const FIXTURE_CLIENTS = (
+  JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../fixtures/demo.json'), 'utf8')) as {
+    clients: { client_id: string; abilities: string[] }[];
+  }
+).clients;
 
 /** The key of webhook secrets at rest in tests (the server requires one; the embedded default generates its own). */
 export const TEST_SECRET_KEY = 'test-only key of webhook secrets at rest';
@@ -20,6 +30,13 @@ export type TestServer = {
   tokenFor: (clientId: string, scope?: string[]) => Promise<string>;
   /** `{ authorization: 'Bearer …' }` for a fixture client. */
   auth: (clientId: string, scope?: string[]) => Promise<{ authorization: string }>;
+  /**
+   * Headers that pass an operation's `security` in openapi.yaml: its first alternative that can be
+   * met, by the first fixture client holding every ability a `bearer` or `deviceToken` alternative
+   * names, or by the operator credential (`sandboxOperator`) when the server has one. `{}` for an
+   * operation without security; throws when no alternative can be met.
+   */
+  authFor: (op: Operation) => Promise<Record<string, string>>;
   close: () => Promise<void>;
 };
 
@@ -79,6 +96,22 @@ export async function createTestServer(overrides: Partial<Config> = {}): Promise
     inject,
     tokenFor,
     auth: async (clientId, scope) => ({ authorization: `Bearer ${await tokenFor(clientId, scope)}` }),
+    authFor: async (op): Promise<Record<string, string>> => {
+      const alternatives = (op.raw.security ?? []) as Record<string, string[]>[];
+      if (alternatives.length === 0 || alternatives.some((a) => Object.keys(a).length === 0)) return {};
+      for (const alternative of alternatives) {
+        const entries = Object.entries(alternative);
+        if (entries.length !== 1) continue; // several schemes at once: none of the document's operations
+        const [[scheme, abilities]] = entries as [[string, string[]]];
+        if (scheme === 'sandboxOperator') {
+          if (config.sandboxOperatorToken) return { authorization: `Bearer ${config.sandboxOperatorToken}` };
+          continue;
+        }
+        const client = FIXTURE_CLIENTS.find((c) => abilities.every((a) => c.abilities.includes(a)));
+        if (client) return { authorization: `Bearer ${await tokenFor(client.client_id)}` };
+      }
+      throw new Error(`no fixture client or credential meets the security of ${op.method} ${op.path}`);
+    },
     close: async () => {
       await server.stop();
       await db.drop();

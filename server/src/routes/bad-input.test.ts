@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deref, listOperations, loadOpenApi, type OpenApiDocument } from '../lib/openapi.js';
+import { deref, listOperations, loadOpenApi, type OpenApiDocument, type Operation } from '../lib/openapi.js';
 import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
 
 /**
@@ -555,7 +555,8 @@ type Probe = {
   form: boolean;
   payload?: string;
   field: string;
-  as: 'till' | 'admin' | 'none';
+  /** Sent with credentials that meet the operation's `security` (`t.authFor`), so it reaches validation. */
+  op: Operation;
 };
 
 function stringLeaves(
@@ -587,7 +588,6 @@ function probes(): Probe[] {
   const out: Probe[] = [];
   for (const op of listOperations(document)) {
     if (op.path === '/health' || op.path === '/openapi.yaml') continue;
-    const as = op.path === '/oauth/token' ? 'none' : op.deviceOnly ? 'till' : 'admin';
     const form = op.path === '/oauth/token';
     const pathParams = op.parameters.filter((p) => p.in === 'path');
     const fill = (name?: string, value?: string) =>
@@ -602,12 +602,12 @@ function probes(): Probe[] {
         url: fill(p.name, 'x%00y'),
         form,
         field: p.name,
-        as,
+        op,
         ...(op.bodySchema && { payload: form ? '' : '{}' }),
       });
     for (const p of op.parameters.filter((q) => q.in === 'query')) {
       if (!stringLeaves(document, p.schema).length) continue;
-      out.push({ operation: base, method: op.method, url: `${fill()}?${p.name}=x%00y`, form, field: p.name, as });
+      out.push({ operation: base, method: op.method, url: `${fill()}?${p.name}=x%00y`, form, field: p.name, op });
     }
     if (!op.bodySchema) continue;
     for (const leaf of stringLeaves(document, op.bodySchema)) {
@@ -616,7 +616,7 @@ function probes(): Probe[] {
       for (const bad of form ? [NUL] : [NUL, LONE]) {
         const body = leaf.value(bad) as Record<string, unknown>;
         const payload = form ? new URLSearchParams(body as Record<string, string>).toString() : JSON.stringify(body);
-        out.push({ operation: base, method: op.method, url: fill(), form, payload, field, as });
+        out.push({ operation: base, method: op.method, url: fill(), form, payload, field, op });
       }
     }
   }
@@ -637,7 +637,7 @@ describe('every string field of every operation (from openapi.yaml)', () => {
       const failures: string[] = [];
       for (const p of list) {
         const headers = {
-          ...(p.as === 'none' ? {} : p.as === 'till' ? till : admin),
+          ...(await t.authFor(p.op)),
           'content-type': p.form ? 'application/x-www-form-urlencoded' : 'application/json',
         };
         const res = await t.inject({
