@@ -43,6 +43,24 @@ describe('live tokens per client', () => {
     );
   });
 
+  it('answers 200 to 50 concurrent token requests of one client, five rounds, and keeps the cap', async () => {
+    // Concurrent issues each delete the client's oldest past the cap; they must neither deadlock
+    // (40P01, a 500) nor leave more than LIVE_TOKENS_PER_CLIENT live tokens.
+    const request = () =>
+      t.inject({
+        method: 'POST',
+        url: '/oauth/token',
+        payload: { grant_type: 'client_credentials', client_id: 'globex-admin', client_secret: 'globex-admin-secret' },
+      });
+    const statuses: Record<number, number> = {};
+    for (let round = 0; round < 5; round++)
+      for (const res of await Promise.all(Array.from({ length: 50 }, request)))
+        statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+    expect(statuses).toEqual({ 200: 250 });
+    const [row] = await t.db.sql`SELECT count(*)::int AS n FROM access_tokens WHERE client_id = 'globex-admin'`;
+    expect(row!.n).toBe(LIVE_TOKENS_PER_CLIENT);
+  });
+
   it('stops serving a revoked token from the process cache within TOKEN_CACHE_MS', async () => {
     const first = await issue('acme-admin');
     expect(await statusOf(first)).toBe(200); // now in the resolver's cache
