@@ -34,9 +34,10 @@ export type TestServer = {
    * Headers that pass an operation's `security` in openapi.yaml: its first alternative that can be
    * met, by the first fixture client holding every ability a `bearer` or `deviceToken` alternative
    * names, or by the operator credential (`sandboxOperator`) when the server has one. `{}` for an
-   * operation without security; throws when no alternative can be met.
+   * operation without security; throws when no alternative can be met. `fresh`: a new token rather
+   * than the cached one (which `POST /sandbox/reset` of the client's organization revokes).
    */
-  authFor: (op: Operation) => Promise<Record<string, string>>;
+  authFor: (op: Operation, fresh?: boolean) => Promise<Record<string, string>>;
   close: () => Promise<void>;
 };
 
@@ -70,10 +71,7 @@ export async function createTestServer(overrides: Partial<Config> = {}): Promise
     }
     return res;
   };
-  const tokenFor = async (clientId: string, scope?: string[]) => {
-    const key = `${clientId} ${scope?.join(' ') ?? '*'}`;
-    const cached = tokens.get(key);
-    if (cached) return cached;
+  const issue = async (clientId: string, scope?: string[]) => {
     const res = await server.inject({
       method: 'POST',
       url: '/oauth/token',
@@ -85,7 +83,11 @@ export async function createTestServer(overrides: Partial<Config> = {}): Promise
       },
     });
     if (res.statusCode !== 200) throw new Error(`token for ${clientId}: ${res.statusCode} ${res.payload}`);
-    const token = (JSON.parse(res.payload) as { access_token: string }).access_token;
+    return (JSON.parse(res.payload) as { access_token: string }).access_token;
+  };
+  const tokenFor = async (clientId: string, scope?: string[]) => {
+    const key = `${clientId} ${scope?.join(' ') ?? '*'}`;
+    const token = tokens.get(key) ?? (await issue(clientId, scope));
     tokens.set(key, token);
     return token;
   };
@@ -96,7 +98,7 @@ export async function createTestServer(overrides: Partial<Config> = {}): Promise
     inject,
     tokenFor,
     auth: async (clientId, scope) => ({ authorization: `Bearer ${await tokenFor(clientId, scope)}` }),
-    authFor: async (op): Promise<Record<string, string>> => {
+    authFor: async (op, fresh = false): Promise<Record<string, string>> => {
       const alternatives = (op.raw.security ?? []) as Record<string, string[]>[];
       if (alternatives.length === 0 || alternatives.some((a) => Object.keys(a).length === 0)) return {};
       for (const alternative of alternatives) {
@@ -108,7 +110,8 @@ export async function createTestServer(overrides: Partial<Config> = {}): Promise
           continue;
         }
         const client = FIXTURE_CLIENTS.find((c) => abilities.every((a) => c.abilities.includes(a)));
-        if (client) return { authorization: `Bearer ${await tokenFor(client.client_id)}` };
+        if (client)
+          return { authorization: `Bearer ${await (fresh ? issue(client.client_id) : tokenFor(client.client_id))}` };
       }
       throw new Error(`no fixture client or credential meets the security of ${op.method} ${op.path}`);
     },

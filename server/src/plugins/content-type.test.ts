@@ -36,9 +36,10 @@ const WRONG: { type: string; body: string }[] = [
 
 const urlOf = (op: Operation) => op.path.replace(/\{[^}]+\}/g, '0b6f0c5e-3d0a-4f57-9a54-0c1f4c8d2a10');
 // Credentials that hold the operation's ability (its `security` alternatives), so the request
-// reaches the content-type check rather than a 401/403.
+// reaches the content-type check rather than a 401/403; a new token for every request, because the
+// walk's POST /sandbox/reset revokes the tokens of the organization it resets.
 const headersOf = async (op: Operation, type: string | undefined): Promise<Record<string, string>> => ({
-  ...(await t.authFor(op)),
+  ...(await t.authFor(op, true)),
   ...(type && { 'content-type': type }),
 });
 const send = async (op: Operation, type: string | undefined, body: string) =>
@@ -77,6 +78,8 @@ describe('a request body of a media type the operation does not list', () => {
         const body = type?.startsWith('application/x-www-form-urlencoded') ? 'grant_type=client_credentials' : '{}';
         const res = await send(op, type, body);
         expect(res.statusCode, `${type}: ${res.payload}`).not.toBe(415);
+        // Reached past auth (a token revoked by POST /sandbox/reset earlier in the walk would not).
+        expect([401, 403], `${type}: ${res.payload}`).not.toContain(res.statusCode);
       }
     });
   }
@@ -88,6 +91,8 @@ describe('an operation the document gives no body', () => {
       for (const { type, body } of WRONG) {
         const res = await send(op, type, body);
         expect(res.statusCode, `${type}: ${res.payload}`).not.toBe(415);
+        // Reached past auth (a token revoked by POST /sandbox/reset earlier in the walk would not).
+        expect([401, 403], `${type}: ${res.payload}`).not.toContain(res.statusCode);
       }
     });
   }
