@@ -28,6 +28,8 @@ export type TestServer = {
   inject: (options: ServerInjectOptions) => Promise<ServerInjectResponse>;
   /** A bearer token of a fixture client (secret `<client_id>-secret`), optionally with fewer abilities. */
   tokenFor: (clientId: string, scope?: string[]) => Promise<string>;
+  /** Like tokenFor, but a new token every call (a sandbox reset revokes the cached one); throws unless 200. */
+  newToken: (clientId: string, scope?: string[]) => Promise<string>;
   /** `{ authorization: 'Bearer …' }` for a fixture client. */
   auth: (clientId: string, scope?: string[]) => Promise<{ authorization: string }>;
   /**
@@ -97,6 +99,7 @@ export async function createTestServer(overrides: Partial<Config> = {}): Promise
     config,
     inject,
     tokenFor,
+    newToken: issue,
     auth: async (clientId, scope) => ({ authorization: `Bearer ${await tokenFor(clientId, scope)}` }),
     authFor: async (op, fresh = false): Promise<Record<string, string>> => {
       const alternatives = (op.raw.security ?? []) as Record<string, string[]>[];

@@ -37,14 +37,7 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const newToken = async (client: string) => {
-  const res = await t.server.inject({
-    method: 'POST',
-    url: '/oauth/token',
-    payload: { grant_type: 'client_credentials', client_id: client, client_secret: `${client}-secret` },
-  });
-  return (JSON.parse(res.payload) as { access_token: string }).access_token;
-};
+const newToken = (client: string) => t.newToken(client);
 /** A request as the client, with a token of its own issued before its organization's clock moved last. */
 const tokens = new Map<string, string>();
 const call = async (client: string, method: string, url: string, payload?: unknown) => {

@@ -19,15 +19,7 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const newToken = async (client: string) => {
-  const res = await t.server.inject({
-    method: 'POST',
-    url: '/oauth/token',
-    payload: { grant_type: 'client_credentials', client_id: client, client_secret: `${client}-secret` },
-  });
-  expect(res.statusCode, res.payload).toBe(200);
-  return (JSON.parse(res.payload) as { access_token: string }).access_token;
-};
+const newToken = (client: string) => t.newToken(client);
 const call = async (token: string, method: string, url: string, payload?: unknown) => {
   const res = await t.inject({
     method,
