@@ -75,10 +75,8 @@ function runLane(lane, env) {
   });
   // The serial lane's lines carry its name; the parallel lane's go through as they are.
   const prefix = lane.name === 'serial' ? 'serial │ ' : '';
-  for (const [from, to] of [
-    [child.stdout, process.stdout],
-    [child.stderr, process.stderr],
-  ]) {
+  /** @param {import('node:stream').Readable} from @param {NodeJS.WriteStream} to */
+  const relay = (from, to) => {
     let rest = '';
     from.setEncoding('utf8');
     from.on('data', (chunk) => {
@@ -87,7 +85,9 @@ function runLane(lane, env) {
       if (lines.length) to.write(`${lines.map((l) => prefix + l).join('\n')}\n`);
     });
     from.on('end', () => rest && to.write(`${prefix + rest}\n`));
-  }
+  };
+  relay(child.stdout, process.stdout);
+  relay(child.stderr, process.stderr);
   const stop = (signal) => child.kill(signal);
   process.once('SIGINT', stop).once('SIGTERM', stop);
   return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));

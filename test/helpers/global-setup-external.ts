@@ -17,7 +17,7 @@ import { loadFixtureFile } from '../../server/src/services/fixtures.js';
  */
 export default async function setup(project: TestProject) {
   const major = /^pg(\d+)$/.exec(project.name)?.[1];
-  const started = major ? await (await import('./pg-versions.js')).startPostgresMajor(Number(major)) : undefined;
+  const started = major ? await startMajor(major) : undefined;
   const adminUrl = started?.url ?? process.env.LOYALTY_TEST_DATABASE_URL!;
   const template = `loyalty_template_${randomBytes(4).toString('hex')}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
@@ -40,4 +40,19 @@ export default async function setup(project: TestProject) {
     await admin.end({ timeout: 5 });
     await started?.stop();
   };
+}
+
+/** The published binaries of one major (LOYALTY_TEST_PG_MAJORS), installed into a cache once and started. */
+async function startMajor(major: string) {
+  const { POSTGRES_PACKAGE_VERSIONS, startPostgresMajor } = await import('./pg-versions.js');
+  if (!Object.hasOwn(POSTGRES_PACKAGE_VERSIONS, major))
+    throw new Error(
+      `LOYALTY_TEST_PG_MAJORS names ${major}; the supported ones are ${Object.keys(POSTGRES_PACKAGE_VERSIONS).join(', ')}`,
+    );
+  const started = await startPostgresMajor(Number(major) as keyof typeof POSTGRES_PACKAGE_VERSIONS);
+  const t = started.timings;
+  console.error(
+    `pg${major}: ${t.installed ? `installed in ${t.install} ms, ` : ''}initdb ${t.initdb} ms, started in ${t.start} ms`,
+  );
+  return started;
 }
