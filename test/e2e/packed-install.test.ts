@@ -65,6 +65,7 @@ async function freePort(): Promise<number> {
 }
 
 type LockEntry = Record<string, unknown> & {
+  bundleDependencies?: string[];
   dev?: boolean;
   link?: boolean;
   dependencies?: Record<string, string>;
@@ -107,6 +108,7 @@ async function writeConsumerProject(
       optionalDependencies,
       peerDependencies,
       peerDependenciesMeta,
+      bundleDependencies,
     } = manifest;
     packages[`node_modules/@loyalty/${ws}`] = {
       version,
@@ -117,7 +119,18 @@ async function writeConsumerProject(
       optionalDependencies,
       peerDependencies,
       peerDependenciesMeta,
+      bundleDependencies,
     };
+    // A bundled dependency comes inside the tarball (the server's repaired postgres.js), as npm records it.
+    for (const name of bundleDependencies ?? []) {
+      const { version: bundledVersion, license, engines: bundledEngines } = available[`node_modules/${name}`]!;
+      packages[`node_modules/@loyalty/${ws}/node_modules/${name}`] = {
+        version: bundledVersion,
+        inBundle: true,
+        license,
+        engines: bundledEngines,
+      };
+    }
   }
   // Everything the tarballs need, resolved from each package's place upwards, as Node does.
   const queue = Object.keys(packages);
