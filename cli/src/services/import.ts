@@ -13,7 +13,7 @@ import { runImport, startingProgress, type ImportSummary, type SendSignups } fro
 import { pacingNote, watchPacing } from '../pacing.js';
 import { formatCount, type ImportProgressView } from '../ui/format.js';
 import { liveView } from '../ui/live.js';
-import { importReporter } from '../ui/reporters.js';
+import { importReporter } from '../ui/progress-displays.js';
 import { apiFailure, dataOf, idempotencyHeader, request } from './api.js';
 import { brandMembers, memberUpdateSender } from './import-update.js';
 import { openInput } from './inputs.js';
