@@ -11,7 +11,7 @@ import {
   storeIdempotentResponse,
   type StoredResponse,
 } from '../services/idempotency.js';
-import { JSON_TYPE } from '../routes/route-options.js';
+import { JSON_TYPE } from '../lib/http.js';
 import { purgeWhileStarted } from '../lib/purge-while-started.js';
 
 export type IdempotencyOptions = {
