@@ -114,7 +114,7 @@ export async function deleteSandboxOrganization(sql: Sql, caller: SandboxCaller,
 }
 
 /**
- * Retention of throwaway organizations (tasks/prune_old_rows.ts): each one whose expires_at (real
+ * Retention of throwaway organizations (tasks/prune-old-rows.ts): each one whose expires_at (real
  * time) has passed is removed with all its data, one transaction each, at most `limit` a run
  * (the next run carries on). Returns how many went.
  */
