@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
  * in `services`, however deep the domain folders go); a file directly in `src/` to the layer its
  * name gives in `ROOT_FILES`, else to the package's root layer. A layer may import its own
  * files and those of the layers it lists; `ANY` marks the layers that compose the others. Test
- * files and test support are not read; type-only imports count like any other.
+ * files and test support are not read; type-only imports count like any other. No file may
+ * import itself back through others (an import cycle), in any layer.
  */
 const ANY = '*';
 type Layers = Record<string, readonly string[] | typeof ANY>;
@@ -55,15 +56,17 @@ const PACKAGES: Package[] = [
 ];
 
 /**
- * Known imports against the layers, each with its reason; the test fails once one is gone, so the
- * list only shrinks. sdk/src/internal/transport.ts sends every call with the public auth,
- * rate-limit and retry modules: it moves with the rewrite of the SDK's request path (issue 26,
- * "The SDK on openapi-fetch's public surface"), not here.
+ * Known imports against the layers and import cycles, each with its reason; the test fails once
+ * one is gone, so the list only shrinks. sdk/src/internal/transport.ts sends every call with the
+ * public auth, rate-limit and retry modules: it moves with the rewrite of the SDK's request path
+ * (issue 26, "The SDK on openapi-fetch's public surface"), not here.
  */
 const KNOWN: Record<string, string> = {
   'sdk/src/internal/transport.ts -> sdk/src/auth.ts': 'SDK request path rewrite (issue 26)',
   'sdk/src/internal/transport.ts -> sdk/src/rate-limit.ts': 'SDK request path rewrite (issue 26)',
   'sdk/src/internal/transport.ts -> sdk/src/retry.ts': 'SDK request path rewrite (issue 26)',
+  'cycle: cli/src/import/run.ts <-> cli/src/import/send.ts':
+    'the CLI import cycle (issue 26, "Folders hide the domain")',
 };
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -104,6 +107,45 @@ function violations(pkg: Package, files: Record<string, string>): string[] {
   return found;
 }
 
+/**
+ * The import cycles among `files` (path under src → text): each set of files that reach one
+ * another through their imports (Tarjan's strongly connected components), sorted.
+ */
+function cyclesOf(pkg: Package, files: Record<string, string>): string[] {
+  const edges = new Map<string, string[]>();
+  for (const [path, text] of Object.entries(files)) {
+    const targets = importsOf(text).map((specifier) => join(dirname(path), specifier).split(sep).join('/'));
+    edges.set(
+      path,
+      targets.flatMap((t) => [t.replace(/\.js$/, '.ts'), t.replace(/\.js$/, '.tsx')]).filter((t) => t in files),
+    );
+  }
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const cycles: string[] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) visit(w);
+      if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, low.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component = stack.splice(stack.indexOf(v));
+    if (component.length > 1)
+      cycles.push(
+        `cycle: ${component
+          .sort()
+          .map((f) => `${pkg.src}/${f}`)
+          .join(' <-> ')}`,
+      );
+  };
+  for (const v of edges.keys()) if (!index.has(v)) visit(v);
+  return cycles;
+}
+
 function sourcesOf(pkg: Package): Record<string, string> {
   const dir = join(repo, pkg.src);
   const files: Record<string, string> = {};
@@ -132,6 +174,21 @@ describe('the checker', () => {
     ]);
   });
 
+  it('finds an import cycle, also through a file between', () => {
+    const files = {
+      'tasks/index.ts': "import { a } from './a.js';",
+      'tasks/a.ts': "import type { C } from './index.js';\nimport { b } from './b.js';",
+      'tasks/b.ts': "import type { C } from './context.js';",
+      'tasks/context.ts': '',
+      'lib/x.ts': "import { y } from './y.js';",
+      'lib/y.ts': "import { x } from './x.js';",
+    };
+    expect(cyclesOf(pkg, files)).toEqual([
+      'cycle: server/src/tasks/a.ts <-> server/src/tasks/index.ts',
+      'cycle: server/src/lib/x.ts <-> server/src/lib/y.ts',
+    ]);
+  });
+
   it('refuses a folder that the table does not place', () => {
     expect(violations(pkg, { 'jobs/a.ts': '' })).toEqual([
       'server/src/jobs/a.ts: layer "jobs" is not in the table of server/src',
@@ -140,9 +197,12 @@ describe('the checker', () => {
 });
 
 describe('the tree', () => {
-  const found = PACKAGES.flatMap((pkg) => violations(pkg, sourcesOf(pkg)));
+  const found = PACKAGES.flatMap((pkg) => {
+    const files = sourcesOf(pkg);
+    return [...violations(pkg, files), ...cyclesOf(pkg, files)];
+  });
 
-  it('imports along the layers only', () => {
+  it('imports along the layers only, and in no cycle', () => {
     expect(found.filter((v) => !(v in KNOWN))).toEqual([]);
   });
 
