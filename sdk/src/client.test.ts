@@ -532,7 +532,7 @@ describe('client credentials', () => {
   });
 });
 
-describe('calls without a Request of their own (no middleware)', () => {
+describe('middleware, signals and the Request of a call', () => {
   it('still gives middleware registered with use() a real Request, and stops after eject()', async () => {
     const seen: { header: string | null; idempotencyKey: string | null }[] = [];
     server.use(
@@ -558,6 +558,54 @@ describe('calls without a Request of their own (no middleware)', () => {
     expect(requests[0]).toBeInstanceOf(Request);
     expect(seen.map((s) => s.header)).toEqual(['abc', null]);
     expect(seen.every((s) => s.idempotencyKey !== null)).toBe(true);
+  });
+
+  it('resends the body of a Request that middleware replaced on every retry, with one key', async () => {
+    const seen: { key: string | null; trace: string | null; body: unknown }[] = [];
+    server.use(
+      http.post(`${api}/tags`, async ({ request }) => {
+        seen.push({
+          key: request.headers.get('idempotency-key'),
+          trace: request.headers.get('x-trace'),
+          body: await request.json(),
+        });
+        return seen.length < 3
+          ? HttpResponse.json({ message: 'busy', error: 'server_error' }, { status: 503 })
+          : HttpResponse.json({ success: true, data: tag }, { status: 201 });
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, token: token(), retry: fast });
+    // The replacement's body is the original's stream, piped through (not a string).
+    client.use({ onRequest: ({ request }) => new Request(request, { headers: { 'x-trace': 'global' } }) });
+    const middleware = [
+      {
+        onRequest: ({ request }: { request: Request }) => {
+          expect(request.headers.get('x-trace')).toBe('global');
+          return new Request(request, { headers: { 'x-trace': 'own', 'content-type': 'application/json' } });
+        },
+      },
+    ];
+    const { response } = await client.POST('/tags', { body: tagBody, middleware });
+    expect(response.status).toBe(201);
+    expect(seen).toHaveLength(3);
+    expect(seen.map((s) => s.body)).toEqual([tagBody, tagBody, tagBody]);
+    expect(seen.map((s) => s.trace)).toEqual(['own', 'own', 'own']);
+    expect(seen[0]?.key).toMatch(/^[0-9a-f-]{36}$/);
+    expect(new Set(seen.map((s) => s.key)).size).toBe(1);
+  });
+
+  it('rejects with the reason of a signal aborted before the call, sending nothing', async () => {
+    let calls = 0;
+    server.use(
+      http.get(`${api}/tags`, () => {
+        calls++;
+        return HttpResponse.json({});
+      }),
+    );
+    const client = createLoyaltyClient({ baseUrl: api, token: token() });
+    const reason = new Error('already stopped');
+    await expect(client.GET('/tags', { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    expect(calls).toBe(0);
   });
 
   it("gives a call's own middleware a real Request, and only that call's", async () => {

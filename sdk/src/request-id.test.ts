@@ -47,7 +47,7 @@ describe('X-Request-Id on every request', () => {
     expect(requestIdOf(result.response)).toBe(ids[2]);
   });
 
-  it('uses a new UUID for every call (lean path, openapi-fetch path with middleware, POST)', async () => {
+  it('uses a new UUID for every call (GET, POST, with its own or a registered middleware)', async () => {
     const ids = recording();
     const client = createLoyaltyClient({ baseUrl: api, token: token(), retry: fast });
     await client.GET('/tags');

@@ -5,11 +5,8 @@
  * AbortSignal stops any wait at once.
  */
 import { LoyaltyError } from './errors.js';
-import { CallRequest, ReplayableRequest } from './internal/call-request.js';
-import { setHeader, type HeaderBag } from './internal/headers.js';
 import { callerRequestId, noteSentRequestId, REQUEST_ID_HEADER, requestIdSequence } from './internal/request-ids.js';
 import { parseRetryAfter } from './internal/retry-after.js';
-import { neverAborted } from './internal/signals.js';
 import { sleep } from './internal/sleep.js';
 
 export interface RetryOptions {
@@ -44,8 +41,8 @@ export interface AttemptContext {
   timeoutMs: number;
   /** The caller's signal. */
   signal: AbortSignal;
-  /** The request's headers, shared by all attempts: set credentials here (`setHeader`) before sending. */
-  headers: HeaderBag;
+  /** The request's headers, shared by all attempts: set credentials here before sending. */
+  headers: Headers;
   /**
    * Sends this attempt with `signal` (default: the caller's), with a request id of its own in
    * `X-Request-Id` (see request-id.ts). Every attempt is a new request made
@@ -64,16 +61,6 @@ export interface AttemptContext {
 
 /** One attempt: `ctx.send(...)` once (or again after a 401), resolving with the response or throwing. */
 export type Attempt = (ctx: AttemptContext) => Promise<Response>;
-
-async function replayableBody(template: Request): Promise<BodyInit | undefined> {
-  if (
-    template instanceof ReplayableRequest &&
-    template.replayBody != null &&
-    !(template.replayBody instanceof ReadableStream)
-  )
-    return template.replayBody;
-  return template.body ? await template.arrayBuffer() : undefined;
-}
 
 const retryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
 
@@ -131,45 +118,32 @@ function toThrown(error: unknown, requestId: string | undefined): LoyaltyError {
  * (`network_error` or `timeout`) when no attempt produced a response.
  */
 export async function sendWithRetry(
-  template: Request | CallRequest,
+  template: Request,
   attempt: Attempt,
   options: Required<RetryOptions> | false,
   timeoutMs: number,
   random = Math.random,
 ): Promise<Response> {
-  const call = template instanceof CallRequest ? template : undefined;
-  const signal = call ? (call.signal ?? neverAborted) : (template as Request).signal;
-  const callerSignal = template instanceof ReplayableRequest && !template.abortable ? neverAborted : signal;
+  const { signal, headers } = template;
   const maxAttempts = options ? options.maxAttempts : 1;
   const deadlineMs = options ? options.deadlineMs : Infinity;
-  const body = call ? call.body : await replayableBody(template as Request);
+  // The body's bytes, read once: each attempt sends them (the template's own stream is used up).
+  const body = template.body ? await template.arrayBuffer() : undefined;
   const start = Date.now();
   let waited = 0;
   const elapsed = () => Date.now() - start - waited;
-  const headers = template.headers;
   const nextId = requestIdSequence(callerRequestId(headers));
   let lastId: string | undefined;
-  const sendOne = call
-    ? // No signal at all for undici when none can abort (it would tie the attempt's Request to it).
-      (fetchFn: FetchWithInit, s: AbortSignal) =>
-        fetchFn(call.url, {
-          method: call.method,
-          headers: call.headers,
-          body,
-          signal: s === neverAborted ? undefined : s,
-        })
-    : (fetchFn: FetchWithInit, s: AbortSignal) =>
-        fetchFn(template as Request, body === undefined ? { signal: s } : { body, signal: s });
   const ctx: AttemptContext = {
     attempt: 0,
     timeoutMs,
-    signal: callerSignal,
+    signal,
     headers,
     send: (fetchFn, s = signal) => {
       const id = nextId();
       lastId = id;
-      setHeader(headers, REQUEST_ID_HEADER, id);
-      return sendOne(fetchFn, s).then((response) => {
+      headers.set(REQUEST_ID_HEADER, id);
+      return fetchFn(template, body === undefined ? { signal: s } : { body, signal: s }).then((response) => {
         noteSentRequestId(response, id);
         return response;
       });
@@ -213,10 +187,9 @@ export async function fetchWithTimeout(
   if (!(timeoutMs > 0 && timeoutMs < Infinity)) return send(signal);
   // One controller for both causes (a forwarding listener costs a fraction of AbortSignal.any).
   const controller = new AbortController();
-  // Nothing to forward from the never-aborted stand-in (the usual case: no caller signal).
-  const forward = signal === neverAborted ? undefined : () => controller.abort(signal.reason);
+  const forward = () => controller.abort(signal.reason);
   if (signal.aborted) controller.abort(signal.reason);
-  else if (forward) signal.addEventListener('abort', forward, { once: true });
+  else signal.addEventListener('abort', forward, { once: true });
   const timer = setTimeout(
     () =>
       controller.abort(new LoyaltyError({ status: 0, code: 'timeout', message: `No response within ${timeoutMs} ms` })),
@@ -226,6 +199,6 @@ export async function fetchWithTimeout(
     return await send(controller.signal);
   } finally {
     clearTimeout(timer);
-    if (forward) signal.removeEventListener('abort', forward);
+    signal.removeEventListener('abort', forward);
   }
 }

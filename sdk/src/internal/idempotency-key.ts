@@ -3,13 +3,11 @@
  * a random UUID) that all its retries reuse, so a retry after a lost response never runs the
  * action twice. `POST /oauth/token` is left alone (issuing a token is not an action to replay).
  */
-import { hasHeader, setHeader, type HeaderBag } from './headers.js';
-
 const keyedMethods = new Set(['POST', 'PUT', 'PATCH']);
 
-export function ensureIdempotencyKey(request: { method: string; url: string; headers: HeaderBag }): void {
-  if (!keyedMethods.has(request.method) || hasHeader(request.headers, 'idempotency-key')) return;
+export function ensureIdempotencyKey(request: Request): void {
+  if (!keyedMethods.has(request.method) || request.headers.has('idempotency-key')) return;
   const q = request.url.indexOf('?');
   if ((q === -1 ? request.url : request.url.slice(0, q)).endsWith('/oauth/token')) return;
-  setHeader(request.headers, 'idempotency-key', crypto.randomUUID());
+  request.headers.set('idempotency-key', crypto.randomUUID());
 }

@@ -1,5 +1,4 @@
 /** The ids the SDK sends its requests with (request-id.ts tells how), and the id each response's request had. */
-import type { HeaderBag } from './headers.js';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
@@ -12,10 +11,7 @@ export function noteSentRequestId(response: Response, id: string): void {
 }
 
 /** The caller's `X-Request-Id` in `headers`, if any. */
-export function callerRequestId(headers: HeaderBag): string | undefined {
-  const value = headers instanceof Headers ? headers.get(REQUEST_ID_HEADER) : headers[REQUEST_ID_HEADER];
-  return value ?? undefined;
-}
+export const callerRequestId = (headers: Headers): string | undefined => headers.get(REQUEST_ID_HEADER) ?? undefined;
 
 /**
  * Makes the ids of one call's requests: `next()` is the caller's id every time when it set one,

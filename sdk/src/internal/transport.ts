@@ -27,14 +27,9 @@ import {
   type FetchWithInit,
   type RetryOptions,
 } from '../retry.js';
-import type { CallRequest } from './call-request.js';
-import { hasHeader, setHeader } from './headers.js';
 import { ensureIdempotencyKey } from './idempotency-key.js';
-import { abortable } from './signals.js';
 
 export type FetchLike = (request: Request) => Promise<Response>;
-/** What the client hands its transport: a Request, or a `CallRequest` when no middleware sees it. */
-type Sendable = Request | CallRequest;
 
 export interface TransportOptions {
   /** Without a trailing slash. */
@@ -48,7 +43,8 @@ export interface TransportOptions {
   pacing?: boolean | PacingOptions | undefined;
 }
 
-export function createTransport(options: TransportOptions): (request: Sendable) => Promise<Response> {
+/** The client's `fetch` (openapi-fetch's `fetch` option): the Request of a call, after any middleware. */
+export function createTransport(options: TransportOptions): FetchLike {
   const { baseUrl, userAgent } = options;
   // The global fetch is looked up per call, so one patched later (msw in tests) is used. A custom
   // fetch gets a Request; the global one gets (template, init) and builds the only copy itself.
@@ -79,7 +75,7 @@ export function createTransport(options: TransportOptions): (request: Sendable) 
   async function sendAs(token: string, ctx: AttemptContext): Promise<Response> {
     const limiter = pacing && limiterFor(baseUrl, token, pacing);
     if (!limiter) {
-      setHeader(ctx.headers, 'authorization', `Bearer ${token}`);
+      ctx.headers.set('authorization', `Bearer ${token}`);
       return fetchWithTimeout((signal) => ctx.send(baseFetch, signal), ctx.signal, ctx.timeoutMs);
     }
     let ticket = ctx.signal.aborted ? undefined : limiter.tryAcquire();
@@ -87,13 +83,13 @@ export function createTransport(options: TransportOptions): (request: Sendable) 
       const waitStart = Date.now();
       pacing.onWait?.({ waiting: true, waitedMs: 0 });
       try {
-        ticket = await limiter.acquire(abortable(ctx.signal));
+        ticket = await limiter.acquire(ctx.signal);
       } finally {
         pacing.onWait?.({ waiting: false, waitedMs: Date.now() - waitStart });
       }
       ctx.waited(Date.now() - waitStart);
     }
-    setHeader(ctx.headers, 'authorization', `Bearer ${token}`);
+    ctx.headers.set('authorization', `Bearer ${token}`);
     let response: Response | undefined;
     try {
       response = await fetchWithTimeout((signal) => ctx.send(baseFetch, signal), ctx.signal, ctx.timeoutMs);
@@ -126,15 +122,15 @@ export function createTransport(options: TransportOptions): (request: Sendable) 
     return async (ctx) => {
       let token = pinned;
       if (!token) {
-        const got = await tokens.get(abortable(ctx.signal));
+        const got = await tokens.get(ctx.signal);
         if (got instanceof Response) return got;
         pin(got, ctx);
         token = got;
       }
-      const unsafe = mayHaveRun && hasHeader(ctx.headers, 'idempotency-key');
+      const unsafe = mayHaveRun && ctx.headers.has('idempotency-key');
       const response = await send(token, ctx);
       if (response.status !== 401 || unsafe || !tokens.invalidate(token.value)) return response;
-      const fresh = await tokens.get(abortable(ctx.signal));
+      const fresh = await tokens.get(ctx.signal);
       if (fresh instanceof Response) return fresh;
       response.body?.cancel().catch(() => {});
       pin(fresh, ctx);
@@ -148,7 +144,7 @@ export function createTransport(options: TransportOptions): (request: Sendable) 
 
   return (request) => {
     ensureIdempotencyKey(request);
-    if (userAgent) setHeader(request.headers, 'user-agent', userAgent);
+    if (userAgent) request.headers.set('user-agent', userAgent);
     return sendWithRetry(request, fixedAttempt ?? pinnedTokenAttempts(), retry, timeoutMs);
   };
 }
