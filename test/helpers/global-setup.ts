@@ -50,7 +50,7 @@ export default async function setup(project: TestProject) {
 
 const KEY = Symbol.for('loyalty.test.runDatabase');
 type Shared = { users: number; started: Promise<{ db: RunDatabase; stop: () => Promise<void> }> };
-const holder = globalThis as unknown as { [KEY]?: Shared };
+const holder = globalThis as typeof globalThis & { [KEY]?: Shared };
 
 const shared = {
   async acquire(): Promise<RunDatabase> {
