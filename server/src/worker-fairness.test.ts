@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../test/helpers/server.js';
 import { until as untilTruthy } from '../../test/helpers/until.js';
 import { subscribeWebhook } from '../../test/helpers/webhook-receiver.js';
-import { fanOutEvents } from './services/deliveries.js';
+import { fanOutEvents } from './services/webhooks/deliveries.js';
 import { startWorker, type WorkerRunner } from './worker.js';
 
 /**

@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { longPollStats, OPEN_POLLS_PER_CLIENT } from '../../server/src/services/event-feed.js';
-import { LIVE_TOKENS_PER_CLIENT } from '../../server/src/services/tokens.js';
+import { longPollStats, OPEN_POLLS_PER_CLIENT } from '../../server/src/services/webhooks/event-feed.js';
+import { LIVE_TOKENS_PER_CLIENT } from '../../server/src/services/platform/tokens.js';
 import { fetchToken, type LiveServer, startLiveServer } from '../helpers/live-server.js';
 import { until } from '../helpers/until.js';
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../server/src/db/embedded.js';
 import { migrate } from '../../server/src/db/migrate.js';
 import { createPool } from '../../server/src/db/pool.js';
-import { loadFixtureFile } from '../../server/src/services/fixtures.js';
+import { loadFixtureFile } from '../../server/src/services/platform/fixtures.js';
 import { fetchToken } from '../helpers/live-server.js';
 import { buildServer, root, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 

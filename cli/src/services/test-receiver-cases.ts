@@ -50,7 +50,7 @@ function memberCreated(organizationId: string, brandId: string, now: Date): { id
   return { id: event.id, body: JSON.stringify(event) };
 }
 
-/** The headers of one attempt, as server/src/services/deliveries.ts sendAttempt sends them. */
+/** The headers of one attempt, as server/src/services/webhooks/deliveries.ts sendAttempt sends them. */
 function signed(
   body: string,
   id: string,

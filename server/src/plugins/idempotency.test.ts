@@ -9,7 +9,7 @@ import { sha256 } from '../lib/hash.js';
 import { respondInTransaction } from '../lib/respond.js';
 import { oauthRoutes } from '../routes/oauth.js';
 import { createServer } from '../server.js';
-import { claimIdempotencyKey, requestHash, scopeHash } from '../services/idempotency.js';
+import { claimIdempotencyKey, requestHash, scopeHash } from '../services/platform/idempotency.js';
 
 let ts: TestServer;
 beforeAll(async () => {

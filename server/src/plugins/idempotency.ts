@@ -10,8 +10,8 @@ import {
   scopeHash,
   storeIdempotentResponse,
   type StoredResponse,
-} from '../services/idempotency.js';
-import type { Principal } from '../services/tokens.js';
+} from '../services/platform/idempotency.js';
+import type { Principal } from '../services/platform/tokens.js';
 import { JSON_TYPE } from '../routes/route-options.js';
 import { purgeWhileStarted } from '../lib/purge-while-started.js';
 

@@ -4,7 +4,7 @@ import { pluginServer, remainingAfterStart } from '../../../test/helpers/plugin-
 import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
 import { sha256 } from '../lib/hash.js';
 import { createServer } from '../server.js';
-import { issueToken, LIVE_TOKENS_PER_CLIENT } from '../services/tokens.js';
+import { issueToken, LIVE_TOKENS_PER_CLIENT } from '../services/platform/tokens.js';
 
 // An hour-long window, so no test straddles a window boundary.
 const WINDOW = 3600;

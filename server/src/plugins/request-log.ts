@@ -1,7 +1,7 @@
 import type { Plugin, Request } from '@hapi/hapi';
 import hapiPino from 'hapi-pino';
 import type { Logger } from '../lib/logger.js';
-import type { Principal } from '../services/tokens.js';
+import type { Principal } from '../services/platform/tokens.js';
 import { routeTemplateOf } from '../lib/route-template.js';
 import { requestIdOf } from './request-id.js';
 

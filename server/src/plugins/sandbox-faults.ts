@@ -8,8 +8,8 @@ import {
   FaultPreferenceError,
   parseFaultPreference,
   purgeFaultCounters,
-} from '../services/sandbox-faults.js';
-import type { Principal } from '../services/tokens.js';
+} from '../services/sandbox/sandbox-faults.js';
+import type { Principal } from '../services/platform/tokens.js';
 import { requestIdOf } from './request-id.js';
 
 declare module '@hapi/hapi' {

@@ -1,5 +1,5 @@
 import type { Task } from 'graphile-worker';
-import { fanOutEvents } from '../services/deliveries.js';
+import { fanOutEvents } from '../services/webhooks/deliveries.js';
 import type { TaskContext } from './index.js';
 
 /** Queued with the events (services/events.ts): creates their deliveries and wakes the subscriptions' lanes. */

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { Sql } from '../db/pool.js';
 import { createWebhookClient, type WebhookClient } from '../lib/safe-fetch.js';
 import type { Resolver } from '../lib/ssrf.js';
-import type { DeliveryContext } from '../services/deliveries.js';
+import type { DeliveryContext } from '../services/webhooks/deliveries.js';
 import { deliverWebhookTask } from './deliver_webhook.js';
 import { fanOutEventsTask } from './fan_out_events.js';
 import { issueVoucherRoundTask } from './issue_voucher_round.js';
