@@ -4,8 +4,8 @@
 import type { Context } from '../../context.js';
 import type { SettingSource } from '../../config.js';
 import { CliError, usageError } from '../../errors.js';
-import { request } from '../api.js';
-import { closestEventType } from '../webhooks.js';
+import { request } from '../shared/api.js';
+import { closestEventType } from '../webhooks/webhooks.js';
 import { findEvent, markFeed } from './feed.js';
 import { EVENT_TYPES } from '../../domain.js';
 import { type Recipe, type RecipeInput, recipeOf, TRIGGER_TYPES, type TriggerType } from './recipes.js';
