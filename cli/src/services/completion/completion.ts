@@ -4,7 +4,7 @@
 // have a provider below. Loaded by `loyalty __complete` on every Tab: no SDK, no network, no ink.
 import { join } from 'node:path';
 import type { Argument, Command, Option } from 'commander';
-import { configDir, readConfigFile, SETTING_KEYS } from '../../config.js';
+import { configDir, readConfigFile, SETTING_KEYS } from '../../settings.js';
 import { EVENT_TYPES } from '../../domain.js';
 import { API_METHODS, operationPaths } from '../api/api-command-operations.js';
 import { TRIGGER_TYPES } from '../trigger/recipes.js';

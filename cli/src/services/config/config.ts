@@ -8,7 +8,7 @@ import {
   SETTING_KEYS,
   updateProfile,
   type SettingKey,
-} from '../../config.js';
+} from '../../settings.js';
 import { CliError, usageError } from '../../errors.js';
 
 export function listConfig(ctx: Context): void {

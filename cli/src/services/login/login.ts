@@ -1,7 +1,7 @@
 // `loyalty login`: store client credentials (or a token) in a profile, after checking them.
 import { createLoyaltyClient, toLoyaltyError } from '@loyalty/sdk';
 import { requireHttpUrl, USER_AGENT, type Context } from '../../context.js';
-import { updateProfile } from '../../config.js';
+import { updateProfile } from '../../settings.js';
 import { prompt, readSecretStdin } from '../../secrets.js';
 import { observedFetch } from '../../request-log.js';
 import { apiFailure, request } from '../shared/api.js';

@@ -13,7 +13,7 @@
 // answered, as with a real delivery; it is listed in `rejected` of the state and printed.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writePrivateFile } from '../../config.js';
+import { writePrivateFile } from '../../settings.js';
 
 export interface Unsettled {
   id: string;

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isLoyaltyError } from '@loyalty/sdk';
 import type { Context } from '../../context.js';
-import { readProfile, updateProfile } from '../../config.js';
+import { readProfile, updateProfile } from '../../settings.js';
 import { CliError, ExitCode, usageError } from '../../errors.js';
 import { call } from '../shared/api.js';
 import { backoffDelay, DestinationQueue, type FeedEvent, type ForwardReport } from './listen-forward.js';
