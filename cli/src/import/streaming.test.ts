@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { retainedBytes } from '../testing/retained.js';
 import { tempConfigHome } from '../testing/run-cli.js';
-import { type ImportRequest, runImport, type SendSignups } from './run.js';
+import { type ImportRequest, runImport } from './run.js';
+import type { SendSignups } from './send-signups.js';
 
 /** `rows` CSV rows made as they are read, every `badEvery`th (0: none) with an address that is not one. */
 function generated(rows: number, badEvery: number, counter = { rows: 0 }) {
