@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -19,6 +20,18 @@ const OWN_POSTGRES = [
 const server = { include: ['server/src/**/*.test.ts'], testTimeout: 30000, hookTimeout: 60000 };
 const e2e = { include: ['test/**/*.test.ts'], testTimeout: 120000, hookTimeout: 120000 };
 
+/**
+ * The tests' helpers behind one import path: `#test-helpers/<file>.js` is test/helpers/<file>.ts
+ * (servers, databases, receivers), `#test-helpers/cli-unit/<file>.js` the CLI's in-process helpers
+ * in cli/src/testing/. tsconfig.check.json maps the same paths for the type check.
+ */
+const testHelpers = {
+  alias: [
+    { find: /^#test-helpers\/cli-unit\//, replacement: fileURLToPath(new URL('./cli/src/testing/', import.meta.url)) },
+    { find: /^#test-helpers\//, replacement: fileURLToPath(new URL('./test/helpers/', import.meta.url)) },
+  ],
+};
+
 // One runner for the whole repository. Server and cross-part tests share one embedded
 // PostgreSQL started by the global setup (a template database migrated once, cloned per file).
 // With LOYALTY_TEST_DATABASE_URL (a superuser's URL of a PostgreSQL 14–18 the machine runs;
@@ -33,12 +46,13 @@ export default defineConfig({
           typecheck: { enabled: true, include: ['sdk/src/**/*.test-d.ts'], tsconfig: 'sdk/tsconfig.test.json' },
         },
       },
-      { test: { name: 'cli', include: ['cli/src/**/*.test.{ts,tsx}'] } },
-      { test: { name: 'server', ...server, globalSetup: ['test/helpers/global-setup.ts'] } },
-      { test: { name: 'e2e', ...e2e, globalSetup: ['test/helpers/global-setup.ts'] } },
+      { resolve: testHelpers, test: { name: 'cli', include: ['cli/src/**/*.test.{ts,tsx}'] } },
+      { resolve: testHelpers, test: { name: 'server', ...server, globalSetup: ['test/helpers/global-setup.ts'] } },
+      { resolve: testHelpers, test: { name: 'e2e', ...e2e, globalSetup: ['test/helpers/global-setup.ts'] } },
       ...(process.env.LOYALTY_TEST_DATABASE_URL
         ? [
             {
+              resolve: testHelpers,
               test: {
                 name: 'external-pg',
                 ...e2e,

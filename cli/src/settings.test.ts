@@ -2,7 +2,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configDir, resolveConfig, updateProfile } from './settings.js';
-import { runCli, tempConfigHome } from './testing/run-cli.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 
 describe('resolveConfig', () => {
   const file = {

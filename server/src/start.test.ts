@@ -15,7 +15,7 @@ import {
   root,
   spawnStart,
   startServerProcess,
-} from '../../test/helpers/server-process.js';
+} from '#test-helpers/server-process.js';
 
 let dataDir: string;
 

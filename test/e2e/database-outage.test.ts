@@ -8,8 +8,8 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../server/src/d
 import { migrate } from '../../server/src/db/migrate.js';
 import { createPool } from '../../server/src/db/pool.js';
 import { loadFixtureFile } from '../../server/src/services/platform/fixtures.js';
-import { fetchToken } from '../helpers/live-server.js';
-import { buildServer, root, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { fetchToken } from '#test-helpers/live-server.js';
+import { buildServer, root, startServerProcess, type ServerProcess } from '#test-helpers/server-process.js';
 
 /**
  * Issue 12: PostgreSQL stopped under load. The real server process on a PostgreSQL of this test's

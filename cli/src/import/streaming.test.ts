@@ -2,8 +2,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { retainedBytes } from '../testing/retained.js';
-import { tempConfigHome } from '../testing/run-cli.js';
+import { retainedBytes } from '#test-helpers/cli-unit/retained.js';
+import { tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 import { type ImportRequest, runImport } from './run.js';
 import type { SendSignups } from './send-signups.js';
 

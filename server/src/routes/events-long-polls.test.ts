@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
-import { until } from '../../../test/helpers/until.js';
+import { createTestServer, type TestServer } from '#test-helpers/server.js';
+import { until } from '#test-helpers/until.js';
 import { sha256 } from '../lib/hash.js';
 import { longPollStats, OPEN_POLLS_PER_CLIENT } from '../services/webhooks/event-feed.js';
 import { recordEvents } from '../services/webhooks/events.js';

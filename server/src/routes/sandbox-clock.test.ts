@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type Json, type TestServer } from '../../../test/helpers/server.js';
+import { createTestServer, type Json, type TestServer } from '#test-helpers/server.js';
 import { sha256 } from '../lib/hash.js';
 import { claimDueDeliveries } from '../services/webhooks/deliveries-claim.js';
 import { fanOutEvents } from '../services/webhooks/deliveries.js';

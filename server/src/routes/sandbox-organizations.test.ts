@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type Json, type TestServer } from '../../../test/helpers/server.js';
+import { createTestServer, type Json, type TestServer } from '#test-helpers/server.js';
 import type { Schemas } from '../lib/schemas.js';
 import { MAX_LIVE_PER_CREATOR, removeExpiredOrganizations } from '../services/sandbox/sandbox-organizations.js';
 

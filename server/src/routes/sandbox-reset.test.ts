@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type Json, type TestServer } from '../../../test/helpers/server.js';
+import { createTestServer, type Json, type TestServer } from '#test-helpers/server.js';
 import { sha256 } from '../lib/hash.js';
 import { readMemberCount } from '../services/members/member-counts.js';
 

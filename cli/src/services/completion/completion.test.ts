@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../domain.js';
 import { buildProgram } from '../../main.js';
-import { runCli, tempConfigHome } from '../../testing/run-cli.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 import { complete } from './completion.js';
 import { TRIGGER_TYPES } from '../trigger/recipes.js';
 

@@ -1,8 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { API, fakeApiServer } from '../../testing/fake-api.js';
-import { runCli, tempConfigHome } from '../../testing/run-cli.js';
+import { API, fakeApiServer } from '#test-helpers/cli-unit/fake-api.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 
 fakeApiServer();
 

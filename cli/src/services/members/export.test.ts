@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { API, addMembers, type FakeApi, fakeApiServer, loggedInEnv } from '../../testing/fake-api.js';
-import { runCli, tempConfigHome } from '../../testing/run-cli.js';
+import { API, addMembers, type FakeApi, fakeApiServer, loggedInEnv } from '#test-helpers/cli-unit/fake-api.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 import { csvRecord } from './export.js';
 
 let api: FakeApi;

@@ -2,8 +2,8 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { addMembers, API, loggedInEnv, type FakeApi, fakeApiServer } from '../../testing/fake-api.js';
-import { runCli, tempConfigHome } from '../../testing/run-cli.js';
+import { addMembers, API, loggedInEnv, type FakeApi, fakeApiServer } from '#test-helpers/cli-unit/fake-api.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 
 let api: FakeApi;
 /** Called as each PUT /bulk/members arrives (1, 2, …); false leaves it unapplied and unanswered. */

@@ -2,8 +2,8 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { loggedInEnv, type FakeApi, fakeApiServer } from '../../testing/fake-api.js';
-import { runCli, tempConfigHome } from '../../testing/run-cli.js';
+import { loggedInEnv, type FakeApi, fakeApiServer } from '#test-helpers/cli-unit/fake-api.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 
 let api: FakeApi;
 const server = fakeApiServer({

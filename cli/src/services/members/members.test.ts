@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { API, loggedInEnv, type FakeApi, fakeApiServer, addMembers } from '../../testing/fake-api.js';
-import { runCli, tempConfigHome } from '../../testing/run-cli.js';
+import { API, loggedInEnv, type FakeApi, fakeApiServer, addMembers } from '#test-helpers/cli-unit/fake-api.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 import { EXPORT_COLUMNS } from './export.js';
 
 let api: FakeApi;

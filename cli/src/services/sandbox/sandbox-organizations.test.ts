@@ -2,8 +2,8 @@ import type { components } from '@loyalty/sdk';
 import { execFileSync } from 'node:child_process';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { API, fakeApiServer, loggedInEnv, type FakeApi } from '../../testing/fake-api.js';
-import { runCli, tempConfigHome } from '../../testing/run-cli.js';
+import { API, fakeApiServer, loggedInEnv, type FakeApi } from '#test-helpers/cli-unit/fake-api.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 import { shellQuote } from './sandbox-organizations.js';
 
 let api: FakeApi;

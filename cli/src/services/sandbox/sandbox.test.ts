@@ -1,7 +1,7 @@
 import { mockLoyaltyApi, type MockLoyaltyApi } from '@loyalty/sdk/testing';
 import { describe, expect, it } from 'vitest';
-import { API, fakeApiServer, loggedInEnv } from '../../testing/fake-api.js';
-import { runCli, tempConfigHome } from '../../testing/run-cli.js';
+import { API, fakeApiServer, loggedInEnv } from '#test-helpers/cli-unit/fake-api.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 
 // `loyalty sandbox clock …` and `loyalty sandbox reset` on the mock API: a token of one
 // organization needs no --organization; a token of several names one with --organization (sent as

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { http, HttpResponse } from 'msw';
-import { API, loggedInEnv, type FakeApi, fakeApiServer, addMembers } from '../../testing/fake-api.js';
-import { runCli, tempConfigHome } from '../../testing/run-cli.js';
+import { API, loggedInEnv, type FakeApi, fakeApiServer, addMembers } from '#test-helpers/cli-unit/fake-api.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 import { memberReference } from './tags.js';
 
 let api: FakeApi;

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { constructEvent } from '@loyalty/sdk/webhooks';
 import { http, HttpResponse, delay } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { API, loggedInEnv, fakeApiServer } from '../../testing/fake-api.js';
-import { runCli, tempConfigHome } from '../../testing/run-cli.js';
+import { API, loggedInEnv, fakeApiServer } from '#test-helpers/cli-unit/fake-api.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 import { stateFileOf } from './listen-resume.js';
 import { readHeaderLines, RecentIds } from './listen.js';
 

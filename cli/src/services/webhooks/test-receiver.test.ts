@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { constructEvent, WebhookVerificationError } from '@loyalty/sdk/webhooks';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { runCli, tempConfigHome } from '../../testing/run-cli.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 import { type CaseResult, testReceiver } from './test-receiver.js';
 
 const secret = 'whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=';

@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { signPayload } from '@loyalty/sdk/webhooks';
 import { describe, expect, it } from 'vitest';
-import { runCli, tempConfigHome } from '../../testing/run-cli.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 import { parseHeaders } from './verify.js';
 
 interface Vector {

@@ -2,7 +2,7 @@
 // deleting a member from its last brand take row locks in place of the key, so a link can never
 // outlive its member. Each test holds one transaction open mid-way and runs the other against it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../../test/helpers/db.js';
+import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
 import type { Db } from '../../db/pool.js';
 import { createMember, deleteMemberFromBrand } from './members.js';
 import { importSignups } from './members-signups.js';

@@ -2,7 +2,7 @@
 // known members newly linked, never a member that was linked already), identifiers only, and one
 // fan_out_events job for exactly those events when the organization listens to member.created.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../../test/helpers/db.js';
+import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
 import { importSignups } from './members-signups.js';
 
 let db: TestDatabase;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../../test/helpers/db.js';
+import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
 import type { DomainError } from '../platform/errors.js';
 import { createMember } from '../members/members.js';
 import { issuePassToMember } from './passes-issue.js';

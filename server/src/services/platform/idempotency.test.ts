@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../../test/helpers/db.js';
+import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
 import { unixSocketOf, type Sql } from '../../db/pool.js';
 import {
   claimIdempotencyKey,

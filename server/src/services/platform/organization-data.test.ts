@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type Json, type TestServer } from '../../../../test/helpers/server.js';
+import { createTestServer, type Json, type TestServer } from '#test-helpers/server.js';
 import { fanOutEvents } from '../webhooks/deliveries.js';
 import { deleteOrganizationData, GLOBAL_TABLES, ORGANIZATION_TABLES } from './organization-data.js';
 

@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../../test/helpers/db.js';
+import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
 import { unixSocketOf, type Sql } from '../../db/pool.js';
 import { countRequest, createRequestCounter, purgeRateLimits } from './rate-limits.js';
 

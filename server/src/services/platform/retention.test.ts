@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../../test/helpers/db.js';
+import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
 import { loadConfig, type Config } from '../../config.js';
 import type { Sql } from '../../db/pool.js';
 import { pruneOldRowsTask } from '../../tasks/prune_old_rows.js';

@@ -1,6 +1,6 @@
 import { run, type Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../../test/helpers/server.js';
+import { createTestServer, type TestServer } from '#test-helpers/server.js';
 import { quietLogger } from '../../db/migrate.js';
 import type { Sql } from '../../db/pool.js';
 import { createTaskList } from '../../tasks/index.js';

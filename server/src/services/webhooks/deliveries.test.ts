@@ -2,14 +2,14 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import type { TestServer } from '../../../../test/helpers/server.js';
-import { until } from '../../../../test/helpers/until.js';
-import { subscribeWebhook, useWebhookTestBed } from '../../../../test/helpers/webhook-receiver.js';
+import type { TestServer } from '#test-helpers/server.js';
+import { until } from '#test-helpers/until.js';
+import { subscribeWebhook, useWebhookTestBed } from '#test-helpers/webhook-receiver.js';
 import type { Config } from '../../config.js';
 import type { Schemas } from '../../lib/schemas.js';
 import { snippetOf } from '../../lib/safe-fetch.js';
 import type { Resolver } from '../../lib/ssrf.js';
-import { resolverTo } from '../../../../test/helpers/resolver.js';
+import { resolverTo } from '#test-helpers/resolver.js';
 import { startWorker } from '../../worker.js';
 import { recordEvents } from './events.js';
 

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { TEST_SECRET_KEY, type TestServer } from '../../../../test/helpers/server.js';
-import { until } from '../../../../test/helpers/until.js';
-import { emitMemberCreated, subscribeWebhook, useWebhookTestBed } from '../../../../test/helpers/webhook-receiver.js';
+import { TEST_SECRET_KEY, type TestServer } from '#test-helpers/server.js';
+import { until } from '#test-helpers/until.js';
+import { emitMemberCreated, subscribeWebhook, useWebhookTestBed } from '#test-helpers/webhook-receiver.js';
 import { createWebhookClient } from '../../lib/safe-fetch.js';
 import { createSecretBox } from '../../lib/secret-box.js';
 import {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { TestServer } from '../../../../test/helpers/server.js';
-import { until as untilTruthy } from '../../../../test/helpers/until.js';
-import { emitMemberCreated, subscribeWebhook, useWebhookTestBed } from '../../../../test/helpers/webhook-receiver.js';
+import type { TestServer } from '#test-helpers/server.js';
+import { until as untilTruthy } from '#test-helpers/until.js';
+import { emitMemberCreated, subscribeWebhook, useWebhookTestBed } from '#test-helpers/webhook-receiver.js';
 import type { Config } from '../../config.js';
 import { startWorker } from '../../worker.js';
 import { wakeOverdueLanes } from './deliveries.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, TEST_SECRET_KEY, type TestServer } from '../../../../test/helpers/server.js';
-import { startReceiver, subscribeWebhook, type Receiver } from '../../../../test/helpers/webhook-receiver.js';
+import { createTestServer, TEST_SECRET_KEY, type TestServer } from '#test-helpers/server.js';
+import { startReceiver, subscribeWebhook, type Receiver } from '#test-helpers/webhook-receiver.js';
 import { createWebhookClient } from '../../lib/safe-fetch.js';
 import { createSecretBox, SecretKeyError, type SecretBox } from '../../lib/secret-box.js';
 import { newWebhookSecret } from '@loyalty/sdk/signing';
