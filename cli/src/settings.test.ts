@@ -1,7 +1,7 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { configDir, resolveConfig, updateProfile } from './settings.js';
+import { configDir, resolveConfig, updateProfile, writePrivateFile } from './settings.js';
 import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 
 describe('resolveConfig', () => {
@@ -69,6 +69,14 @@ describe('the profile file', () => {
     await writeFile(join(home, 'loyalty', 'config.json'), '{"profiles":{}}', { mode: 0o644 });
     await updateProfile({ XDG_CONFIG_HOME: home }, 'default', (p) => ({ ...p, brand: 'b' }));
     expect((await stat(join(home, 'loyalty', 'config.json'))).mode & 0o777).toBe(0o600);
+  });
+
+  it('survives writes of one process at the same instant: each has a temp file of its own', async () => {
+    const dir = join(await tempConfigHome(), 'loyalty');
+    const file = join(dir, 'config.json');
+    const writes = Array.from({ length: 20 }, (_, i) => writePrivateFile(dir, file, `{"n":${i}}`));
+    await expect(Promise.all(writes)).resolves.toHaveLength(20);
+    expect(JSON.parse(await readFile(file, 'utf8')).n).toBeTypeOf('number');
   });
 });
 

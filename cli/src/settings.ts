@@ -1,5 +1,6 @@
 // Settings come from flags, then the environment, then the profile file, then defaults.
 // Every resolved value remembers where it came from so `loyalty config list` can say so.
+import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -72,7 +73,8 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
 /** Writes a file only its owner can read, atomically (temp file + rename). */
 export async function writePrivateFile(dir: string, path: string, content: string): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  // Random, not the time: two writes of one process in the same millisecond had one temp file.
+  const temp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   await writeFile(temp, content, { mode: 0o600 });
   await chmod(temp, 0o600); // the umask may have narrowed the mode above; never widened
   await rename(temp, path);

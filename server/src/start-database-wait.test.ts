@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createServer as createTcpServer, connect, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
-import { buildServer, onTestDatabase, root } from '#test-helpers/server-process.js';
+import { onTestDatabase, root } from '#test-helpers/server-process.js';
 import { freePort } from './db/embedded.js';
 import { unixSocketOf } from './db/pool.js';
 
@@ -11,9 +11,7 @@ import { unixSocketOf } from './db/pool.js';
  * gets one clear line and a bounded wait with backoff, then exit 1 with the cause; one that comes
  * up during the wait is used.
  */
-beforeAll(async () => {
-  await buildServer();
-}, 180_000);
+beforeAll(async () => {}, 180_000);
 
 /** `node server/dist/start.js` with `env`; its code, stderr and how long it took, or the URL it listens on. */
 function startServer(env: Record<string, string>) {

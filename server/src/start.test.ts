@@ -8,19 +8,11 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildServer,
-  isRunning,
-  postmasterPidOf,
-  root,
-  spawnStart,
-  startServerProcess,
-} from '#test-helpers/server-process.js';
+import { isRunning, postmasterPidOf, root, spawnStart, startServerProcess } from '#test-helpers/server-process.js';
 
 let dataDir: string;
 
 beforeAll(async () => {
-  await buildServer();
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-start-'));
   // As root, PostgreSQL runs as the `postgres` user, which must be able to reach the data directory.
   await chmod(dataDir, 0o755);

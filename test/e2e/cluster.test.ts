@@ -5,13 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchToken } from '#test-helpers/live-server.js';
-import {
-  buildServer,
-  hasExited,
-  isRunning,
-  postmasterPidOf,
-  startServerProcess,
-} from '#test-helpers/server-process.js';
+import { hasExited, isRunning, postmasterPidOf, startServerProcess } from '#test-helpers/server-process.js';
 
 /**
  * LOYALTY_API_PROCESSES=2 (`loyalty server --processes 2`): one URL line, requests served by two
@@ -20,7 +14,6 @@ import {
  */
 let dir: string;
 beforeAll(async () => {
-  await buildServer();
   dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-cluster-'));
   await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres`, which must reach the data directory
 }, 120_000);

@@ -14,7 +14,6 @@ import { createPool, type Sql } from '../../server/src/db/pool.js';
 import { cliSandbox, describeRun } from '#test-helpers/cli.js';
 import { fetchToken } from '#test-helpers/live-server.js';
 import {
-  buildServer,
   hasExited,
   isRunning,
   postmasterPidOf,
@@ -29,7 +28,17 @@ import {
  * directory when the server died) and every effect happens exactly once: one pass and one grant per
  * member, one delivery per event, every delivery delivered.
  */
-const MEMBERS = 60_000; // a voucher job of a few seconds: long enough to be killed in the middle
+/**
+ * A voucher job of three rounds (5,000 members each), every round held open 1 s by a trigger of
+ * this test's (SLOW_ROUNDS): the kill lands in the middle of the job at a fixed point (after the
+ * first round, with two to go), without a job of tens of thousands of members to make it last.
+ */
+const MEMBERS = 15_000;
+const SLOW_ROUNDS = `
+  CREATE FUNCTION test_slow_statement() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(TG_ARGV[0]::float); RETURN NULL; END $$;
+  CREATE TRIGGER test_slow_round AFTER INSERT ON voucher_grants FOR EACH STATEMENT EXECUTE FUNCTION test_slow_statement('1');`;
+/** Every batch of an import held open 0.2 s: 20 batches of 100 rows last 4 s, long enough to kill the server mid-import. */
+const SLOW_IMPORT = `CREATE TRIGGER test_slow_import AFTER INSERT ON brand_members FOR EACH STATEMENT EXECUTE FUNCTION test_slow_statement('0.2');`;
 const ENV = {
   LOYALTY_STALLED_JOB_SECONDS: '2', // what a killed worker left is taken over after 2 s, not a minute
   LOYALTY_IDEMPOTENCY_LOCK_SECONDS: '3', // and a batch in flight at the kill holds its Idempotency-Key for 3 s, not 30
@@ -120,7 +129,6 @@ async function effectsOf(couponId: string) {
 const once = (n: number) => ({ passes: n, members: n, grants: n, events: n, eventPasses: n });
 
 beforeAll(async () => {
-  await buildServer();
   dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-crash-'));
   await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres`, which must reach the data directory
   dataDir = path.join(dir, 'data');
@@ -142,6 +150,8 @@ beforeAll(async () => {
       INSERT INTO tag_members (tag_id, member_id)
       SELECT ${big!.id}::uuid, id FROM m UNION ALL SELECT ${small!.id}::uuid, id FROM m WHERE email ~ '^crash-[0-9]@'`;
     await sql`VACUUM ANALYZE`;
+    // unsafe: static DDL of several statements, which the extended protocol cannot send at once.
+    await sql.unsafe(SLOW_ROUNDS);
   });
 }, 240_000);
 
@@ -268,7 +278,8 @@ describe('kill -9 of the server mid webhook attempt', () => {
 
 describe('kill -9 of the server mid import batch', () => {
   it('the CLI carries on (or --resume does) once the server is back: every row once', async () => {
-    const ROWS = 20_000;
+    const ROWS = 2_000;
+    await database((sql) => sql.unsafe(SLOW_IMPORT));
     const cli = await cliSandbox(server!.url);
     try {
       const csv = [
@@ -276,7 +287,7 @@ describe('kill -9 of the server mid import batch', () => {
         ...Array.from({ length: ROWS }, (_, i) => `import-crash-${i}@example.org,Row${i}`),
       ].join('\n');
       await writeFile(path.join(cli.dir, 'members.csv'), `${csv}\n`);
-      const args = ['members', 'import', 'members.csv', '--batch-size', '500', '--checkpoint', 'checkpoint.json'];
+      const args = ['members', 'import', 'members.csv', '--batch-size', '100', '--checkpoint', 'checkpoint.json'];
       const first = cli.spawn(args, { timeoutMs: 120_000 });
       for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(5)) {
         const state = await readFile(path.join(cli.dir, 'checkpoint.json'), 'utf8').then(JSON.parse, () => undefined);

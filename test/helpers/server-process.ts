@@ -1,18 +1,10 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 
 export const root = fileURLToPath(new URL('../../', import.meta.url));
-
-/** Builds the server as `npm start` would: the real thing runs compiled JavaScript. */
-export async function buildServer(): Promise<void> {
-  await promisify(execFile)(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'server'], {
-    cwd: root,
-  });
-}
 
 export type ServerProcess = {
   child: ChildProcess;

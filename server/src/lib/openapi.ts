@@ -24,9 +24,20 @@ export type Operation = {
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 
+const loaded = new Map<string, { document: OpenApiDocument; yamlText: string }>();
+
+/**
+ * The document, read and parsed once per process and file (8,000 lines of YAML take ~0.3 s):
+ * every server a process composes, and every test of a worker, shares it. Treat it as read-only.
+ */
 export function loadOpenApi(file = openapiPath): { document: OpenApiDocument; yamlText: string } {
-  const yamlText = readFileSync(file, 'utf8');
-  return { document: parse(yamlText) as OpenApiDocument, yamlText };
+  let result = loaded.get(file);
+  if (!result) {
+    const yamlText = readFileSync(file, 'utf8');
+    result = { document: parse(yamlText) as OpenApiDocument, yamlText };
+    loaded.set(file, result);
+  }
+  return result;
 }
 
 /** Follows a local `$ref` (`#/components/...`) to the object it names. */

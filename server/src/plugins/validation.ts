@@ -14,7 +14,23 @@ const addFormats = ((formatsModule as unknown as { default?: unknown }).default 
  * JSON Schema 2020-12) compiled with Ajv, so the server cannot accept what the document forbids.
  * Query and path values arrive as strings and are coerced to the declared types.
  */
-export function createValidators(document: OpenApiDocument) {
+export function createValidators(document: OpenApiDocument): ValidatorsFor {
+  let cached = compiled.get(document);
+  if (!cached) {
+    cached = validatorsOf(document);
+    compiled.set(document, cached);
+  }
+  return cached;
+}
+
+type Validators = { params?: ValidateFunction; query?: ValidateFunction; payload?: ValidateFunction };
+type ValidatorsFor = (op: Operation) => Validators;
+
+/** Compiled once per document and operation: every server a process composes shares them. */
+const compiled = new WeakMap<OpenApiDocument, ValidatorsFor>();
+
+function validatorsOf(document: OpenApiDocument): ValidatorsFor {
+  const byOperation = new Map<string, Validators>();
   const make = (coerce: boolean) => {
     const ajv = new Ajv2020({
       strict: false,
@@ -39,11 +55,17 @@ export function createValidators(document: OpenApiDocument) {
     });
   };
   return function validatorsFor(op: Operation) {
-    return {
-      params: compileParams(op, 'path'),
-      query: compileParams(op, 'query'),
-      payload: op.bodySchema ? bodies.compile(rewriteRefs(op.bodySchema)) : undefined,
-    };
+    const key = `${op.method} ${op.path}`;
+    let v = byOperation.get(key);
+    if (!v) {
+      v = {
+        params: compileParams(op, 'path'),
+        query: compileParams(op, 'query'),
+        payload: op.bodySchema ? bodies.compile(rewriteRefs(op.bodySchema)) : undefined,
+      };
+      byOperation.set(key, v);
+    }
+    return v;
   };
 }
 

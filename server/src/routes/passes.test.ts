@@ -19,7 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 const call = async (method: string, url: string, payload?: unknown, headers = admin) => {
   const res = await t.inject({ method, url, headers, ...(payload !== undefined && { payload: payload as object }) });
   return { status: res.statusCode, body: (res.payload ? JSON.parse(res.payload) : null) as Json };

@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 const order = async (payload: Json, headers: Record<string, string> = till) => {
   const res = await t.inject({ method: 'POST', url: '/webshop-promotions/orders', headers, payload });
   return { status: res.statusCode, body: JSON.parse(res.payload) as Json };

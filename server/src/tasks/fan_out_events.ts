@@ -2,7 +2,7 @@ import type { Task } from 'graphile-worker';
 import { fanOutEvents } from '../services/webhooks/deliveries.js';
 import type { TaskContext } from './index.js';
 
-/** Queued with the events (services/events.ts): creates their deliveries and wakes the subscriptions' lanes. */
+/** Queued with the events (services/outbox.ts): creates their deliveries and wakes the subscriptions' lanes. */
 export const fanOutEventsTask =
   ({ sql, config }: TaskContext): Task =>
   async (payload) => {

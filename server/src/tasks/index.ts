@@ -4,6 +4,7 @@ import type { Sql } from '../db/pool.js';
 import { createWebhookClient, type WebhookClient } from '../lib/safe-fetch.js';
 import type { Resolver } from '../lib/ssrf.js';
 import type { DeliveryContext } from '../services/webhooks/deliveries.js';
+import { FAN_OUT_EVENTS } from '../services/outbox.js';
 import { deliverWebhookTask } from './deliver_webhook.js';
 import { fanOutEventsTask } from './fan_out_events.js';
 import { issueVoucherRoundTask } from './issue_voucher_round.js';
@@ -24,7 +25,7 @@ export type TaskContext = {
 };
 
 /** Tasks of the background runner: crons, fan-out and voucher rounds never wait behind deliveries. */
-export const BACKGROUND_TASKS = ['issue_voucher_round', 'fan_out_events', 'resume_stalled_jobs', 'prune_old_rows'];
+export const BACKGROUND_TASKS = ['issue_voucher_round', FAN_OUT_EVENTS, 'resume_stalled_jobs', 'prune_old_rows'];
 /** Tasks of the delivery runner. */
 export const DELIVERY_TASKS = ['deliver_webhook'];
 
@@ -39,7 +40,7 @@ export function createTaskList(context: TaskContext): TaskList {
     });
   return {
     issue_voucher_round: issueVoucherRoundTask(context),
-    fan_out_events: fanOutEventsTask(context),
+    [FAN_OUT_EVENTS]: fanOutEventsTask(context),
     deliver_webhook: deliverWebhookTask({ ...context, webhookClient }),
     resume_stalled_jobs: resumeStalledJobsTask(context),
     prune_old_rows: pruneOldRowsTask(context),

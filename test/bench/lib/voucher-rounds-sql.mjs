@@ -2,15 +2,16 @@
 // job's rounds run (server/src/services/vouchers/voucher-rounds.ts, coupon kind), sent directly with
 // postgres.js: the job row and its lanes, then per lane, round after round in one transaction each,
 // the lane row locked, the job and the coupon read, the lane's next members selected by keyset,
-// grants + passes + `coupon.issued` events written by the same set-based statement, the lane's
+// grants + passes + `coupon.issued` events written by the product's own set-based statement
+// (couponRoundStatement, imported from server/dist: the anchor cannot drift from it), the lane's
 // cursor and the job's counters moved on. The lanes run at once on their own connections, as the
 // worker runs them. Left out: HTTP, graphile-worker (the job and round queueing, add_job, the
 // fan-out job) and the status polling: what is left is what the database has to do.
 import { serverModule } from './server-dist.mjs';
 
-const { newPassCodes } = await serverModule('lib/pass-codes.js');
-const { couponExpiration } = await serverModule('services/passes/passes-issue.js');
-const { DEFAULT_ROUND_SIZE } = await serverModule('services/vouchers/voucher-rounds.js');
+const { DEFAULT_ROUND_SIZE, couponRoundStatement, loadVoucher } = await serverModule(
+  'services/vouchers/voucher-rounds.js',
+);
 const { VOUCHER_LANES } = await serverModule('services/vouchers/voucher-jobs.js');
 
 /**
@@ -35,7 +36,7 @@ export async function roundsSqlAlone(sql, o) {
   await sql`INSERT INTO voucher_job_lanes (job_id, lane) SELECT ${job.id}, generate_series(0, ${lanes - 1}::int)`;
   await sql.begin(async (tx) => {
     await tx`SELECT * FROM voucher_jobs WHERE id = ${job.id} FOR UPDATE`;
-    await tx`SELECT active, valid_days FROM coupons WHERE id = ${couponId}`;
+    await loadVoucher(tx, { voucher_kind: 'coupon', voucher_id: couponId });
     await tx`
       UPDATE voucher_jobs SET status = 'running', started_at = now(), updated_at = now(),
         total = (SELECT count(*) FROM tag_members WHERE tag_id = ${tag} AND created_at <= now())
@@ -55,7 +56,7 @@ export async function roundsSqlAlone(sql, o) {
         const [cursor] = await tx`
           SELECT last_member_id, done FROM voucher_job_lanes WHERE job_id = ${job.id} AND lane = ${n} FOR UPDATE`;
         const [row] = await tx`SELECT * FROM voucher_jobs WHERE id = ${job.id}`;
-        const [coupon] = await tx`SELECT active, valid_days FROM coupons WHERE id = ${couponId}`;
+        const voucher = await loadVoucher(tx, row);
         const batch = (
           await tx`
           SELECT member_id FROM tag_members
@@ -66,48 +67,11 @@ export async function roundsSqlAlone(sql, o) {
         ).map((r) => r.member_id);
         let round = 0;
         if (batch.length) {
-          const codes = newPassCodes(batch.length);
-          const expiration = couponExpiration(undefined, coupon.valid_days);
-          const rows = await tx.savepoint(
-            (sp) => sp`
-            ${explain ? sp.unsafe('EXPLAIN (ANALYZE, BUFFERS) ') : sp``}WITH eligible AS (
-              SELECT m.id FROM unnest(${batch}::uuid[]) AS m(id)
-              JOIN brand_members bm ON bm.brand_id = ${brand} AND bm.member_id = m.id
-            ), retried AS (
-              UPDATE voucher_grants g SET job_id = ${job.id}, status = 'issued', pass_id = uuidv7(), error = NULL, updated_at = now()
-              FROM eligible e
-              WHERE g.tag_id = ${tag} AND g.voucher_kind = 'coupon' AND g.voucher_id = ${couponId}
-                AND g.member_id = ANY(${batch}::uuid[]) AND g.member_id = e.id AND g.status = 'failed'
-              RETURNING g.member_id, g.pass_id
-            ), inserted AS (
-              INSERT INTO voucher_grants (tag_id, voucher_kind, voucher_id, member_id, job_id, status, pass_id)
-              SELECT ${tag}, 'coupon', ${couponId}, e.id, ${job.id}, 'issued', uuidv7()
-              FROM eligible e
-              WHERE NOT EXISTS (
-                SELECT 1 FROM voucher_grants g
-                WHERE g.tag_id = ${tag} AND g.voucher_kind = 'coupon' AND g.voucher_id = ${couponId} AND g.member_id = e.id
-                OFFSET 0)
-              RETURNING member_id, pass_id
-            ), claimed AS (
-              SELECT * FROM retried UNION ALL SELECT * FROM inserted
-            ), numbered AS (
-              SELECT c.member_id, c.pass_id, row_number() OVER () AS n FROM claimed c
-            ), created AS (
-              INSERT INTO passes (id, organization_id, brand_id, member_id, kind, coupon_id, pass_code, qr_code, expiration_date)
-              SELECT n.pass_id, ${org}, ${brand}, n.member_id, 'coupon', ${couponId}, code.c, code.c, ${expiration}::date
-              FROM numbered n JOIN unnest(${codes}::text[]) WITH ORDINALITY AS code(c, i) ON code.i = n.n
-              RETURNING id, member_id, expiration_date
-            ), emitted AS (
-              INSERT INTO events (id, organization_id, type, data)
-              SELECT uuidv7(), ${org}, 'coupon.issued', jsonb_build_object(
-                'coupon_id', ${couponId}::text, 'pass_id', p.id, 'member_id', p.member_id,
-                'expires_at', to_char(p.expiration_date, 'YYYY-MM-DD'))
-              FROM created p
-              RETURNING id
-            )
-            SELECT (SELECT count(*) FROM claimed)::int AS claimed, (SELECT count(*) FROM created)::int AS issued,
-                   (SELECT array_agg(id) FROM emitted) AS event_ids`,
-          );
+          // The product's own statement (voucher-rounds.ts): grants, passes and events.
+          const rows = await tx.savepoint((sp) => {
+            const statement = couponRoundStatement(sp, row, voucher, batch);
+            return explain ? sp`EXPLAIN (ANALYZE, BUFFERS) ${statement}` : statement;
+          });
           if (explain) {
             o.onPlan?.(rows.map((r) => r['QUERY PLAN']).join('\n'));
             round = batch.length;

@@ -14,7 +14,7 @@ import type { SendSignups } from '../../import/send-signups.js';
 import { pacingNote, watchPacing } from '../../pacing.js';
 import { formatCount, type ImportProgressView } from '../../ui/format.js';
 import { liveView } from '../../ui/live.js';
-import { importReporter } from '../../ui/reporters.js';
+import { importReporter } from '../../ui/progress-displays.js';
 import { apiFailure, dataOf, idempotencyHeader, request } from '../shared/api.js';
 import { brandMembers, memberUpdateSender } from './import-update.js';
 import { openInput } from '../shared/inputs.js';

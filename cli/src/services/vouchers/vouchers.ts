@@ -3,7 +3,7 @@ import type { components } from '@loyalty/sdk';
 import type { Context } from '../../context.js';
 import { CliError, ExitCode, PartialSuccess, usageError } from '../../errors.js';
 import { formatCount } from '../../ui/format.js';
-import { voucherReporter } from '../../ui/reporters.js';
+import { voucherReporter } from '../../ui/progress-displays.js';
 import { apiFailure, call } from '../shared/api.js';
 
 type JobCreated = components['schemas']['VoucherJobCreated'];

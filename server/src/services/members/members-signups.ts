@@ -5,6 +5,7 @@ import { parseDateTime } from '../../lib/dates.js';
 import { invalid } from '../platform/errors.js';
 import { requireBrand } from '../platform/members-scope.js';
 import { checkProfile } from './members.js';
+import { recordedAndQueued } from '../outbox.js';
 import type { OrganizationScope } from '../platform/organization-scope.js';
 
 export type SignupInput = {
@@ -172,24 +173,15 @@ function linkKnown(tx: Db, brandId: string, organizationId: string, users: User[
 }
 
 /**
- * The CTEs `recorded` and `queued` of a linking statement: one member.created event per member
- * `links` answers (its `member_id`), in the outbox of the statement's transaction, and one
- * `fan_out_events` job for them when the organization has an active subscription to
- * member.created: the rule of recordEvents (events.ts), set-based. `queued` is one row; the
- * statement must read it (CROSS JOIN queued), a plain SELECT in a WITH runs only when read.
+ * The CTEs `recorded` and `queued` of a linking statement (outbox.ts): one member.created event
+ * per member `links` answers (its `member_id`), and one fan-out job for them when the organization
+ * listens to member.created. The statement must read `queued` (CROSS JOIN queued).
  */
-const eventsOfLinks = (tx: Db, organizationId: string, brandId: string, links: PendingQuery<Row[]>) => tx`
-  recorded AS (
-    INSERT INTO events (organization_id, type, data)
-    SELECT ${organizationId}, 'member.created', jsonb_build_object('member_id', l.member_id, 'brand_id', ${brandId}::text)
-    FROM (${links}) l
-    RETURNING id
-  ), queued AS (
-    SELECT count(*) AS jobs FROM (
-      SELECT graphile_worker.add_job('fan_out_events', json_build_object('event_ids', ids))
-      FROM (SELECT array_agg(id) AS ids FROM recorded) r
-      WHERE r.ids IS NOT NULL AND EXISTS (
-        SELECT 1 FROM webhook_subscriptions
-        WHERE organization_id = ${organizationId} AND active AND events && ARRAY['member.created'])
-    ) j
-  )`;
+const eventsOfLinks = (tx: Db, organizationId: string, brandId: string, links: PendingQuery<Row[]>) =>
+  recordedAndQueued(
+    tx,
+    tx`SELECT ${organizationId}::text AS organization_id, 'member.created' AS type,
+              jsonb_build_object('member_id', l.member_id, 'brand_id', ${brandId}::text) AS data
+       FROM (${links}) l`,
+    { organizationIds: [organizationId], types: ['member.created'] },
+  );

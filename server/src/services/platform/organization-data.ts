@@ -1,4 +1,5 @@
 import type { Sql, Tx } from '../../db/pool.js';
+import { FAN_OUT_EVENTS } from '../outbox.js';
 
 /**
  * The one door that removes organizations' rows (issue 25): a sandbox reset of the caller's
@@ -29,7 +30,7 @@ const subscriptionsOf = (tx: Tx, ids: string[]) =>
   tx`SELECT id FROM webhook_subscriptions WHERE organization_id = ANY(${ids}::text[])`;
 
 /** graphile-worker tasks whose jobs carry organization data, and how their payload names it. */
-const DATA_TASKS = ['deliver_webhook', 'fan_out_events', 'issue_voucher_round'];
+const DATA_TASKS = ['deliver_webhook', FAN_OUT_EVENTS, 'issue_voucher_round'];
 
 const STEPS: Step[] = [
   {

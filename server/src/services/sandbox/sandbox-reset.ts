@@ -1,12 +1,13 @@
 import type { Sql, Tx } from '../../db/pool.js';
 import { loadFixtureFile } from '../platform/fixtures.js';
 import { deleteOrganizationData, inRemovalTransaction } from '../platform/organization-data.js';
+import { FAN_OUT_EVENTS } from '../outbox.js';
 
 /** Tables a reset keeps: the migrations' record, and the clock (set back to 0, its resets counted). */
 const KEPT = ['schema_migrations', 'sandbox_clock'];
 
 /** graphile-worker tasks whose jobs are data (a reset removes them); the crons stay. */
-const DATA_TASKS = ['deliver_webhook', 'fan_out_events', 'issue_voucher_round'];
+const DATA_TASKS = ['deliver_webhook', FAN_OUT_EVENTS, 'issue_voucher_round'];
 
 /**
  * POST /sandbox/reset of the caller's organizations (issue 25): their rows deleted from every

@@ -2,6 +2,7 @@ import type { Sql, Tx } from '../../db/pool.js';
 import { formatDate } from '../../lib/dates.js';
 import { defined, firstRow } from '../../lib/defined.js';
 import { newPassCodes } from '../../lib/pass-codes.js';
+import { queueFanOut, recorded } from '../outbox.js';
 import { couponExpiration } from '../passes/passes-issue.js';
 import { ROUND_PRIORITY, roundJobKey, type VoucherKind, type VoucherJobStatus } from './voucher-jobs.js';
 
@@ -22,7 +23,7 @@ type JobRow = {
 };
 
 /** `today`: the organization's today on its sandbox clock (loyalty_now(org), real today outside sandbox mode). */
-type Voucher = { active: boolean; valid_days: number | null; today: string };
+export type Voucher = { active: boolean; valid_days: number | null; today: string };
 
 export type RoundOutcome =
   | { state: 'gone' }
@@ -115,7 +116,13 @@ export async function issueVoucherRound(
                    SELECT 1 FROM voucher_job_lanes WHERE job_id = ${jobId} AND NOT done) THEN now() ELSE finished_at END
       WHERE id = ${jobId}
       RETURNING status`;
-    if (eventIds.length) await queueFanOut(tx, job.organization_id, eventIds);
+    // One fan-out job for the round's events, however many savepoints wrote them (outbox.ts).
+    await queueFanOut(
+      tx,
+      eventIds,
+      { organizationIds: [job.organization_id], types: ['coupon.issued'] },
+      { priority: ROUND_PRIORITY },
+    );
     if (!laneDone) await queueRound(tx, jobId, lane);
     const after = firstRow(updated, 'the updated voucher job');
     return { state: after.status === 'done' ? 'done' : 'running', handled: batch.length, issued, failed };
@@ -152,7 +159,10 @@ async function failJob(tx: Tx, job: JobRow): Promise<RoundOutcome> {
   return { state: 'failed', reason };
 }
 
-async function loadVoucher(tx: Tx, job: JobRow): Promise<Voucher | undefined> {
+export async function loadVoucher(
+  tx: Tx,
+  job: Pick<JobRow, 'voucher_kind' | 'voucher_id'>,
+): Promise<Voucher | undefined> {
   const [voucher] =
     job.voucher_kind === 'coupon'
       ? await tx<Voucher[]>`
@@ -165,7 +175,7 @@ async function loadVoucher(tx: Tx, job: JobRow): Promise<Voucher | undefined> {
 }
 
 /** The expiration of coupon passes issued now: as for issuing one pass to a member. */
-function passExpiration(job: JobRow, voucher: Voucher): string | null {
+function passExpiration(job: RoundJob, voucher: Voucher): string | null {
   if (job.expiration_mode === 'none') return null;
   if (job.expiration_mode === 'date')
     return formatDate(defined(job.expiration_date, 'the expiration date of the voucher job'));
@@ -183,16 +193,49 @@ function passExpiration(job: JobRow, voucher: Voucher): string | null {
  * which keeps the primary-key indexes' inserts at their right edge.
  */
 async function issueToMembers(tx: Tx, job: JobRow, voucher: Voucher, memberIds: string[]) {
+  if (job.voucher_kind === 'coupon') {
+    const row = firstRow(await couponRoundStatement(tx, job, voucher, memberIds), 'the counts of the coupon round');
+    if (row.claimed !== row.issued) throw new Error(`voucher round: ${row.claimed} grants but ${row.issued} passes`);
+    return { issued: row.issued, eventIds: row.event_ids ?? [] };
+  }
   const codes = newPassCodes(memberIds.length);
-  const {
-    tag_id: tag,
-    voucher_kind: kind,
-    voucher_id: voucherId,
-    id: jobId,
-    organization_id: org,
-    brand_id: brand,
-  } = job;
-  const claim = tx`
+  const rows = await tx<{ claimed: number; unlinked: number }[]>`
+    WITH ${claimOf(tx, job, memberIds)}, fresh AS (
+      SELECT c.member_id, c.pass_id, row_number() OVER () AS n
+      FROM claimed c WHERE NOT EXISTS (SELECT 1 FROM passes p WHERE p.id = c.pass_id)
+    ), created AS (
+      INSERT INTO passes (id, organization_id, brand_id, member_id, kind, storecard_id, pass_code, qr_code, start_date)
+      SELECT f.pass_id, ${job.organization_id}, ${job.brand_id}, f.member_id, 'storecard', ${job.voucher_id}, code.c, code.c, ${voucher.today}::date
+      FROM fresh f JOIN unnest(${codes}::text[]) WITH ORDINALITY AS code(c, i) ON code.i = f.n
+      ON CONFLICT (member_id, storecard_id) WHERE kind = 'storecard' DO NOTHING
+      RETURNING id
+    )
+    SELECT (SELECT count(*) FROM claimed)::int AS claimed,
+           (SELECT count(*) FROM fresh f WHERE f.pass_id NOT IN (SELECT id FROM created))::int AS unlinked`;
+  // A storecard pass created for one of these members after this round's snapshot: run the
+  // round again, it will then link that pass.
+  const row = firstRow(rows, 'the counts of the storecard round');
+  if (row.unlinked > 0) throw new RoundConflict('A storecard pass was created concurrently; the round will run again.');
+  return { issued: row.claimed, eventIds: [] as string[] };
+}
+
+/** The columns of a voucher job that a round's statement reads. */
+export type RoundJob = Pick<
+  JobRow,
+  | 'id'
+  | 'organization_id'
+  | 'brand_id'
+  | 'tag_id'
+  | 'voucher_kind'
+  | 'voucher_id'
+  | 'expiration_mode'
+  | 'expiration_date'
+>;
+
+/** The CTEs `eligible`, `retried`, `inserted` and `claimed`: the grants a round claims for `memberIds`. */
+function claimOf(tx: Tx, job: RoundJob, memberIds: string[]) {
+  const { tag_id: tag, voucher_kind: kind, voucher_id: voucherId, id: jobId, brand_id: brand } = job;
+  return tx`
     eligible AS (
       SELECT m.id FROM unnest(${memberIds}::uuid[]) AS m(id)
       JOIN brand_members bm ON bm.brand_id = ${brand} AND bm.member_id = m.id
@@ -220,54 +263,38 @@ async function issueToMembers(tx: Tx, job: JobRow, voucher: Voucher, memberIds: 
     ), claimed AS (
       SELECT * FROM retried UNION ALL SELECT * FROM inserted
     )`;
+}
 
-  if (kind === 'coupon') {
-    const expiration = passExpiration(job, voucher);
-    const rows = await tx<{ claimed: number; issued: number; event_ids: string[] | null }[]>`
-      WITH ${claim}, numbered AS (
+/**
+ * A coupon round's set-based statement: the grants claimed, their passes and their `coupon.issued`
+ * events (outbox.ts; the round queues their fan-out once, after its last savepoint). Exported for
+ * the voucher benchmarks' anchor, which runs this very statement.
+ */
+export function couponRoundStatement(tx: Tx, job: RoundJob, voucher: Voucher, memberIds: string[]) {
+  const codes = newPassCodes(memberIds.length);
+  const { voucher_id: voucherId, organization_id: org, brand_id: brand } = job;
+  const expiration = passExpiration(job, voucher);
+  return tx<{ claimed: number; issued: number; event_ids: string[] | null }[]>`
+      WITH ${claimOf(tx, job, memberIds)}, numbered AS (
         SELECT c.member_id, c.pass_id, row_number() OVER () AS n FROM claimed c
       ), created AS (
         INSERT INTO passes (id, organization_id, brand_id, member_id, kind, coupon_id, pass_code, qr_code, expiration_date, start_date)
         SELECT n.pass_id, ${org}, ${brand}, n.member_id, 'coupon', ${voucherId}, code.c, code.c, ${expiration}::date, ${voucher.today}::date
         FROM numbered n JOIN unnest(${codes}::text[]) WITH ORDINALITY AS code(c, i) ON code.i = n.n
         RETURNING id, member_id, expiration_date
-      ), emitted AS (
-        INSERT INTO events (id, organization_id, type, data)
-        SELECT uuidv7(), ${org}, 'coupon.issued', jsonb_build_object(
-          'coupon_id', ${voucherId}::text, 'pass_id', p.id, 'member_id', p.member_id,
-          'expires_at', to_char(p.expiration_date, 'YYYY-MM-DD'))
-        FROM created p
-        RETURNING id
-      )
+      ), ${recorded(
+        tx,
+        tx`SELECT ${org}::text AS organization_id, 'coupon.issued' AS type, jsonb_build_object(
+             'coupon_id', ${voucherId}::text, 'pass_id', p.id, 'member_id', p.member_id,
+             'expires_at', to_char(p.expiration_date, 'YYYY-MM-DD')) AS data
+           FROM created p`,
+      )}
       SELECT (SELECT count(*) FROM claimed)::int AS claimed, (SELECT count(*) FROM created)::int AS issued,
-             (SELECT array_agg(id) FROM emitted) AS event_ids`;
-    const row = firstRow(rows, 'the counts of the coupon round');
-    if (row.claimed !== row.issued) throw new Error(`voucher round: ${row.claimed} grants but ${row.issued} passes`);
-    return { issued: row.issued, eventIds: row.event_ids ?? [] };
-  }
-
-  const rows = await tx<{ claimed: number; unlinked: number }[]>`
-    WITH ${claim}, fresh AS (
-      SELECT c.member_id, c.pass_id, row_number() OVER () AS n
-      FROM claimed c WHERE NOT EXISTS (SELECT 1 FROM passes p WHERE p.id = c.pass_id)
-    ), created AS (
-      INSERT INTO passes (id, organization_id, brand_id, member_id, kind, storecard_id, pass_code, qr_code, start_date)
-      SELECT f.pass_id, ${org}, ${brand}, f.member_id, 'storecard', ${voucherId}, code.c, code.c, ${voucher.today}::date
-      FROM fresh f JOIN unnest(${codes}::text[]) WITH ORDINALITY AS code(c, i) ON code.i = f.n
-      ON CONFLICT (member_id, storecard_id) WHERE kind = 'storecard' DO NOTHING
-      RETURNING id
-    )
-    SELECT (SELECT count(*) FROM claimed)::int AS claimed,
-           (SELECT count(*) FROM fresh f WHERE f.pass_id NOT IN (SELECT id FROM created))::int AS unlinked`;
-  // A storecard pass created for one of these members after this round's snapshot: run the
-  // round again, it will then link that pass.
-  const row = firstRow(rows, 'the counts of the storecard round');
-  if (row.unlinked > 0) throw new RoundConflict('A storecard pass was created concurrently; the round will run again.');
-  return { issued: row.claimed, eventIds: [] as string[] };
+             (SELECT array_agg(id) FROM recorded) AS event_ids`;
 }
 
 /** The pass id a grant gets: a new one, or for storecards the member's existing storecard pass. */
-function linkOrNew(tx: Tx, job: JobRow, memberColumn: 'g.member_id' | 'e.id') {
+function linkOrNew(tx: Tx, job: RoundJob, memberColumn: 'g.member_id' | 'e.id') {
   if (job.voucher_kind === 'coupon') return tx`uuidv7()`;
   return tx`coalesce((SELECT p.id FROM passes p WHERE p.member_id = ${tx(memberColumn)} AND p.kind = 'storecard'
                         AND p.storecard_id = ${job.voucher_id}), uuidv7())`;
@@ -289,15 +316,6 @@ function isDataError(error: unknown): boolean {
   if (error instanceof RoundConflict) return false;
   const code = (error as { code?: unknown }).code;
   return typeof code === 'string' && /^(22|23)/.test(code);
-}
-
-/** Same rule as recordEvents: one fan-out job per round, only when someone listens. */
-async function queueFanOut(tx: Tx, organizationId: string, eventIds: string[]) {
-  await tx`
-    SELECT graphile_worker.add_job('fan_out_events', json_build_object('event_ids', ${eventIds}::uuid[]), priority => ${ROUND_PRIORITY})
-    WHERE EXISTS (
-      SELECT 1 FROM webhook_subscriptions
-      WHERE organization_id = ${organizationId} AND active AND events && ARRAY['coupon.issued'])`;
 }
 
 export async function queueRound(tx: Tx | Sql, jobId: string, lane: number) {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { etaSeconds, formatDuration, importLine, voucherLine } from './format.js';
-import { isCi, lineReporter, wantsLiveView } from './reporter.js';
+import { isCi, lineReporter, wantsLiveView } from './progress-reporter.js';
 
 afterEach(() => {
   vi.useRealTimers();

@@ -1,6 +1,12 @@
 // The two progress displays of the CLI, each as a live view or a line reporter.
 import { importLine, type ImportProgressView, ratePerSecond, voucherLine, type VoucherJobProgress } from './format.js';
-import { inkReporter, lineReporter, wantsLiveView, type ProgressReporter, type ReporterStream } from './reporter.js';
+import {
+  inkReporter,
+  lineReporter,
+  wantsLiveView,
+  type ProgressReporter,
+  type ReporterStream,
+} from './progress-reporter.js';
 
 export interface ReporterTarget {
   stream: ReporterStream;
