@@ -4,7 +4,7 @@ import type { Sql } from '../db/pool.js';
 import { createWebhookClient, type WebhookClient } from '../lib/safe-fetch.js';
 import type { Resolver } from '../lib/ssrf.js';
 import type { DeliveryContext } from '../services/webhooks/deliveries.js';
-import { FAN_OUT_EVENTS } from '../services/outbox.js';
+import { FAN_OUT_EVENTS } from '../services/platform/outbox.js';
 import { deliverWebhookTask } from './deliver_webhook.js';
 import { fanOutEventsTask } from './fan_out_events.js';
 import { issueVoucherRoundTask } from './issue_voucher_round.js';

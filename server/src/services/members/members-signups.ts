@@ -5,7 +5,7 @@ import { parseDateTime } from '../../lib/dates.js';
 import { invalid } from '../platform/errors.js';
 import { requireBrand } from '../platform/members-scope.js';
 import { checkProfile } from './members.js';
-import { recordedAndQueued } from '../outbox.js';
+import { recordedAndQueued } from '../platform/outbox.js';
 import type { OrganizationScope } from '../platform/organization-scope.js';
 
 export type SignupInput = {

@@ -1,5 +1,5 @@
 import type { Sql, Tx } from '../../db/pool.js';
-import { FAN_OUT_EVENTS } from '../outbox.js';
+import { FAN_OUT_EVENTS } from './outbox.js';
 
 /**
  * The one door that removes organizations' rows (issue 25): a sandbox reset of the caller's

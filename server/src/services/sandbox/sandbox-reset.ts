@@ -1,7 +1,7 @@
 import type { Sql, Tx } from '../../db/pool.js';
 import { loadFixtureFile } from '../platform/fixtures.js';
 import { deleteOrganizationData, inRemovalTransaction } from '../platform/organization-data.js';
-import { FAN_OUT_EVENTS } from '../outbox.js';
+import { FAN_OUT_EVENTS } from '../platform/outbox.js';
 
 /** Tables a reset keeps: the migrations' record, and the clock (set back to 0, its resets counted). */
 const KEPT = ['schema_migrations', 'sandbox_clock'];

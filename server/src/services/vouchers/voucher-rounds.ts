@@ -2,7 +2,7 @@ import type { Sql, Tx } from '../../db/pool.js';
 import { formatDate } from '../../lib/dates.js';
 import { defined, firstRow } from '../../lib/defined.js';
 import { newPassCodes } from '../../lib/pass-codes.js';
-import { queueFanOut, recorded } from '../outbox.js';
+import { queueFanOut, recorded } from '../platform/outbox.js';
 import { couponExpiration } from '../passes/passes-issue.js';
 import { ROUND_PRIORITY, roundJobKey, type VoucherKind, type VoucherJobStatus } from './voucher-jobs.js';
 

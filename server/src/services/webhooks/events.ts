@@ -13,4 +13,4 @@ export const eventTypesOf = (document: OpenApiDocument): EventType[] =>
 
 // The outbox writes events: its row-wise door, re-exported here for the writers that import it
 // from this file (the rule itself, and its SQL, live in outbox.ts only).
-export { type NewEvent, recordEvent, recordEvents } from '../outbox.js';
+export { type NewEvent, recordEvent, recordEvents } from '../platform/outbox.js';

@@ -1,7 +1,7 @@
 import type { PendingQuery, Row } from 'postgres';
-import type { Db } from '../db/pool.js';
-import { firstRow } from '../lib/defined.js';
-import type { Schemas } from '../lib/schemas.js';
+import type { Db } from '../../db/pool.js';
+import { firstRow } from '../../lib/defined.js';
+import type { Schemas } from '../../lib/schemas.js';
 
 /**
  * The transactional outbox, the only writer of the `events` table and the only place that queues

@@ -3,9 +3,9 @@
 // exactly that round's events, only when the organization listens to coupon.issued.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
-import { FAN_OUT_EVENTS } from './outbox.js';
-import { ROUND_PRIORITY } from './vouchers/voucher-jobs.js';
-import { issueVoucherRound } from './vouchers/voucher-rounds.js';
+import { FAN_OUT_EVENTS } from '../platform/outbox.js';
+import { ROUND_PRIORITY } from './voucher-jobs.js';
+import { issueVoucherRound } from './voucher-rounds.js';
 
 let db: TestDatabase;
 let tagId: string;

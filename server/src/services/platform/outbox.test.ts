@@ -3,7 +3,7 @@
 // one of their types. The voucher round (recorded + queueFanOut) is covered in voucher-rounds.test.ts.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
-import type { Db } from '../db/pool.js';
+import type { Db } from '../../db/pool.js';
 import { FAN_OUT_EVENTS, queueFanOut, recordedAndQueued, recordEvents, type Listeners } from './outbox.js';
 
 let db: TestDatabase;

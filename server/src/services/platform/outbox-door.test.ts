@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { FAN_OUT_EVENTS } from './outbox.js';
 
-const src = fileURLToPath(new URL('../', import.meta.url));
-const DOOR = path.join('services', 'outbox.ts');
+const src = fileURLToPath(new URL('../../', import.meta.url));
+const DOOR = path.join('services', 'platform', 'outbox.ts');
 
 /** The server's source files (tests aside), relative to server/src. */
 const sources = (readdirSync(src, { recursive: true }) as string[])
