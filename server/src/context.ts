@@ -6,7 +6,10 @@ import type { WebhookClient } from './lib/safe-fetch.js';
 import type { StreamSlots } from './lib/stream-slots.js';
 import type { ProcessClock } from './services/sandbox/sandbox-clock.js';
 
-/** What every route and plugin may reach through `request.server.app`. */
+/**
+ * What every route and plugin may reach through `request.server.app` (`server.app`): hapi's
+ * `ServerApplicationState` is this type (below), so no layer needs a cast or an import of this file.
+ */
 export type AppContext = {
   sql: Sql;
   /** The pool of streamed lists' chunk queries (the API pool when not given). */
@@ -30,4 +33,9 @@ export type AppContext = {
 /** Whether a process's worker works: its runners run and its heartbeat (a query on its own pool) is recent. */
 export type WorkerHealth = { ok: boolean; lastBeatAt: number | null };
 
-export const appOf = (request: Request): AppContext => request.server.app as AppContext;
+declare module '@hapi/hapi' {
+  interface ServerApplicationState extends AppContext {}
+}
+
+/** The routes' short form of `request.server.app`. */
+export const appOf = (request: Request): AppContext => request.server.app;

@@ -7,7 +7,7 @@ import { drainingStop } from './lib/graceful-stop.js';
 import { exitOnStartupFailure } from './lib/startup-errors.js';
 import { startWorker } from './worker.js';
 import { createLogger } from './lib/logger.js';
-import { surviveLostDatabaseRejections } from './lib/lost-database-rejections.js';
+import { surviveLostDatabaseRejections } from './db/lost-database-rejections.js';
 import { isClusterApiProcess, runClusterApiProcess, runClusterPrimary } from './cluster.js';
 
 async function main() {

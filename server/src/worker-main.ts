@@ -4,7 +4,7 @@ import { createPools } from './db/pools.js';
 import { exitOnStartupFailure } from './lib/startup-errors.js';
 import { startWorker } from './worker.js';
 import { createLogger } from './lib/logger.js';
-import { surviveLostDatabaseRejections } from './lib/lost-database-rejections.js';
+import { surviveLostDatabaseRejections } from './db/lost-database-rejections.js';
 
 /** `npm run worker`: background jobs only, for deployments that split API and workers. */
 async function main() {

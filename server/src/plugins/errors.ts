@@ -1,6 +1,5 @@
 import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
 import type { Boom } from '@hapi/boom';
-import { appOf } from '../context.js';
 import { createDatabaseOutage, isDatabaseUnavailable } from '../db/outage.js';
 import { DomainError, type ErrorKind } from '../services/platform/errors.js';
 import type { Schemas } from '../lib/schemas.js';
@@ -66,7 +65,7 @@ const databaseOutagePlugin: Plugin<{ notice?: (line: string) => void }> = {
         const response = request.response;
         if (!response || !('isBoom' in response) || !response.isBoom || !isDatabaseUnavailable(response))
           return h.continue;
-        const { sql } = appOf(request);
+        const { sql } = request.server.app;
         outage.report(response, () => sql`SELECT 1`);
         const message =
           'The database is unavailable at the moment; send the request again after Retry-After seconds (with the same Idempotency-Key, if any).';

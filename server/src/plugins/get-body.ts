@@ -1,6 +1,6 @@
 import Boom from '@hapi/boom';
 import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
-import { fillQueryFromBody, isObjectBody } from '../routes/route-options.js';
+import { fillQueryFromBody, isObjectBody } from '../lib/http.js';
 
 const MAX_BYTES = 1024 * 1024;
 

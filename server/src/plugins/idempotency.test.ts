@@ -10,6 +10,7 @@ import { respondInTransaction } from '../lib/respond.js';
 import { oauthRoutes } from '../routes/oauth.js';
 import { createServer } from '../server.js';
 import { claimIdempotencyKey, requestHash, scopeHash } from '../services/platform/idempotency.js';
+import type { Principal } from '../services/platform/tokens.js';
 
 let ts: TestServer;
 beforeAll(async () => {
@@ -321,7 +322,8 @@ describe('a claim under a request that runs longer than the lock', () => {
     const { idempotencyPlugin } = await import('./idempotency.js');
     const server = Hapi.server({ routes: { timeout: { server: timeoutMs } } });
     server.auth.scheme('stand-in', () => ({
-      authenticate: (_request, h) => h.authenticated({ credentials: { tokenHash: 'slow-token' } }),
+      authenticate: (_request, h) =>
+        h.authenticated({ credentials: { user: { tokenHash: 'slow-token' } as Principal } }),
     }));
     server.auth.strategy('stand-in', 'stand-in');
     server.auth.default('stand-in');

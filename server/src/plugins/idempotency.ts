@@ -11,8 +11,7 @@ import {
   storeIdempotentResponse,
   type StoredResponse,
 } from '../services/platform/idempotency.js';
-import type { Principal } from '../services/platform/tokens.js';
-import { JSON_TYPE } from '../routes/route-options.js';
+import { JSON_TYPE } from '../lib/http.js';
 import { purgeWhileStarted } from '../lib/purge-while-started.js';
 
 export type IdempotencyOptions = {
@@ -120,7 +119,7 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
     server.ext('onPreHandler', async (request: Request, h: ResponseToolkit) => {
       const header = request.headers['idempotency-key'];
       if (header === undefined || !METHODS.has(request.method)) return h.continue;
-      const principal = request.auth.credentials as unknown as Principal | null;
+      const principal = request.auth.credentials?.user;
       if (!request.auth.isAuthenticated || !principal?.tokenHash) return h.continue; // POST /oauth/token
       let key: string;
       try {

@@ -8,7 +8,6 @@ import {
   type RateLimitPolicy,
   type RateLimitState,
 } from '../services/platform/rate-limits.js';
-import type { Principal } from '../services/platform/tokens.js';
 import { purgeWhileStarted } from '../lib/purge-while-started.js';
 
 export type RateLimitOptions = {
@@ -52,7 +51,7 @@ export const rateLimitPlugin: Plugin<RateLimitOptions> = {
     const countRequest = createRequestCounter(options.sql);
 
     const count = async (request: Request, policy: RateLimitPolicy) => {
-      const tokenHash = policy === 'token' ? (request.auth.credentials as unknown as Principal).tokenHash : undefined;
+      const tokenHash = policy === 'token' ? request.auth.credentials.user?.tokenHash : undefined;
       const state = await countRequest({
         policy,
         key: tokenHash ?? request.info.remoteAddress,
@@ -63,9 +62,7 @@ export const rateLimitPlugin: Plugin<RateLimitOptions> = {
       return state;
     };
     const policyOf = (request: Request): RateLimitPolicy =>
-      request.auth.isAuthenticated && (request.auth.credentials as unknown as Partial<Principal>)?.tokenHash
-        ? 'token'
-        : 'ip';
+      request.auth.isAuthenticated && request.auth.credentials?.user?.tokenHash ? 'token' : 'ip';
     const tooMany = (h: ResponseToolkit, state: RateLimitState) =>
       h.response(TOO_MANY).code(429).header('retry-after', String(state.resetSeconds)).takeover();
 

@@ -1,7 +1,6 @@
 import type { Plugin, Request } from '@hapi/hapi';
 import hapiPino from 'hapi-pino';
 import type { Logger } from '../lib/logger.js';
-import type { Principal } from '../services/platform/tokens.js';
 import { routeTemplateOf } from '../lib/route-template.js';
 import { requestIdOf } from './request-id.js';
 
@@ -20,7 +19,7 @@ export type AccessLine = {
 export function accessLineOf(request: Request): AccessLine {
   const { info } = request;
   const end = info.completed || info.responded || Date.now();
-  const principal = request.auth?.isAuthenticated ? (request.auth.credentials as unknown as Principal) : undefined;
+  const principal = request.auth?.isAuthenticated ? request.auth.credentials?.user : undefined;
   const orgs = principal?.organizationIds ?? [];
   return {
     method: request.method.toUpperCase(),

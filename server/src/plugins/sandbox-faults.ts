@@ -9,7 +9,6 @@ import {
   parseFaultPreference,
   purgeFaultCounters,
 } from '../services/sandbox/sandbox-faults.js';
-import type { Principal } from '../services/platform/tokens.js';
 import { requestIdOf } from './request-id.js';
 
 declare module '@hapi/hapi' {
@@ -53,9 +52,7 @@ export const sandboxFaultsPlugin: Plugin<{ sql: Sql; purgeIntervalMs?: number }>
     server.ext(
       'onPostAuth',
       async (request: Request, h: ResponseToolkit) => {
-        const principal = request.auth.isAuthenticated
-          ? (request.auth.credentials as unknown as Partial<Principal>)
-          : undefined;
+        const principal = request.auth.isAuthenticated ? request.auth.credentials?.user : undefined;
         if (!principal?.clientId || !principal.tokenHash) return h.continue;
         let fault: FaultPreference | undefined;
         try {

@@ -5,9 +5,8 @@ import { invalid, type DomainError } from '../services/platform/errors.js';
 import type { OpenApiDocument, Operation } from '../lib/openapi.js';
 import { textFaults } from '../lib/input-rules.js';
 
-const addFormats = ((formatsModule as unknown as { default?: unknown }).default ?? formatsModule) as (
-  ajv: Ajv2020,
-) => void;
+/** ajv-formats is CommonJS: its module object is the plugin, which also carries itself as `default`. */
+const addFormats = formatsModule.default;
 
 /**
  * Request validation straight from openapi.yaml: the document's JSON Schemas (OpenAPI 3.1 is

@@ -1,5 +1,5 @@
 import { healthRoutes } from './health.js';
-import { metricsRoutes } from '../plugins/metrics.js';
+import { metricsRoutes } from './metrics.js';
 import { memberPassRoutes } from './members-passes.js';
 import { memberSubscriptionRoutes } from './members-subscription.js';
 import { memberRoutes } from './members.js';

@@ -1,5 +1,6 @@
 import type { Lifecycle, Request } from '@hapi/hapi';
 import { appOf } from '../context.js';
+import { fillQueryFromBody, isObjectBody, statusOf } from '../lib/http.js';
 import { checkWebhookUrl, WebhookUrlError } from '../lib/ssrf.js';
 import { principalOf } from '../plugins/auth.js';
 import { invalidField } from '../services/platform/errors.js';
@@ -8,9 +9,10 @@ import type { OrganizationScope } from '../services/platform/organization-scope.
 /**
  * What the route files share: reading a request's input and scope, the success envelope, and
  * the route options of the DELETE endpoints that take their parameters from a body or a query.
+ * The HTTP helpers the plugins use too are in lib/http.ts (JSON_TYPE and statusOf are re-exported).
  */
 
-export const JSON_TYPE = 'application/json; charset=utf-8';
+export { JSON_TYPE, statusOf } from '../lib/http.js';
 
 /** The organizations the request's token may reach. */
 export const scopeOf = (request: Request): OrganizationScope => principalOf(request);
@@ -22,25 +24,6 @@ export const queryOf = <T>(request: Request) => request.query as T;
 export const SUCCESSFUL = 'Request successful';
 /** The envelope of most list and bulk responses: `{ message: 'Request successful', data }`. */
 export const ok = <T>(data: T) => ({ message: SUCCESSFUL, data });
-
-/** The HTTP status of a hapi (Boom) error, when it has one. */
-export const statusOf = (error: unknown): number | undefined =>
-  (error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
-
-/** A parsed JSON object body (not an array, a Buffer or a scalar). */
-export const isObjectBody = (body: unknown): body is Record<string, unknown> =>
-  Boolean(body) && typeof body === 'object' && !Array.isArray(body) && !Buffer.isBuffer(body);
-
-/**
- * Fills in every query parameter the query string does not give from a JSON object body, so
- * validation sees one set of query parameters. Scalars become strings, as the query string would
- * carry them; null is left out; anything else is left as it is for validation to refuse.
- */
-export function fillQueryFromBody(query: Record<string, unknown>, body: Record<string, unknown>): void {
-  for (const [key, value] of Object.entries(body)) {
-    if (query[key] === undefined && value !== null) query[key] = typeof value === 'object' ? value : String(value);
-  }
-}
 
 /**
  * For operations whose parameters openapi.yaml puts in the query while the spec's samples send a

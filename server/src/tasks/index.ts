@@ -1,35 +1,32 @@
-import type { TaskList } from 'graphile-worker';
-import type { Config } from '../config.js';
-import type { Sql } from '../db/pool.js';
-import { createWebhookClient, type WebhookClient } from '../lib/safe-fetch.js';
-import type { Resolver } from '../lib/ssrf.js';
-import type { DeliveryContext } from '../services/webhooks/deliveries.js';
+import type { Task, TaskList } from 'graphile-worker';
+import { createWebhookClient } from '../lib/safe-fetch.js';
 import { FAN_OUT_EVENTS } from '../services/platform/outbox.js';
-import { deliverWebhookTask } from './deliver_webhook.js';
-import { fanOutEventsTask } from './fan_out_events.js';
-import { issueVoucherRoundTask } from './issue_voucher_round.js';
-import { pruneOldRowsTask } from './prune_old_rows.js';
-import { resumeStalledJobsTask } from './resume_stalled_jobs.js';
+import type { TaskContext } from './context.js';
+import './payloads.js'; // the tasks' names and payloads (GraphileWorker.Tasks)
+import { deliverWebhookTask } from './deliver-webhook.js';
+import { fanOutEventsTask } from './fan-out-events.js';
+import { issueVoucherRoundTask } from './issue-voucher-round.js';
+import { pruneOldRowsTask } from './prune-old-rows.js';
+import { resumeStalledJobsTask } from './resume-stalled-jobs.js';
 
-export type TaskContext = {
-  sql: Sql;
-  config: Config;
-  /** Members per voucher round (tests make it small to see several rounds). */
-  roundSize?: number;
-  /** The HTTP client of deliveries; made from the config when not given. */
-  webhookClient?: WebhookClient;
-  /** Name resolution for deliveries (tests point names at 127.0.0.1); the system's by default. */
-  resolve?: Resolver;
-  /** Each webhook delivery attempt once recorded (worker.ts writes a log line of it). */
-  onDeliveryAttempt?: DeliveryContext['onAttempt'];
-};
+export type { TaskContext } from './context.js';
+
+type TaskName = keyof GraphileWorker.Tasks;
 
 /** Tasks of the background runner: crons, fan-out and voucher rounds never wait behind deliveries. */
-export const BACKGROUND_TASKS = ['issue_voucher_round', FAN_OUT_EVENTS, 'resume_stalled_jobs', 'prune_old_rows'];
+export const BACKGROUND_TASKS: TaskName[] = [
+  'issue_voucher_round',
+  FAN_OUT_EVENTS,
+  'resume_stalled_jobs',
+  'prune_old_rows',
+];
 /** Tasks of the delivery runner. */
-export const DELIVERY_TASKS = ['deliver_webhook'];
+export const DELIVERY_TASKS: TaskName[] = ['deliver_webhook'];
 
-/** Every graphile-worker task, by name (the task's file name). */
+/**
+ * Every graphile-worker task, by its job name (payloads.ts): the names never change with a file's
+ * name, jobs queued before an upgrade keep them.
+ */
 export function createTaskList(context: TaskContext): TaskList {
   const webhookClient =
     context.webhookClient ??
@@ -44,5 +41,5 @@ export function createTaskList(context: TaskContext): TaskList {
     deliver_webhook: deliverWebhookTask({ ...context, webhookClient }),
     resume_stalled_jobs: resumeStalledJobsTask(context),
     prune_old_rows: pruneOldRowsTask(context),
-  };
+  } satisfies { [Name in TaskName]: Task<Name> };
 }

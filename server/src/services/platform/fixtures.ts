@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { Sql } from '../../db/pool.js';
+import type { Db, Tx } from '../../db/pool.js';
 import { sha256 } from '../../lib/hash.js';
 
 export type Fixture = {
@@ -57,7 +57,7 @@ export const OPERATOR_ABILITY = 'sandbox.operator';
  * device clients of their devices). A client may have no organization (`organization_ids: []`,
  * e.g. `sandbox-ci` with `sandbox.create`): its tokens reach no organization's data.
  */
-export async function loadFixtureFile(sql: Sql, file: string, part: FixturePart = {}): Promise<void> {
+export async function loadFixtureFile(sql: Db, file: string, part: FixturePart = {}): Promise<void> {
   if (file === 'none') return;
   let fixture: Fixture;
   try {
@@ -78,13 +78,17 @@ export function fixturePart(fixture: Fixture, ids: string[]): Fixture {
   return { organizations, clients };
 }
 
-export async function loadFixture(sql: Sql, fixture: Fixture): Promise<void> {
+/** In a transaction of its own, or in a savepoint of the caller's (a sandbox reset, a new sandbox organization). */
+const inTransaction = (db: Db, work: (tx: Tx) => Promise<void>) =>
+  'savepoint' in db ? db.savepoint(work) : db.begin(work);
+
+export async function loadFixture(sql: Db, fixture: Fixture): Promise<void> {
   const operatorLike = (fixture.clients ?? []).filter((c) => c.abilities.includes(OPERATOR_ABILITY));
   if (operatorLike.length)
     throw new Error(
       `Fixture client ${operatorLike[0]?.client_id} holds ${OPERATOR_ABILITY}, which only the operator's credential (LOYALTY_SANDBOX_OPERATOR_TOKEN) has.`,
     );
-  await sql.begin(async (tx) => {
+  await inTransaction(sql, async (tx) => {
     for (const org of fixture.organizations ?? []) {
       await tx`INSERT INTO organizations (id, name) VALUES (${org.id}, ${org.name})
                ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name`;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
 import { loadConfig, type Config } from '../../config.js';
 import type { Sql } from '../../db/pool.js';
-import { pruneOldRowsTask } from '../../tasks/prune_old_rows.js';
+import { pruneOldRowsTask } from '../../tasks/prune-old-rows.js';
 import { startWorker } from '../../worker.js';
 import { describePurge, noPurgeCounts, purgeOldRows } from './retention.js';
 import { deleteTag } from '../tags/tags.js';

@@ -6,7 +6,7 @@ import { invalidField, notFound } from '../platform/errors.js';
 import { loadFixture } from '../platform/fixtures.js';
 import { deleteOrganizationData, inRemovalTransaction } from '../platform/organization-data.js';
 import { parseDuration } from './sandbox-clock.js';
-import { bumpGeneration, inTransaction } from './sandbox-reset.js';
+import { bumpGeneration } from './sandbox-reset.js';
 
 /** Live throwaway organizations one creating client may have at once; the next is a 422 on `organizations`. */
 export const MAX_LIVE_PER_CREATOR = 50;
@@ -67,7 +67,7 @@ export async function createSandboxOrganization(
         'organizations',
         `This client already has ${MAX_LIVE_PER_CREATOR} live sandbox organizations: delete one or wait until one expires.`,
       );
-    await loadFixture(inTransaction(tx), {
+    await loadFixture(tx, {
       organizations: [
         {
           id,
@@ -114,7 +114,7 @@ export async function deleteSandboxOrganization(sql: Sql, caller: SandboxCaller,
 }
 
 /**
- * Retention of throwaway organizations (tasks/prune_old_rows.ts): each one whose expires_at (real
+ * Retention of throwaway organizations (tasks/prune-old-rows.ts): each one whose expires_at (real
  * time) has passed is removed with all its data, one transaction each, at most `limit` a run
  * (the next run carries on). Returns how many went.
  */

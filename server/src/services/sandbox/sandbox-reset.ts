@@ -1,4 +1,4 @@
-import type { Sql, Tx } from '../../db/pool.js';
+import type { Sql } from '../../db/pool.js';
 import { loadFixtureFile } from '../platform/fixtures.js';
 import { deleteOrganizationData, inRemovalTransaction } from '../platform/organization-data.js';
 import { FAN_OUT_EVENTS } from '../platform/outbox.js';
@@ -22,7 +22,7 @@ export async function resetOrganizations(sql: Sql, fixtures: string, organizatio
   const started = performance.now();
   await inRemovalTransaction(sql, async (tx) => {
     await deleteOrganizationData(tx, organizationIds, 'data');
-    await loadFixtureFile(inTransaction(tx), fixtures, { organizationIds });
+    await loadFixtureFile(tx, fixtures, { organizationIds });
   });
   await bumpGeneration(sql);
   return Math.round(performance.now() - started);
@@ -78,16 +78,6 @@ async function resetOnce(sql: Sql, fixtures: string): Promise<void> {
       DELETE FROM graphile_worker._private_jobs j USING graphile_worker._private_tasks t
       WHERE t.id = j.task_id AND t.identifier = ANY(${DATA_TASKS})`;
     await tx`UPDATE sandbox_clock SET offset_seconds = 0, resets = resets + 1 WHERE one`;
-    await loadFixtureFile(inTransaction(tx), fixtures);
+    await loadFixtureFile(tx, fixtures);
   });
-}
-
-/** A transaction that code written for a pool can use: its `begin` opens a savepoint. */
-export function inTransaction(tx: Tx): Sql {
-  return new Proxy(tx, {
-    get: (target, property, receiver) =>
-      property === 'begin'
-        ? (fn: (t: Tx) => Promise<unknown>) => target.savepoint(fn)
-        : Reflect.get(target, property, receiver),
-  }) as unknown as Sql;
 }

@@ -403,13 +403,13 @@ describe('GET /webhook-event-types', () => {
     ]);
     expect(types.filter((e) => !e.subscribable).map((e) => e.type)).toEqual(['ping']);
     expect(res.payload).not.toContain('$ref');
-    const document = t.server.app as { openapi: { document: { webhooks: Record<string, unknown> } } };
+    const webhooks = t.server.app.openapi.document.webhooks as Record<string, unknown>;
     for (const entry of types) {
       expect(entry.summary.length, entry.type).toBeGreaterThan(5);
       const ajv = new Ajv2020({ strict: false });
       addFormats(ajv);
       const validate = ajv.compile(entry.schema);
-      const op = (document.openapi.document.webhooks[entry.type] as { post: Record<string, unknown> }).post;
+      const op = (webhooks[entry.type] as { post: Record<string, unknown> }).post;
       const example = (op.requestBody as { content: { 'application/json': { example: unknown } } }).content[
         'application/json'
       ].example;

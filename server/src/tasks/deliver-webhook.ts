@@ -1,11 +1,7 @@
 import type { Task } from 'graphile-worker';
 import { secretBoxOf } from '../lib/secret-box.js';
 import { runDeliveryLane, wakeDeliveryLanes } from '../services/webhooks/deliveries.js';
-import type { TaskContext } from './index.js';
-
-type LanePayload = { subscription_id: string; lane: number };
-/** Jobs of one attempt each, queued before deliveries went through lanes (a database upgraded with some waiting). */
-type LegacyPayload = { delivery_id: string; attempt: number };
+import type { TaskContext } from './context.js';
 
 /** A delivery lane of one subscription (services/deliveries.ts): sends its due deliveries for a slice of time. */
 export const deliverWebhookTask =
@@ -14,10 +10,9 @@ export const deliverWebhookTask =
     config,
     webhookClient,
     onDeliveryAttempt,
-  }: TaskContext & Required<Pick<TaskContext, 'webhookClient'>>): Task =>
-  async (payload) => {
+  }: TaskContext & Required<Pick<TaskContext, 'webhookClient'>>): Task<'deliver_webhook'> =>
+  async (p) => {
     const lanes = config.webhookConcurrencyPerSubscription;
-    const p = payload as LanePayload | LegacyPayload;
     if ('delivery_id' in p) {
       const [row] = await sql<
         { subscription_id: string }[]

@@ -1,7 +1,7 @@
 import type { Task } from 'graphile-worker';
 import { describePurge, purgeOldRows } from '../services/platform/retention.js';
 import { removeExpiredOrganizations } from '../services/sandbox/sandbox-organizations.js';
-import type { TaskContext } from './index.js';
+import type { TaskContext } from './context.js';
 
 /**
  * Retention: queued when a worker starts and then every 10 minutes, or every quarter of
@@ -12,7 +12,7 @@ import type { TaskContext } from './index.js';
  * minutes after their expires_at.
  */
 export const pruneOldRowsTask =
-  ({ sql, config }: TaskContext): Task =>
+  ({ sql, config }: TaskContext): Task<'prune_old_rows'> =>
   async () => {
     const line = describePurge(await purgeOldRows(sql, { retentionDays: config.retentionDays }));
     if (line) console.error(line);

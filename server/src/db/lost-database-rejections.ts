@@ -1,4 +1,4 @@
-import { describeDatabaseError, isDatabaseUnavailable } from '../db/outage.js';
+import { describeDatabaseError, isDatabaseUnavailable } from './outage.js';
 
 /** At most one line per this many milliseconds: an outage rejects many such promises at once. */
 const QUIET_MS = 10_000;

@@ -1,7 +1,7 @@
 import type { Task } from 'graphile-worker';
 import { wakeOverdueLanes } from '../services/webhooks/deliveries.js';
 import { resumeStalledVoucherJobs } from '../services/vouchers/voucher-rounds.js';
-import type { TaskContext } from './index.js';
+import type { TaskContext } from './context.js';
 
 /**
  * Queued when a worker starts (the usual moment after a crash) and then every half of
@@ -12,7 +12,7 @@ import type { TaskContext } from './index.js';
  * its lanes back.
  */
 export const resumeStalledJobsTask =
-  ({ sql, config }: TaskContext): Task =>
+  ({ sql, config }: TaskContext): Task<'resume_stalled_jobs'> =>
   async () => {
     await resumeStalledVoucherJobs(sql, config.stalledJobSeconds);
     await wakeOverdueLanes(sql, config.webhookConcurrencyPerSubscription, config.stalledJobSeconds);
