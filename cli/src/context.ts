@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { onPacingWait } from './pacing.js';
 import type { LoyaltyClient, LoyaltyClientOptions, RetryOptions } from '@loyalty/sdk';
-import { loadConfig, type ResolvedConfig, type SettingSource } from './config.js';
+import { loadConfig, type ResolvedConfig, type SettingSource } from './settings.js';
 import { CliError, ExitCode, usageError } from './errors.js';
 import { Output } from './output.js';
 import { readSecretFile } from './secrets.js';

@@ -8,8 +8,8 @@ import type { Command } from 'commander';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from './main.js';
-import { API, loggedInEnv, fakeApiServer } from './testing/fake-api.js';
-import { runCli, tempConfigHome, type CliRun } from './testing/run-cli.js';
+import { API, loggedInEnv, fakeApiServer } from '#test-helpers/cli-unit/fake-api.js';
+import { runCli, tempConfigHome, type CliRun } from '#test-helpers/cli-unit/run-cli.js';
 
 // Whatever the fake API does not implement answers like the API does for an unknown id.
 const notFound = http.all(`${API}/*`, () =>

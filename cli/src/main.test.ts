@@ -1,7 +1,7 @@
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { API, loggedInEnv, fakeApiServer } from './testing/fake-api.js';
-import { runCli, tempConfigHome } from './testing/run-cli.js';
+import { API, loggedInEnv, fakeApiServer } from '#test-helpers/cli-unit/fake-api.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 
 const server = fakeApiServer();
 

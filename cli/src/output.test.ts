@@ -2,8 +2,8 @@ import { Writable } from 'node:stream';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { Output, palette, renderTable } from './output.js';
-import { API, fakeApiServer, loggedInEnv } from './testing/fake-api.js';
-import { runCli, tempConfigHome } from './testing/run-cli.js';
+import { API, fakeApiServer, loggedInEnv } from '#test-helpers/cli-unit/fake-api.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 import { showControls } from './ui/controls.js';
 
 /** A tag name with a screen clear, an OSC 8 link, a C1 CSI, a BEL, DEL and a right-to-left override. */

@@ -2,8 +2,8 @@ import { Writable } from 'node:stream';
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { API, fakeApi, loggedInEnv } from './testing/fake-api.js';
-import { runCli, tempConfigHome } from './testing/run-cli.js';
+import { API, fakeApi, loggedInEnv } from '#test-helpers/cli-unit/fake-api.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 
 const server = setupServer();
 beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));

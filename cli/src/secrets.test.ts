@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from './main.js';
 import { parseDatabaseUrlFlag, SECRET_NAME } from './secrets.js';
-import { runCli, tempConfigHome } from './testing/run-cli.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 
 /** Every option of every command, with the command path it belongs to. */
 function everyOption(): Array<{ path: string; flags: string; long: string; takesValue: boolean; hidden: boolean }> {

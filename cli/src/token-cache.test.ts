@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempConfigHome } from './testing/run-cli.js';
+import { tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 import { cachingTokenFetch, tokenCacheKey } from './token-cache.js';
 
 function tokenServer() {

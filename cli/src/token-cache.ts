@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writePrivateFile } from './config.js';
+import { writePrivateFile } from './settings.js';
 
 export type FetchLike = (request: Request) => Promise<Response>;
 

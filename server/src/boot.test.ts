@@ -2,7 +2,7 @@ import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../test/helpers/db.js';
+import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
 import { openDatabase } from './boot.js';
 import { loadConfig } from './config.js';
 import { createSecretBox, SecretKeyError } from './lib/secret-box.js';

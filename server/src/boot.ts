@@ -6,9 +6,9 @@ import { createPool, type Sql } from './db/pool.js';
 import { defined, firstRow } from './lib/defined.js';
 import { StartupError } from './lib/startup-errors.js';
 import { secretBoxOf } from './lib/secret-box.js';
-import { loadFixtureFile } from './services/fixtures.js';
-import { defineLoyaltyNow } from './services/sandbox-clock.js';
-import { sealWebhookSecrets } from './services/webhook-subscriptions.js';
+import { loadFixtureFile } from './services/platform/fixtures.js';
+import { defineLoyaltyNow } from './services/sandbox/sandbox-clock.js';
+import { sealWebhookSecrets } from './services/webhooks/webhook-subscriptions.js';
 
 /** `config` is the process's configuration from here on: with the embedded database's generated key when LOYALTY_SECRET_KEY is unset. */
 export type Database = { url: string; sql: Sql; embedded: EmbeddedDatabase | undefined; config: Config };

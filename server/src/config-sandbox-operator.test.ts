@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './config.js';
-import { loadFixture } from './services/fixtures.js';
-import { createTestDatabase } from '../../test/helpers/db.js';
+import { loadFixture } from './services/platform/fixtures.js';
+import { createTestDatabase } from '#test-helpers/db.js';
 
 // Issue 25: the sandbox operator's credential comes from the environment, checked once; a bad
 // value stops the start with a message that never repeats it.

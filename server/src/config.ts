@@ -41,7 +41,7 @@ export type Config = {
   webhookAllowInsecure: boolean;
   webhookRetryDelays: number[];
   webhookTimeoutMs: number;
-  /** A subscription whose every attempt failed for this long is disabled; 0: never (services/subscription-health.ts). */
+  /** A subscription whose every attempt failed for this long is disabled; 0: never (services/webhooks/subscription-health.ts). */
   webhookDisableAfterSeconds: number;
   /** A subscription with this many deliveries in a row ended failed is disabled; 0: never. */
   webhookDisableAfterFailures: number;
@@ -81,7 +81,7 @@ export type Config = {
   /** LOYALTY_SANDBOX: the sandbox controls (/sandbox/*, `Prefer: fault=…`); default on with the embedded database, off with DATABASE_URL. */
   sandbox: boolean;
   /**
-   * LOYALTY_SANDBOX_OPERATOR_TOKEN: the sandbox operator's credential (services/sandbox-operator.ts),
+   * LOYALTY_SANDBOX_OPERATOR_TOKEN: the sandbox operator's credential (services/sandbox/sandbox-operator.ts),
    * sent as a bearer token for the whole-server reset and throwaway organizations; unset: no
    * operator. Never logged.
    */

@@ -4,7 +4,7 @@ import type { Sql } from './db/pool.js';
 import type { OpenApiDocument } from './lib/openapi.js';
 import type { WebhookClient } from './lib/safe-fetch.js';
 import type { StreamSlots } from './lib/stream-slots.js';
-import type { ProcessClock } from './services/sandbox-clock.js';
+import type { ProcessClock } from './services/sandbox/sandbox-clock.js';
 
 /**
  * What every route and plugin may reach through `request.server.app` (`server.app`): hapi's

@@ -20,10 +20,10 @@ import { createStreamSlots } from './lib/stream-slots.js';
 import { createWebhookClient, type WebhookClient } from './lib/safe-fetch.js';
 import { routes as allRoutes } from './routes/index.js';
 import type { RouteDef } from './routes/types.js';
-import { createTokenResolver } from './services/tokens.js';
+import { createTokenResolver } from './services/platform/tokens.js';
 import { SANDBOX_PATH_PREFIX } from './routes/sandbox.js';
-import { createProcessClock } from './services/sandbox-clock.js';
-import { withOperator } from './services/sandbox-operator.js';
+import { createProcessClock } from './services/sandbox/sandbox-clock.js';
+import { withOperator } from './services/sandbox/sandbox-operator.js';
 
 export type ServerOptions = {
   sql: Sql;

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createServer as createTcpServer, connect, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../test/helpers/db.js';
-import { onTestDatabase, root } from '../../test/helpers/server-process.js';
+import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
+import { onTestDatabase, root } from '#test-helpers/server-process.js';
 import { freePort } from './db/embedded.js';
 import { unixSocketOf } from './db/pool.js';
 

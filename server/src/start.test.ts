@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isRunning, postmasterPidOf, root, spawnStart, startServerProcess } from '../../test/helpers/server-process.js';
+import { isRunning, postmasterPidOf, root, spawnStart, startServerProcess } from '#test-helpers/server-process.js';
 
 let dataDir: string;
 

@@ -31,7 +31,7 @@ const HEARTBEAT_STALE_MS = 4 * HEARTBEAT_MS;
  * every tenant's background work): a background runner for voucher rounds, event fan-out and
  * crons, and a delivery runner for webhook delivery lanes. A subscription has a few lanes
  * (config.webhookConcurrencyPerSubscription), each sending its due deliveries for a short slice
- * before queueing itself behind the others (services/deliveries.ts): subscriptions take turns,
+ * before queueing itself behind the others (services/webhooks/deliveries.ts): subscriptions take turns,
  * and a slow or dead receiver uses its own lanes' share of the workers and no more. Jobs are
  * fetched in batches (local queue) and completions written in batches.
  */

@@ -6,7 +6,7 @@
 // Goal (issue 17): the import in ≤ 4 s, process start to exit. Anchor, measured in the same run
 // on the same database: COPY of the same number of rows (other, new e-mails) into the tables an
 // import writes (members, brand_members and one member.created event each, as
-// server/src/services/members-signups.ts writes them), in one transaction; once before the
+// server/src/services/members/members-signups.ts writes them), in one transaction; once before the
 // import and once after (the mean is the anchor), since other work on a shared machine moves
 // single figures. With LOYALTY_BENCH_API_URL the anchor needs LOYALTY_BENCH_DATABASE_URL (that
 // server's database). The exit code follows the goal (and every row must be new). The CPU time

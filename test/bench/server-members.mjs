@@ -178,7 +178,7 @@ try {
 
   // 2. The whole list, streamed, with the server's RSS sampled while it runs; each run followed by
   //    the anchor: the same members' JSON by COPY … TO STDOUT (the server's own item columns).
-  const { memberItemColumns } = await serverModule('services/member-pages.js');
+  const { memberItemColumns } = await serverModule('services/members/member-pages.js');
   const anchorSelect = sql`
     SELECT row_to_json(x)::text
     FROM brand_members bm JOIN members m ON m.id = bm.member_id

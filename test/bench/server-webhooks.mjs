@@ -29,7 +29,7 @@ if (process.argv[2] === 'receiver') {
 } else {
   const { loadConfig, startWorker, DEFAULT_CONCURRENCY, serverModule } = await import('./lib/server-dist.mjs');
   const { startBenchDatabase, loadLine } = await import('./lib/bench-database.mjs');
-  const { fanOutEvents, envelopeOf, deliveryHeaders } = await serverModule('services/deliveries.js');
+  const { fanOutEvents, envelopeOf, deliveryHeaders } = await serverModule('services/webhooks/deliveries.js');
   const { postLoop } = await import('./lib/post-loop.mjs');
   const { summaryRow } = await import('./lib/summary.mjs');
 

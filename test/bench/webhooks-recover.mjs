@@ -27,8 +27,8 @@ if (process.argv[2] === 'receiver') {
 } else {
   const { loadConfig, startWorker, DEFAULT_CONCURRENCY, serverModule } = await import('./lib/server-dist.mjs');
   const { startBenchDatabase, loadLine } = await import('./lib/bench-database.mjs');
-  const { fanOutEvents } = await serverModule('services/deliveries.js');
-  const { recoverDeliveries } = await serverModule('services/deliveries-recover.js');
+  const { fanOutEvents } = await serverModule('services/webhooks/deliveries.js');
+  const { recoverDeliveries } = await serverModule('services/webhooks/deliveries-recover.js');
 
   const total = Number(process.env.BENCH_DELIVERIES ?? 10_000);
   /** The resend runs at least at this share of the plain delivery rate. */

@@ -65,8 +65,6 @@ const KNOWN: Record<string, string> = {
   'sdk/src/internal/transport.ts -> sdk/src/auth.ts': 'SDK request path rewrite (issue 26)',
   'sdk/src/internal/transport.ts -> sdk/src/rate-limit.ts': 'SDK request path rewrite (issue 26)',
   'sdk/src/internal/transport.ts -> sdk/src/retry.ts': 'SDK request path rewrite (issue 26)',
-  'cycle: cli/src/import/run.ts <-> cli/src/import/send.ts':
-    'the CLI import cycle (issue 26, "Folders hide the domain")',
 };
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');

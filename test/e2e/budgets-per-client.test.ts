@@ -1,9 +1,9 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { longPollStats, OPEN_POLLS_PER_CLIENT } from '../../server/src/services/event-feed.js';
-import { LIVE_TOKENS_PER_CLIENT } from '../../server/src/services/tokens.js';
-import { fetchToken, type LiveServer, startLiveServer } from '../helpers/live-server.js';
-import { until } from '../helpers/until.js';
+import { longPollStats, OPEN_POLLS_PER_CLIENT } from '../../server/src/services/webhooks/event-feed.js';
+import { LIVE_TOKENS_PER_CLIENT } from '../../server/src/services/platform/tokens.js';
+import { fetchToken, type LiveServer, startLiveServer } from '#test-helpers/live-server.js';
+import { until } from '#test-helpers/until.js';
 
 /**
  * Issue 25, findings 4 and 6: what one tenant mints (tokens, readers, long polls) is bounded per

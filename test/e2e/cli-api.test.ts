@@ -4,8 +4,8 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { cliSandbox, describeRun, type CliSandbox } from '../helpers/cli.js';
-import { startLiveServer, type LiveServer } from '../helpers/live-server.js';
+import { cliSandbox, describeRun, type CliSandbox } from '#test-helpers/cli.js';
+import { startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
 
 let live: LiveServer;
 let cli: CliSandbox;

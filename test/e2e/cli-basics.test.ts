@@ -1,7 +1,7 @@
 // End to end: the built `loyalty` binary's help and its usage and credential errors (one line
 // and what to do next, no stack trace). Nothing here needs a server: these fail before any request.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { cliSandbox, describeRun, type CliSandbox } from '../helpers/cli.js';
+import { cliSandbox, describeRun, type CliSandbox } from '#test-helpers/cli.js';
 
 let cli: CliSandbox;
 

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../cli/src/domain.js';
-import { LOYALTY_BIN } from '../helpers/cli.js';
+import { LOYALTY_BIN } from '#test-helpers/cli.js';
 
 let dir: string;
 let env: NodeJS.ProcessEnv;

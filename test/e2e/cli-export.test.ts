@@ -7,8 +7,8 @@ import path from 'node:path';
 import { createLoyaltyClient, importSignups, iterateMembers, streamMembers, type LoyaltyClient } from '@loyalty/sdk';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { cliSandbox, describeRun, type CliSandbox } from '../helpers/cli.js';
-import { startLiveServer, type LiveServer } from '../helpers/live-server.js';
+import { cliSandbox, describeRun, type CliSandbox } from '#test-helpers/cli.js';
+import { startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
 
 const brandId = 'brand-acme';
 const MEMBERS = 4500;

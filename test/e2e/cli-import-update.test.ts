@@ -4,8 +4,8 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { cliSandbox, describeRun, type CliSandbox } from '../helpers/cli.js';
-import { startLiveServer, type LiveServer } from '../helpers/live-server.js';
+import { cliSandbox, describeRun, type CliSandbox } from '#test-helpers/cli.js';
+import { startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
 
 const BRAND = 'brand-e2e-update';
 let live: LiveServer;

@@ -6,8 +6,8 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { cliSandbox, describeRun, type CliSandbox } from '../helpers/cli.js';
-import { startLiveServer, type LiveServer } from '../helpers/live-server.js';
+import { cliSandbox, describeRun, type CliSandbox } from '#test-helpers/cli.js';
+import { startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
 
 const ROWS = 10_000;
 const BATCH_SIZE = 250;

@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { constructEvent } from '@loyalty/sdk/webhooks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { cliSandbox, describeRun, type CliSandbox } from '../helpers/cli.js';
-import { fetchToken, startLiveServer, type LiveServer } from '../helpers/live-server.js';
+import { cliSandbox, describeRun, type CliSandbox } from '#test-helpers/cli.js';
+import { fetchToken, startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
 
 type Received = { id: string; type: string; headers: IncomingHttpHeaders; body: string; at: number };
 

@@ -7,8 +7,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type CliSandbox, cliSandbox, describeRun } from '../helpers/cli.js';
-import { until } from '../helpers/until.js';
+import { type CliSandbox, cliSandbox, describeRun } from '#test-helpers/cli.js';
+import { until } from '#test-helpers/until.js';
 
 const secret = 'whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=';
 const EXAMPLE = path.resolve(import.meta.dirname, '../../sdk/examples/webhooks-node-http.mjs');

@@ -4,8 +4,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliSandbox, describeRun, type CliSandbox } from '../helpers/cli.js';
-import { fetchToken, startLiveServer, type LiveServer } from '../helpers/live-server.js';
+import { cliSandbox, describeRun, type CliSandbox } from '#test-helpers/cli.js';
+import { fetchToken, startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
 
 type Envelope = { id: string; type: string; organization_id: string; data: Record<string, unknown> };
 

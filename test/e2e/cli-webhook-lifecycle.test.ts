@@ -4,9 +4,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliSandbox, type CliSandbox } from '../helpers/cli.js';
-import { fetchToken, startLiveServer, type LiveServer } from '../helpers/live-server.js';
-import { until } from '../helpers/until.js';
+import { cliSandbox, type CliSandbox } from '#test-helpers/cli.js';
+import { fetchToken, startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
+import { until } from '#test-helpers/until.js';
 
 type Hit = { path: string; id: string; attempt: string; type: string };
 

@@ -6,8 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { cliSandbox, describeRun, type CliSandbox } from '../helpers/cli.js';
-import { fetchToken, startLiveServer, type LiveServer } from '../helpers/live-server.js';
+import { cliSandbox, describeRun, type CliSandbox } from '#test-helpers/cli.js';
+import { fetchToken, startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
 
 type Captured = { path: string; body: Buffer; headers: IncomingHttpHeaders; rawHeaders: string[] };
 

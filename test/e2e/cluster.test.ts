@@ -4,8 +4,8 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchToken } from '../helpers/live-server.js';
-import { hasExited, isRunning, postmasterPidOf, startServerProcess } from '../helpers/server-process.js';
+import { fetchToken } from '#test-helpers/live-server.js';
+import { hasExited, isRunning, postmasterPidOf, startServerProcess } from '#test-helpers/server-process.js';
 
 /**
  * LOYALTY_API_PROCESSES=2 (`loyalty server --processes 2`): one URL line, requests served by two

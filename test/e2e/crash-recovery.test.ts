@@ -11,15 +11,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from 'vitest';
 import { freePort } from '../../server/src/db/embedded.js';
 import { createPool, type Sql } from '../../server/src/db/pool.js';
-import { cliSandbox, describeRun } from '../helpers/cli.js';
-import { fetchToken } from '../helpers/live-server.js';
+import { cliSandbox, describeRun } from '#test-helpers/cli.js';
+import { fetchToken } from '#test-helpers/live-server.js';
 import {
   hasExited,
   isRunning,
   postmasterPidOf,
   startServerProcess,
   type ServerProcess,
-} from '../helpers/server-process.js';
+} from '#test-helpers/server-process.js';
 
 /**
  * Issue 12: `kill -9` of the server and of its embedded PostgreSQL, mid voucher job and mid webhook

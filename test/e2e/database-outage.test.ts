@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../server/src/db/embedded.js';
 import { migrate } from '../../server/src/db/migrate.js';
 import { createPool } from '../../server/src/db/pool.js';
-import { loadFixtureFile } from '../../server/src/services/fixtures.js';
-import { fetchToken } from '../helpers/live-server.js';
-import { root, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { loadFixtureFile } from '../../server/src/services/platform/fixtures.js';
+import { fetchToken } from '#test-helpers/live-server.js';
+import { root, startServerProcess, type ServerProcess } from '#test-helpers/server-process.js';
 
 /**
  * Issue 12: PostgreSQL stopped under load. The real server process on a PostgreSQL of this test's

@@ -5,8 +5,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { listOperations, loadOpenApi } from '../../server/src/lib/openapi.js';
-import { artifactsDir, launchChromium, openRecorded } from '../helpers/browser.js';
-import { type LiveServer, startLiveServer } from '../helpers/live-server.js';
+import { artifactsDir, launchChromium, openRecorded } from '#test-helpers/browser.js';
+import { type LiveServer, startLiveServer } from '#test-helpers/live-server.js';
 
 let live: LiveServer;
 let browser: Browser | undefined;

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { fetchToken } from '../helpers/live-server.js';
-import { onTestDatabase, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
+import { fetchToken } from '#test-helpers/live-server.js';
+import { onTestDatabase, startServerProcess, type ServerProcess } from '#test-helpers/server-process.js';
 
 /**
  * Issue 11, finding 2: unpaged member lists whose readers stop reading must not hold database

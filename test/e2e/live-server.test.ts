@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { fetchToken, startLiveServer, type LiveServer } from '../helpers/live-server.js';
+import { fetchToken, startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
 
 let live: LiveServer;
 beforeAll(async () => {

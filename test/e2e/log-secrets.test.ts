@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it, onTestFailed } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { onTestDatabase, root } from '../helpers/server-process.js';
+import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
+import { onTestDatabase, root } from '#test-helpers/server-process.js';
 
 /**
  * Issue 14 item 4: the whole log of a run (stdout and stderr of `node server/dist/start.js`) through

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { onTestDatabase, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
+import { onTestDatabase, startServerProcess, type ServerProcess } from '#test-helpers/server-process.js';
 
 /**
  * `HOST=0.0.0.0 npm start` without LOYALTY_METRICS_TOKEN, as containers and CI run it: the server

@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { fetchToken } from '../helpers/live-server.js';
-import { onTestDatabase, root, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
+import { fetchToken } from '#test-helpers/live-server.js';
+import { onTestDatabase, root, startServerProcess, type ServerProcess } from '#test-helpers/server-process.js';
 
 /**
  * Issue 14 item 2, "many processes, one database": 2 API processes (LOYALTY_WORKER=off) and 2

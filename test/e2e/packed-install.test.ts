@@ -371,7 +371,7 @@ describe('the packed packages, installed into an empty project', () => {
   });
 
   it('an installed CLI puts the data in $XDG_DATA_HOME/loyalty, else ~/.local/share/loyalty (a relative XDG_DATA_HOME is ignored)', async () => {
-    const services = path.join(project, 'node_modules', '@loyalty', 'cli', 'dist', 'services', 'server.js');
+    const services = path.join(project, 'node_modules', '@loyalty', 'cli', 'dist', 'services', 'server', 'server.js');
     const probe = await run('node', [
       '--input-type=module',
       '-e',

@@ -5,9 +5,9 @@
 // this test's own, made in its own database (the demo fixtures have no client of two organizations).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../server/src/lib/hash.js';
-import { cliSandbox, describeRun, type CliSandbox } from '../helpers/cli.js';
-import type { LiveServer } from '../helpers/live-server.js';
-import { startSandboxServer } from '../helpers/sandbox-server.js';
+import { cliSandbox, describeRun, type CliSandbox } from '#test-helpers/cli.js';
+import type { LiveServer } from '#test-helpers/live-server.js';
+import { startSandboxServer } from '#test-helpers/sandbox-server.js';
 
 const CLIENT = 'acme-globex-sandbox';
 const SECRET = 'acme-globex-sandbox-secret-of-this-test';

@@ -8,9 +8,9 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createSandboxOrganization } from '@loyalty/sdk/testing/sandbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliSandbox, describeRun, LOYALTY_BIN, type CliSandbox } from '../helpers/cli.js';
-import type { LiveServer } from '../helpers/live-server.js';
-import { startSandboxServer } from '../helpers/sandbox-server.js';
+import { cliSandbox, describeRun, LOYALTY_BIN, type CliSandbox } from '#test-helpers/cli.js';
+import type { LiveServer } from '#test-helpers/live-server.js';
+import { startSandboxServer } from '#test-helpers/sandbox-server.js';
 
 const OPERATOR_TOKEN = 'operator-token-for-the-e2e-test-0123456789';
 const CI = { LOYALTY_CLIENT_ID: 'sandbox-ci', LOYALTY_CLIENT_SECRET: 'sandbox-ci-secret', LOYALTY_BRAND: '' };

@@ -1,9 +1,9 @@
 // End to end: `loyalty sandbox clock …` and `loyalty sandbox reset` (the built CLI) against the
 // real server in sandbox mode, and the error against a server that is not.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliSandbox, describeRun, type CliSandbox } from '../helpers/cli.js';
-import type { LiveServer } from '../helpers/live-server.js';
-import { startSandboxServer } from '../helpers/sandbox-server.js';
+import { cliSandbox, describeRun, type CliSandbox } from '#test-helpers/cli.js';
+import type { LiveServer } from '#test-helpers/live-server.js';
+import { startSandboxServer } from '#test-helpers/sandbox-server.js';
 
 let live: LiveServer;
 let off: LiveServer;

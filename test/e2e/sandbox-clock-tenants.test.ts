@@ -5,10 +5,10 @@
 // advance answered 401 to globex's token, expired its coupon, drove its retries to `failed` and
 // ended its rotation overlap.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LiveServer } from '../helpers/live-server.js';
-import { apiOf, startSandboxServer } from '../helpers/sandbox-server.js';
-import { until } from '../helpers/until.js';
-import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
+import type { LiveServer } from '#test-helpers/live-server.js';
+import { apiOf, startSandboxServer } from '#test-helpers/sandbox-server.js';
+import { until } from '#test-helpers/until.js';
+import { startReceiver, type Receiver } from '#test-helpers/webhook-receiver.js';
 
 let live: LiveServer;
 let api: ReturnType<typeof apiOf>;

@@ -8,11 +8,11 @@
 // never the sum of the others'), its own data only, and the fixture organization acme nothing.
 import { createSandboxOrganization, type SandboxOrganization } from '@loyalty/sdk/testing/sandbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LiveServer } from '../helpers/live-server.js';
-import { apiOf, startSandboxServer } from '../helpers/sandbox-server.js';
-import type { Json } from '../helpers/server.js';
-import { until } from '../helpers/until.js';
-import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
+import type { LiveServer } from '#test-helpers/live-server.js';
+import { apiOf, startSandboxServer } from '#test-helpers/sandbox-server.js';
+import type { Json } from '#test-helpers/server.js';
+import { until } from '#test-helpers/until.js';
+import { startReceiver, type Receiver } from '#test-helpers/webhook-receiver.js';
 
 const ORGS = 8;
 const DAY = 86_400;

@@ -3,13 +3,13 @@
 // schedule), the reset, and each fault of the Prefer header.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays } from '../../server/src/lib/dates.js';
-import { recordEvents } from '../../server/src/services/events.js';
-import { claimIdempotencyKey } from '../../server/src/services/idempotency.js';
-import { defineLoyaltyNow } from '../../server/src/services/sandbox-clock.js';
-import type { LiveServer } from '../helpers/live-server.js';
-import { apiOf, startSandboxServer } from '../helpers/sandbox-server.js';
-import { until } from '../helpers/until.js';
-import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
+import { recordEvents } from '../../server/src/services/webhooks/events.js';
+import { claimIdempotencyKey } from '../../server/src/services/platform/idempotency.js';
+import { defineLoyaltyNow } from '../../server/src/services/sandbox/sandbox-clock.js';
+import type { LiveServer } from '#test-helpers/live-server.js';
+import { apiOf, startSandboxServer } from '#test-helpers/sandbox-server.js';
+import { until } from '#test-helpers/until.js';
+import { startReceiver, type Receiver } from '#test-helpers/webhook-receiver.js';
 
 let live: LiveServer;
 let api: ReturnType<typeof apiOf>;

@@ -9,8 +9,8 @@ import { createLoyaltyClient, type LoyaltyClient } from '@loyalty/sdk';
 import { mockLoyaltyApi, type MockLoyaltyApi } from '@loyalty/sdk/testing';
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LiveServer } from '../helpers/live-server.js';
-import { startSandboxServer } from '../helpers/sandbox-server.js';
+import type { LiveServer } from '#test-helpers/live-server.js';
+import { startSandboxServer } from '#test-helpers/sandbox-server.js';
 
 type Kind = 'rate_limit' | 'server_error' | 'timeout' | 'in_progress' | 'network_reset';
 

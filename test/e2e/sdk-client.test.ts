@@ -9,7 +9,7 @@ import {
   type LoyaltyClientOptions,
 } from '@loyalty/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startLiveServer, type LiveServer } from '../helpers/live-server.js';
+import { startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
 
 let live: LiveServer;
 beforeAll(async () => {

@@ -13,7 +13,7 @@ import {
   type Signup,
 } from '@loyalty/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startLiveServer, type LiveServer } from '../helpers/live-server.js';
+import { startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
 
 const brandId = 'brand-acme';
 const credentials = { clientId: 'acme-admin', clientSecret: 'acme-admin-secret' };

@@ -3,7 +3,7 @@
 import type { ResponseObject } from '@hapi/hapi';
 import { createLoyaltyClient, toLoyaltyError } from '@loyalty/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { fetchToken, startLiveServer, type LiveServer } from '../helpers/live-server.js';
+import { fetchToken, startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
 
 const LIMIT = 60;
 // Under the whole suite's load on CI's 2 cores, 1 to 10 calls of 200 met a 429 here: the server

@@ -2,7 +2,7 @@
 // reference server, on a success (`requestIdOf(result)`) and on errors (`LoyaltyError.requestId`).
 import { createLoyaltyClient, requestIdOf, toLoyaltyError } from '@loyalty/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startLiveServer, type LiveServer } from '../helpers/live-server.js';
+import { startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
 
 let live: LiveServer;
 beforeAll(async () => {

@@ -4,7 +4,7 @@
 // a call's retries and renews tokens early enough that a pinned one outlives the call.
 import { createLoyaltyClient, unwrap, wasReplayed } from '@loyalty/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startLiveServer, type LiveServer } from '../helpers/live-server.js';
+import { startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
 
 const brandId = 'brand-acme';
 const couponId = 'coupon-welcome';

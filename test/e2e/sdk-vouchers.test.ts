@@ -11,7 +11,7 @@ import {
   type VoucherJobStatus,
 } from '@loyalty/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startLiveServer, type LiveServer } from '../helpers/live-server.js';
+import { startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
 
 const brandId = 'brand-acme';
 const MEMBERS = 2600;

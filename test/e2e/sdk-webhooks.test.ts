@@ -13,7 +13,7 @@ import {
   type WebhookEvent,
 } from '@loyalty/sdk/webhooks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startLiveServer, type LiveServer } from '../helpers/live-server.js';
+import { startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
 
 type Delivery = {
   method: string;

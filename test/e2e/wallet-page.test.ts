@@ -8,8 +8,8 @@ import jsQRModule from 'jsqr';
 import type { Browser, Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { artifactsDir, launchChromium, openRecorded } from '../helpers/browser.js';
-import { fetchToken, type LiveServer, startLiveServer } from '../helpers/live-server.js';
+import { artifactsDir, launchChromium, openRecorded } from '#test-helpers/browser.js';
+import { fetchToken, type LiveServer, startLiveServer } from '#test-helpers/live-server.js';
 
 /** jsqr is CommonJS with `exports.default`: under NodeNext its default import is the module object. */
 const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as typeof jsQRModule.default;

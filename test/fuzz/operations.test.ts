@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Operation } from '../../server/src/lib/openapi.js';
-import { createTestServer, type TestServer } from '../helpers/server.js';
+import { createTestServer, type TestServer } from '#test-helpers/server.js';
 import type { Hints } from './schema-arbitrary.js';
 import { formatReport, fuzzOperations, summarizeFailures } from './run.js';
 

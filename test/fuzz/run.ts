@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { Server } from '@hapi/hapi';
 import { listOperations, loadOpenApi, type Operation } from '../../server/src/lib/openapi.js';
-import { createContractChecker } from '../helpers/contract.js';
+import { createContractChecker } from '#test-helpers/contract.js';
 import { requestsFor, type FuzzRequest, type Tokens } from './requests.js';
 import type { Hints } from './schema-arbitrary.js';
 

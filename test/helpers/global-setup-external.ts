@@ -5,7 +5,7 @@ import type { TestProject } from 'vitest/node';
 import { requireSupportedVersion } from '../../server/src/boot.js';
 import { migrate } from '../../server/src/db/migrate.js';
 import { createPool } from '../../server/src/db/pool.js';
-import { loadFixtureFile } from '../../server/src/services/fixtures.js';
+import { loadFixtureFile } from '../../server/src/services/platform/fixtures.js';
 
 /**
  * The database passes (vitest.config.ts): the SQL-bearing tests on another PostgreSQL, as

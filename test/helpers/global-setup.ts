@@ -7,7 +7,7 @@ import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../server/src/db/embedded.js';
 import { migrate } from '../../server/src/db/migrate.js';
 import { createPool } from '../../server/src/db/pool.js';
-import { loadFixtureFile } from '../../server/src/services/fixtures.js';
+import { loadFixtureFile } from '../../server/src/services/platform/fixtures.js';
 
 export const TEMPLATE_DB = 'loyalty_template';
 

@@ -2,7 +2,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { Sql } from '../../server/src/db/pool.js';
-import { recordEvents } from '../../server/src/services/events.js';
+import { recordEvents } from '../../server/src/services/webhooks/events.js';
 import { createTestServer, type TestServer } from './server.js';
 
 /** An HTTP server on 127.0.0.1 that webhook deliveries of a test are sent to. */

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { contextOf } from '../context.js';
 import { examples } from '../help.js';
-import type { ApiCommandOptions } from '../services/api-command.js';
+import type { ApiCommandOptions } from '../services/api/api-command.js';
 import { collect } from './options.js';
 
 export function apiCommand(): Command {
@@ -45,6 +45,11 @@ export function apiCommand(): Command {
         'slashes or dots, or one that resolves to another path than written, is refused (exit 2).\n',
     )
     .action(async (method: string, path: string, options: ApiCommandOptions, command: Command) => {
-      await (await import('../services/api-command.js')).apiCommand(await contextOf(command), method, path, options);
+      await (await import('../services/api/api-command.js')).apiCommand(
+        await contextOf(command),
+        method,
+        path,
+        options,
+      );
     });
 }

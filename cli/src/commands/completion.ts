@@ -1,7 +1,7 @@
 import { Argument, Command } from 'commander';
 import { examples } from '../help.js';
 import { runtimeOf } from '../runtime.js';
-import { SHELLS, type Shell } from '../services/completion-scripts.js';
+import { SHELLS, type Shell } from '../services/completion/completion-scripts.js';
 
 export function completionCommand(): Command {
   return new Command('completion')
@@ -27,7 +27,7 @@ export function completionCommand(): Command {
       ),
     )
     .action(async (shell: Shell, _options: unknown, command: Command) => {
-      const { completionScript } = await import('../services/completion-scripts.js');
+      const { completionScript } = await import('../services/completion/completion-scripts.js');
       runtimeOf(command).stdout.write(completionScript(shell));
     });
 }
@@ -48,7 +48,7 @@ export function completeCommand(): Command {
       ),
     )
     .action(async (words: string[], _options: unknown, command: Command) => {
-      const { complete, formatCompletion } = await import('../services/completion.js');
+      const { complete, formatCompletion } = await import('../services/completion/completion.js');
       let program = command;
       while (program.parent) program = program.parent;
       const runtime = runtimeOf(command);

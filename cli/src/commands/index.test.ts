@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../main.js';
-import { runCli } from '../testing/run-cli.js';
+import { runCli } from '#test-helpers/cli-unit/run-cli.js';
 import { loadProgram, stubCommand, TOP_LEVEL_COMMANDS } from './index.js';
 
 describe('the lazily built command tree', () => {

@@ -42,6 +42,6 @@ export function loginCommand(): Command {
       'The secret is stored in $XDG_CONFIG_HOME/loyalty/config.json (mode 0600), never taken as a flag value.\n',
     )
     .action(async (options: { clientId?: string; clientSecretStdin?: boolean; verify: boolean }, command: Command) => {
-      await (await import('../services/login.js')).login(await contextOf(command), options);
+      await (await import('../services/login/login.js')).login(await contextOf(command), options);
     });
 }

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { contextOf } from '../context.js';
 import { examples } from '../help.js';
 import { parseDatabaseUrlFlag } from '../secrets.js';
-import type { ServerOptions } from '../services/server.js';
+import type { ServerOptions } from '../services/server/server.js';
 
 export function serverCommand(): Command {
   return new Command('server')
@@ -55,6 +55,6 @@ export function serverCommand(): Command {
       ),
     )
     .action(async (options: ServerOptions, command: Command) => {
-      await (await import('../services/server.js')).runServer(await contextOf(command), options);
+      await (await import('../services/server/server.js')).runServer(await contextOf(command), options);
     });
 }

@@ -1,7 +1,7 @@
 import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempConfigHome } from '../testing/run-cli.js';
+import { tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 import { CheckpointWriter, defaultCheckpointPath, readCheckpoint, type Checkpoint } from './checkpoint.js';
 
 const state = (): Checkpoint => ({

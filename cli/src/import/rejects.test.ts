@@ -2,7 +2,7 @@ import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
-import { tempConfigHome } from '../testing/run-cli.js';
+import { tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 import type { InputFormat } from './parse.js';
 import { defaultRejectsPath, OrderedRejects, RejectsWriter } from './rejects.js';
 import type { RejectedRow } from './validate.js';

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { CliError, ExitCode } from '../errors.js';
-import { tempConfigHome } from '../testing/run-cli.js';
-import { runImport, type ImportRequest, type SendSignups, type SignupAnswer } from './run.js';
+import { tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
+import { runImport, type ImportRequest } from './run.js';
+import type { SendSignups, SignupAnswer } from './send-signups.js';
 
 /** A stand-in for POST /members/signups with idempotency keys, like the real API. */
 function fakeSignupsApi(options: { rejectEmail?: (email: string) => string | undefined } = {}) {

@@ -12,19 +12,9 @@ import type { InputFormat } from './parse.js';
 import { defaultRejectsPath, OrderedRejects, RejectsWriter } from './rejects.js';
 import { rereadable, type Chunks, type Rereadable } from './reread.js';
 import { sendBatches } from './send.js';
+import type { SendSignups } from './send-signups.js';
 import { applyUpdates, planUpdates, type BrandMember, type SendMemberUpdates } from './update.js';
-import type { AcceptedRow, SignupUser } from './validate.js';
-
-/** What the API answered for one POST /members/signups. Other failures are thrown. */
-export type SignupAnswer =
-  | { ok: true; new: number; found: number }
-  /** 422: rowErrors maps an index in `users` to its message; empty when the batch as a whole was refused. */
-  | { ok: false; message: string; rowErrors: Map<number, string> };
-
-export type SendSignups = (
-  users: SignupUser[],
-  options: { idempotencyKey: string; signal: AbortSignal },
-) => Promise<SignupAnswer>;
+import type { AcceptedRow } from './validate.js';
 
 export interface ImportProgress {
   phase: 'reading' | 'sending' | 'done';

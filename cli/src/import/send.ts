@@ -6,7 +6,7 @@
 import { batchIdempotencyKey, type ImportIdentity } from './batch.js';
 import type { BatchOutcome, CheckpointWriter } from './checkpoint.js';
 import type { OrderedRejects } from './rejects.js';
-import type { SendSignups } from './run.js';
+import type { SendSignups } from './send-signups.js';
 import type { AcceptedRow } from './validate.js';
 
 export interface SendPass {

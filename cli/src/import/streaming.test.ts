@@ -2,9 +2,10 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { retainedBytes } from '../testing/retained.js';
-import { tempConfigHome } from '../testing/run-cli.js';
-import { type ImportRequest, runImport, type SendSignups } from './run.js';
+import { retainedBytes } from '#test-helpers/cli-unit/retained.js';
+import { tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
+import { type ImportRequest, runImport } from './run.js';
+import type { SendSignups } from './send-signups.js';
 
 /** `rows` CSV rows made as they are read, every `badEvery`th (0: none) with an address that is not one. */
 function generated(rows: number, badEvery: number, counter = { rows: 0 }) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { retainedBytes } from '../testing/retained.js';
+import { retainedBytes } from '#test-helpers/cli-unit/retained.js';
 import { DuplicateCandidates, DuplicateEmails, emailHash } from './seen-emails.js';
 import {
   checkRow,

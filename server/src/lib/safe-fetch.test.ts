@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookClient, SNIPPET_CHARS, snippetOf, type WebhookClient } from './safe-fetch.js';
 import type { Resolver } from './ssrf.js';
-import { resolverTo, unresolvable } from '../../../test/helpers/resolver.js';
+import { resolverTo, unresolvable } from '#test-helpers/resolver.js';
 import { BLOCKED_PORTS } from './webhook-ports.js';
 
 /**

@@ -8,7 +8,7 @@ import {
   isPublicAddress,
   type Resolver,
 } from './ssrf.js';
-import { resolverTo } from '../../../test/helpers/resolver.js';
+import { resolverTo } from '#test-helpers/resolver.js';
 
 describe('isPublicAddress', () => {
   it.each([

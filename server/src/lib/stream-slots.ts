@@ -1,7 +1,7 @@
 /**
  * Streamed responses at once per key (unpaged member lists and exports; the key is the token's
  * client, so all tokens of one client share its slots). A stream holds no database connection
- * while its reader is slow, but it does hold memory (services/members-list.ts,
+ * while its reader is slow, but it does hold memory (services/members/members-list.ts,
  * STREAM_BUFFER_BYTES and a chunk) and a chunk query's turn; one client may not take them all.
  * Counted per process.
  */

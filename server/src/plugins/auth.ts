@@ -1,6 +1,6 @@
 import Boom from '@hapi/boom';
 import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
-import type { Principal } from '../services/tokens.js';
+import type { Principal } from '../services/platform/tokens.js';
 
 declare module '@hapi/hapi' {
   interface UserCredentials extends Principal {}

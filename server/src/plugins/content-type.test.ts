@@ -1,6 +1,6 @@
 import type { ServerInjectOptions } from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { createTestServer, type TestServer } from '#test-helpers/server.js';
 import { listOperations, loadOpenApi, type Operation } from '../lib/openapi.js';
 import { requestMediaTypes } from './content-type.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/db.js';
-import { TEST_SECRET_KEY } from '../../../test/helpers/server.js';
+import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
+import { TEST_SECRET_KEY } from '#test-helpers/server.js';
 import { loadConfig } from '../config.js';
 import { createServer } from '../server.js';
 import { createPool } from '../db/pool.js';

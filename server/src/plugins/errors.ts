@@ -1,7 +1,7 @@
 import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
 import type { Boom } from '@hapi/boom';
 import { createDatabaseOutage, isDatabaseUnavailable } from '../db/outage.js';
-import { DomainError, type ErrorKind } from '../services/errors.js';
+import { DomainError, type ErrorKind } from '../services/platform/errors.js';
 import type { Schemas } from '../lib/schemas.js';
 import { requestIdOf } from './request-id.js';
 

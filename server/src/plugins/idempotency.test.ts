@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Server, ServerInjectOptions } from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/db.js';
-import { pluginServer, remainingAfterStart } from '../../../test/helpers/plugin-server.js';
-import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
+import { pluginServer, remainingAfterStart } from '#test-helpers/plugin-server.js';
+import { createTestServer, type TestServer } from '#test-helpers/server.js';
 import { loadConfig } from '../config.js';
 import { sha256 } from '../lib/hash.js';
 import { respondInTransaction } from '../lib/respond.js';
 import { oauthRoutes } from '../routes/oauth.js';
 import { createServer } from '../server.js';
-import { claimIdempotencyKey, requestHash, scopeHash } from '../services/idempotency.js';
-import type { Principal } from '../services/tokens.js';
+import { claimIdempotencyKey, requestHash, scopeHash } from '../services/platform/idempotency.js';
+import type { Principal } from '../services/platform/tokens.js';
 
 let ts: TestServer;
 beforeAll(async () => {

@@ -10,7 +10,7 @@ import {
   scopeHash,
   storeIdempotentResponse,
   type StoredResponse,
-} from '../services/idempotency.js';
+} from '../services/platform/idempotency.js';
 import { JSON_TYPE } from '../lib/http.js';
 import { purgeWhileStarted } from '../lib/purge-while-started.js';
 

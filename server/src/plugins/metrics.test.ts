@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
-import { issueToken } from '../services/tokens.js';
+import { createTestServer, type TestServer } from '#test-helpers/server.js';
+import { issueToken } from '../services/platform/tokens.js';
 import { metricsAccess, metricsStartWarning } from './metrics.js';
 
 const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';

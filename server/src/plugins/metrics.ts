@@ -3,7 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Config } from '../config.js';
 import { isLoopbackHost } from '../lib/loopback-host.js';
 import { routeTemplateOf } from '../lib/route-template.js';
-import { createDatabaseMetrics, type DatabaseMetrics } from '../services/metrics.js';
+import { createDatabaseMetrics, type DatabaseMetrics } from '../services/platform/metrics.js';
 
 const PREFIX = 'loyalty_';
 
@@ -27,7 +27,7 @@ declare module '@hapi/hapi' {
  * status, rate-limit rejections, idempotency replays and conflicts, open event-feed long polls and
  * Node's process metrics, all counted from the responses (the other plugins are not touched).
  * The database gauges (worker queue, voucher jobs, passes, deliveries, connections) are computed by
- * services/metrics.ts at scrape time, at most once per LOYALTY_METRICS_CACHE_SECONDS. GET /metrics (metricsRoutes) serves them.
+ * services/platform/metrics.ts at scrape time, at most once per LOYALTY_METRICS_CACHE_SECONDS. GET /metrics (metricsRoutes) serves them.
  */
 export const metricsPlugin: Plugin<Record<string, never>> = {
   name: 'loyalty-metrics',

@@ -1,10 +1,10 @@
 import type { ServerInjectResponse } from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pluginServer, remainingAfterStart } from '../../../test/helpers/plugin-server.js';
-import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { pluginServer, remainingAfterStart } from '#test-helpers/plugin-server.js';
+import { createTestServer, type TestServer } from '#test-helpers/server.js';
 import { sha256 } from '../lib/hash.js';
 import { createServer } from '../server.js';
-import { issueToken, LIVE_TOKENS_PER_CLIENT } from '../services/tokens.js';
+import { issueToken, LIVE_TOKENS_PER_CLIENT } from '../services/platform/tokens.js';
 
 // An hour-long window, so no test straddles a window boundary.
 const WINDOW = 3600;

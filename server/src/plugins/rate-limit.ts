@@ -7,7 +7,7 @@ import {
   purgeRateLimits,
   type RateLimitPolicy,
   type RateLimitState,
-} from '../services/rate-limits.js';
+} from '../services/platform/rate-limits.js';
 import { purgeWhileStarted } from '../lib/purge-while-started.js';
 
 export type RateLimitOptions = {
@@ -34,7 +34,7 @@ const TOO_MANY = { message: 'Too Many Attempts.' };
 /**
  * Per-token and per-IP request limits (openapi.yaml, info "Rate limits"). The "token" policy counts
  * each token on its own (keyed by its hash), as the specification says ("600 per minute, counted
- * per token"). What bounds a client is the cap of live tokens (services/tokens.ts
+ * per token"). What bounds a client is the cap of live tokens (services/platform/tokens.ts
  * LIVE_TOKENS_PER_CLIENT: issuing one more revokes the oldest), so minting tokens buys at most
  * 20 budgets (docs/decisions.md, issue 25). Requests without a token are
  * counted per IP when they arrive (onRequest); requests with a bearer token once the token is

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { createTestServer, type TestServer } from '#test-helpers/server.js';
 
 /** Issue 14: X-Request-Id on every answer, the client's when it is safe, in the bodies of server errors. */
 let t: TestServer;

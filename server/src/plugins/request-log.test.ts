@@ -1,7 +1,7 @@
 import type { Server } from '@hapi/hapi';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/db.js';
-import { TEST_SECRET_KEY } from '../../../test/helpers/server.js';
+import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
+import { TEST_SECRET_KEY } from '#test-helpers/server.js';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../lib/logger.js';
 import { createServer } from '../server.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pluginServer, remainingAfterStart } from '../../../test/helpers/plugin-server.js';
-import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
-import { FAULT_KEYS_PER_CLIENT } from '../services/sandbox-faults.js';
+import { pluginServer, remainingAfterStart } from '#test-helpers/plugin-server.js';
+import { createTestServer, type TestServer } from '#test-helpers/server.js';
+import { FAULT_KEYS_PER_CLIENT } from '../services/sandbox/sandbox-faults.js';
 
 // Faults on demand are honoured only on authenticated API routes, and their counters are bounded
 // per client and purged (issue 25, finding 5: one client added ~400 rows/s through /health/ready).

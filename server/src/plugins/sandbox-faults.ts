@@ -8,7 +8,7 @@ import {
   FaultPreferenceError,
   parseFaultPreference,
   purgeFaultCounters,
-} from '../services/sandbox-faults.js';
+} from '../services/sandbox/sandbox-faults.js';
 import { requestIdOf } from './request-id.js';
 
 declare module '@hapi/hapi' {

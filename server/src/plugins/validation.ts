@@ -1,7 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import formatsModule from 'ajv-formats';
 import Boom from '@hapi/boom';
-import { invalid, type DomainError } from '../services/errors.js';
+import { invalid, type DomainError } from '../services/platform/errors.js';
 import type { OpenApiDocument, Operation } from '../lib/openapi.js';
 import { textFaults } from '../lib/input-rules.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deref, listOperations, loadOpenApi, type OpenApiDocument, type Operation } from '../lib/openapi.js';
-import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { createTestServer, type TestServer } from '#test-helpers/server.js';
 
 /**
  * Input rules at the edge (openapi.yaml, "Input rules"): NUL, unpaired surrogates, integers the

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
-import { until } from '../../../test/helpers/until.js';
+import { createTestServer, type TestServer } from '#test-helpers/server.js';
+import { until } from '#test-helpers/until.js';
 import { sha256 } from '../lib/hash.js';
-import { longPollStats, OPEN_POLLS_PER_CLIENT } from '../services/event-feed.js';
-import { recordEvents } from '../services/events.js';
+import { longPollStats, OPEN_POLLS_PER_CLIENT } from '../services/webhooks/event-feed.js';
+import { recordEvents } from '../services/webhooks/events.js';
 
 // Long polls (GET /events?wait=) of one tenant are not woken by another's commits, and one client
 // holds at most OPEN_POLLS_PER_CLIENT of them (issue 25, finding 6). Wakeups are counted, not timed.

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { createTestServer, type TestServer } from '#test-helpers/server.js';
 import type { Db } from '../db/pool.js';
 import { sha256 } from '../lib/hash.js';
-import { recordEvents, type EventType } from '../services/events.js';
+import { recordEvents, type EventType } from '../services/webhooks/events.js';
 
 let t: TestServer;
 beforeAll(async () => {

@@ -1,8 +1,8 @@
 import { appOf } from '../context.js';
 import { principalOf } from '../plugins/auth.js';
-import { listEvents } from '../services/event-feed.js';
-import { eventTypesOf, type EventType } from '../services/events.js';
-import { requireOrganization } from '../services/webhook-subscriptions.js';
+import { listEvents } from '../services/webhooks/event-feed.js';
+import { eventTypesOf, type EventType } from '../services/webhooks/events.js';
+import { requireOrganization } from '../services/webhooks/webhook-subscriptions.js';
 import type { QueryOf, Schemas } from '../lib/schemas.js';
 import { queryOf, SUCCESSFUL } from './route-options.js';
 import type { RouteDef } from './types.js';

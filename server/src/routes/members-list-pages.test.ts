@@ -1,10 +1,10 @@
 // POST /members/list pages at any depth (issue 18): pages seek on the link index from remembered
-// boundaries (services/member-pages.ts), `total` is the kept count (services/member-counts.ts).
+// boundaries (services/members/member-pages.ts), `total` is the kept count (services/members/member-counts.ts).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { useApiTestServer, type Json, type TestServer } from '../../../test/helpers/server.js';
+import { useApiTestServer, type Json, type TestServer } from '#test-helpers/server.js';
 import { createPool, type Db } from '../db/pool.js';
-import { listMembersPage } from '../services/members-list.js';
-import { BUCKET_SEQS, type RunStatement } from '../services/member-pages.js';
+import { listMembersPage } from '../services/members/members-list.js';
+import { BUCKET_SEQS, type RunStatement } from '../services/members/member-pages.js';
 
 let t: TestServer;
 const call = useApiTestServer((api) => ({ t } = api));

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { useApiTestServer, type Auth, type Json, type TestServer } from '../../../test/helpers/server.js';
+import { useApiTestServer, type Auth, type Json, type TestServer } from '#test-helpers/server.js';
 
 /** POST /members/list, POST /import/export and POST /members/signups (routes in members.ts). */
 let t: TestServer, admin: Auth, readonly: Auth, globex: Auth;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useApiTestServer, type Auth, type Json, type TestServer } from '../../../test/helpers/server.js';
+import { useApiTestServer, type Auth, type Json, type TestServer } from '#test-helpers/server.js';
 import { addDays, todayUtc } from '../lib/dates.js';
 
 let t: TestServer, admin: Auth, readonly: Auth, globex: Auth;

@@ -1,8 +1,8 @@
 import type { Request } from '@hapi/hapi';
 import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
-import { listMemberPasses, setFavouriteLocation } from '../services/members-passes.js';
-import { issuePassToMember } from '../services/passes-issue.js';
+import { listMemberPasses, setFavouriteLocation } from '../services/members/members-passes.js';
+import { issuePassToMember } from '../services/passes/passes-issue.js';
 import type { QueryOf, Schemas } from '../lib/schemas.js';
 import { payloadOf, queryOf, scopeOf } from './route-options.js';
 import type { RouteDef } from './types.js';

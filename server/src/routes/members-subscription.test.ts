@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useApiTestServer, type Auth, type TestServer } from '../../../test/helpers/server.js';
+import { useApiTestServer, type Auth, type TestServer } from '#test-helpers/server.js';
 
 let t: TestServer, admin: Auth, readonly: Auth, globex: Auth;
 const call = useApiTestServer((api) => ({ t, admin, readonly, globex } = api));

@@ -1,5 +1,5 @@
 import { respondInTransaction } from '../lib/respond.js';
-import { setSubscription, setSubscriptionBulk } from '../services/members-subscription.js';
+import { setSubscription, setSubscriptionBulk } from '../services/members/members-subscription.js';
 import type { Schemas } from '../lib/schemas.js';
 import { ok, payloadOf, scopeOf } from './route-options.js';
 import type { RouteDef } from './types.js';

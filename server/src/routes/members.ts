@@ -4,12 +4,17 @@ import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
 import type { QueryOf, Schemas } from '../lib/schemas.js';
 import { principalOf } from '../plugins/auth.js';
-import { bulkUpdateMembers } from '../services/members-bulk.js';
-import { exportMembersWithPoints, listMembersPage, readListPage, streamAllMembers } from '../services/members-list.js';
-import { findMemberUuids, searchMember } from '../services/members-lookup.js';
-import { requireBrand } from '../services/members-scope.js';
-import { importSignups } from '../services/members-signups.js';
-import { createMember, deleteMemberFromBrand, getMember, updateMember } from '../services/members.js';
+import { bulkUpdateMembers } from '../services/members/members-bulk.js';
+import {
+  exportMembersWithPoints,
+  listMembersPage,
+  readListPage,
+  streamAllMembers,
+} from '../services/members/members-list.js';
+import { findMemberUuids, searchMember } from '../services/members/members-lookup.js';
+import { requireBrand } from '../services/platform/members-scope.js';
+import { importSignups } from '../services/members/members-signups.js';
+import { createMember, deleteMemberFromBrand, getMember, updateMember } from '../services/members/members.js';
 import { JSON_TYPE, ok, payloadOf, queryFromBody, queryOf, scopeOf } from './route-options.js';
 import type { RouteDef } from './types.js';
 

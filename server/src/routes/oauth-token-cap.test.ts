@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
-import { until } from '../../../test/helpers/until.js';
-import { LIVE_TOKENS_PER_CLIENT, TOKEN_CACHE_MS } from '../services/tokens.js';
+import { createTestServer, type TestServer } from '#test-helpers/server.js';
+import { until } from '#test-helpers/until.js';
+import { LIVE_TOKENS_PER_CLIENT, TOKEN_CACHE_MS } from '../services/platform/tokens.js';
 
 // Live tokens per client are capped: issuing one past the cap revokes the client's oldest, so
 // minting tokens cannot multiply a client's share of anything (issue 25, finding 4).

@@ -1,5 +1,5 @@
 import { appOf } from '../context.js';
-import { issueToken, oauthValidationError } from '../services/tokens.js';
+import { issueToken, oauthValidationError } from '../services/platform/tokens.js';
 import type { Schemas } from '../lib/schemas.js';
 import { statusOf } from './route-options.js';
 import type { RouteDef } from './types.js';

@@ -1,6 +1,6 @@
 import { respondInTransaction } from '../lib/respond.js';
-import { redeemCouponPass } from '../services/passes-scan.js';
-import { scanStorecard } from '../services/storecard-scan.js';
+import { redeemCouponPass } from '../services/passes/passes-scan.js';
+import { scanStorecard } from '../services/passes/storecard-scan.js';
 import type { Schemas } from '../lib/schemas.js';
 import { payloadOf, scopeOf } from './route-options.js';
 import type { RouteDef } from './types.js';

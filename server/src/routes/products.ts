@@ -1,6 +1,6 @@
 import { appOf } from '../context.js';
 import { principalOf } from '../plugins/auth.js';
-import { findProducts } from '../services/products.js';
+import { findProducts } from '../services/webshop/products.js';
 import type { Schemas } from '../lib/schemas.js';
 import { payloadOf } from './route-options.js';
 import type { RouteDef } from './types.js';

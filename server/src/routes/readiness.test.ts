@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/db.js';
-import { TEST_SECRET_KEY } from '../../../test/helpers/server.js';
+import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
+import { TEST_SECRET_KEY } from '#test-helpers/server.js';
 import { loadConfig } from '../config.js';
 import type { WorkerHealth } from '../context.js';
 import { migrationFiles } from '../db/migrate.js';

@@ -3,8 +3,8 @@ import { appOf } from '../context.js';
 import { fillQueryFromBody, isObjectBody, statusOf } from '../lib/http.js';
 import { checkWebhookUrl, WebhookUrlError } from '../lib/ssrf.js';
 import { principalOf } from '../plugins/auth.js';
-import { invalidField } from '../services/errors.js';
-import type { OrganizationScope } from '../services/organization-scope.js';
+import { invalidField } from '../services/platform/errors.js';
+import type { OrganizationScope } from '../services/platform/organization-scope.js';
 
 /**
  * What the route files share: reading a request's input and scope, the success envelope, and

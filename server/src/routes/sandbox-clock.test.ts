@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type Json, type TestServer } from '../../../test/helpers/server.js';
+import { createTestServer, type Json, type TestServer } from '#test-helpers/server.js';
 import { sha256 } from '../lib/hash.js';
-import { claimDueDeliveries } from '../services/deliveries-claim.js';
-import { fanOutEvents } from '../services/deliveries.js';
-import { recordEvents } from '../services/events.js';
-import { claimIdempotencyKey, storeIdempotentResponse } from '../services/idempotency.js';
+import { claimDueDeliveries } from '../services/webhooks/deliveries-claim.js';
+import { fanOutEvents } from '../services/webhooks/deliveries.js';
+import { recordEvents } from '../services/webhooks/events.js';
+import { claimIdempotencyKey, storeIdempotentResponse } from '../services/platform/idempotency.js';
 
 // Issue 25: the sandbox clock is per organization. Moving acme's clock leaves globex's pass
 // statuses, tokens, Idempotency-Keys, promotion windows, delivery due times and rotation overlap

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type Json, type TestServer } from '../../../test/helpers/server.js';
+import { createTestServer, type Json, type TestServer } from '#test-helpers/server.js';
 import type { Schemas } from '../lib/schemas.js';
-import { MAX_LIVE_PER_CREATOR, removeExpiredOrganizations } from '../services/sandbox-organizations.js';
+import { MAX_LIVE_PER_CREATOR, removeExpiredOrganizations } from '../services/sandbox/sandbox-organizations.js';
 
 // Issue 25: throwaway sandbox organizations for parallel CI (POST/DELETE /sandbox/organizations),
 // removed with all their data when their time to live ends.

@@ -2,12 +2,12 @@ import type { Request } from '@hapi/hapi';
 import { appOf } from '../context.js';
 import type { Schemas } from '../lib/schemas.js';
 import { principalOf } from '../plugins/auth.js';
-import { isOperator } from '../services/sandbox-operator.js';
+import { isOperator } from '../services/sandbox/sandbox-operator.js';
 import {
   createSandboxOrganization,
   deleteSandboxOrganization,
   type SandboxCaller,
-} from '../services/sandbox-organizations.js';
+} from '../services/sandbox/sandbox-organizations.js';
 import { ok, payloadOf } from './route-options.js';
 import type { RouteDef } from './types.js';
 
@@ -16,7 +16,7 @@ const callerOf = (request: Request): SandboxCaller => {
   return { clientId: p.clientId, abilities: p.abilities, organizationIds: p.organizationIds, operator: isOperator(p) };
 };
 
-/** Throwaway sandbox organizations for parallel test runs (issue 25; services/sandbox-organizations.ts). */
+/** Throwaway sandbox organizations for parallel test runs (issue 25; services/sandbox/sandbox-organizations.ts). */
 export const sandboxOrganizationRoutes: RouteDef[] = [
   {
     method: 'POST',

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type Json, type TestServer } from '../../../test/helpers/server.js';
+import { createTestServer, type Json, type TestServer } from '#test-helpers/server.js';
 import { sha256 } from '../lib/hash.js';
-import { readMemberCount } from '../services/member-counts.js';
+import { readMemberCount } from '../services/members/member-counts.js';
 
 // Issue 25: POST /sandbox/reset resets only the caller's organizations (sandbox.manage), without
 // blocking or changing another organization; the whole server only with the operator's credential.

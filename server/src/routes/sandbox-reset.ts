@@ -1,10 +1,15 @@
 import { appOf } from '../context.js';
 import type { Schemas } from '../lib/schemas.js';
 import { principalOf } from '../plugins/auth.js';
-import { DomainError, invalidField, notFound } from '../services/errors.js';
-import { readClock } from '../services/sandbox-clock.js';
-import { isOperator } from '../services/sandbox-operator.js';
-import { allOrganizationIds, organizationExists, resetOrganizations, resetSandbox } from '../services/sandbox-reset.js';
+import { DomainError, invalidField, notFound } from '../services/platform/errors.js';
+import { readClock } from '../services/sandbox/sandbox-clock.js';
+import { isOperator } from '../services/sandbox/sandbox-operator.js';
+import {
+  allOrganizationIds,
+  organizationExists,
+  resetOrganizations,
+  resetSandbox,
+} from '../services/sandbox/sandbox-reset.js';
 import { ok, payloadOf } from './route-options.js';
 import type { RouteDef } from './types.js';
 

@@ -1,7 +1,7 @@
 import { appOf } from '../context.js';
 import type { Schemas } from '../lib/schemas.js';
-import { wakeOverdueLanes } from '../services/deliveries.js';
-import { clockOrganization, moveClock, readClock } from '../services/sandbox-clock.js';
+import { wakeOverdueLanes } from '../services/webhooks/deliveries.js';
+import { clockOrganization, moveClock, readClock } from '../services/sandbox/sandbox-clock.js';
 import { ok, payloadOf, queryOf, scopeOf } from './route-options.js';
 import type { RouteDef } from './types.js';
 

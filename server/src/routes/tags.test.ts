@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerInjectOptions } from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
+import { createTestServer, type TestServer } from '#test-helpers/server.js';
 import { sha256 } from '../lib/hash.js';
 import type { Sql } from '../db/pool.js';
 

@@ -1,7 +1,7 @@
 import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
 import type { QueryOf, Schemas } from '../lib/schemas.js';
-import * as tags from '../services/tags.js';
+import * as tags from '../services/tags/tags.js';
 import { bodyFromQuery, JSON_TYPE, payloadOf, queryOf, scopeOf } from './route-options.js';
 import type { RouteDef } from './types.js';
 

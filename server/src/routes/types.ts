@@ -1,5 +1,5 @@
 import type { Lifecycle, RouteOptions } from '@hapi/hapi';
-import type { DomainError } from '../services/errors.js';
+import type { DomainError } from '../services/platform/errors.js';
 
 /**
  * A route as resources declare it: method, path and handler. Its ability (auth scope) and its

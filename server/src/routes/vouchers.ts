@@ -1,7 +1,7 @@
 import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
 import { principalOf } from '../plugins/auth.js';
-import { createVoucherJob, getVoucherJob } from '../services/voucher-jobs.js';
+import { createVoucherJob, getVoucherJob } from '../services/vouchers/voucher-jobs.js';
 import type { QueryOf, Schemas } from '../lib/schemas.js';
 import { payloadOf, queryOf } from './route-options.js';
 import type { RouteDef } from './types.js';

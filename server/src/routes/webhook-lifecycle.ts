@@ -4,11 +4,11 @@ import { respondInTransaction } from '../lib/respond.js';
 import type { Schemas } from '../lib/schemas.js';
 import { secretBoxOf } from '../lib/secret-box.js';
 import { principalOf } from '../plugins/auth.js';
-import { recoverDeliveries } from '../services/deliveries-recover.js';
-import { eventCatalogue } from '../services/event-catalogue.js';
-import { updateSubscription } from '../services/webhook-subscription-state.js';
-import { presentSubscription, requireSubscription } from '../services/webhook-subscriptions.js';
-import { testSubscription } from '../services/webhook-test.js';
+import { recoverDeliveries } from '../services/webhooks/deliveries-recover.js';
+import { eventCatalogue } from '../services/webhooks/event-catalogue.js';
+import { updateSubscription } from '../services/webhooks/webhook-subscription-state.js';
+import { presentSubscription, requireSubscription } from '../services/webhooks/webhook-subscriptions.js';
+import { testSubscription } from '../services/webhooks/webhook-test.js';
 import { checkSubscriptionUrl, ok, payloadOf } from './route-options.js';
 import type { RouteDef } from './types.js';
 

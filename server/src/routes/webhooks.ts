@@ -2,13 +2,13 @@ import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
 import { secretBoxOf } from '../lib/secret-box.js';
 import { principalOf } from '../plugins/auth.js';
-import { listDeliveries, retryDelivery } from '../services/deliveries-log.js';
+import { listDeliveries, retryDelivery } from '../services/webhooks/deliveries-log.js';
 import {
   createSubscription,
   deleteSubscription,
   listSubscriptions,
   rotateSecret,
-} from '../services/webhook-subscriptions.js';
+} from '../services/webhooks/webhook-subscriptions.js';
 import type { QueryOf, Schemas } from '../lib/schemas.js';
 import { checkSubscriptionUrl, ok, payloadOf, queryOf, SUCCESSFUL } from './route-options.js';
 import type { RouteDef } from './types.js';

@@ -1,8 +1,8 @@
 import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
 import { principalOf } from '../plugins/auth.js';
-import { webshopValidationError } from '../services/webshop-errors.js';
-import { createWebshopOrder } from '../services/webshop-orders.js';
+import { webshopValidationError } from '../services/webshop/webshop-errors.js';
+import { createWebshopOrder } from '../services/webshop/webshop-orders.js';
 import type { Schemas } from '../lib/schemas.js';
 import { payloadOf } from './route-options.js';
 import type { RouteDef } from './types.js';

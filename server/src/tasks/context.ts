@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import type { Sql } from '../db/pool.js';
 import type { WebhookClient } from '../lib/safe-fetch.js';
 import type { Resolver } from '../lib/ssrf.js';
-import type { DeliveryContext } from '../services/deliveries.js';
+import type { DeliveryContext } from '../services/webhooks/deliveries.js';
 
 /** What every task is made with (createTaskList in index.ts). */
 export type TaskContext = {

@@ -1,6 +1,6 @@
 import type { Task } from 'graphile-worker';
 import { secretBoxOf } from '../lib/secret-box.js';
-import { runDeliveryLane, wakeDeliveryLanes } from '../services/deliveries.js';
+import { runDeliveryLane, wakeDeliveryLanes } from '../services/webhooks/deliveries.js';
 import type { TaskContext } from './context.js';
 
 /** A delivery lane of one subscription (services/deliveries.ts): sends its due deliveries for a slice of time. */

@@ -1,6 +1,6 @@
 import type { Task } from 'graphile-worker';
-import { fanOutEvents } from '../services/deliveries.js';
-import type { FAN_OUT_EVENTS } from '../services/outbox.js';
+import { fanOutEvents } from '../services/webhooks/deliveries.js';
+import type { FAN_OUT_EVENTS } from '../services/platform/outbox.js';
 import type { TaskContext } from './context.js';
 
 /** Queued with the events (services/outbox.ts): creates their deliveries and wakes the subscriptions' lanes. */

@@ -1,6 +1,6 @@
 import type { Task, TaskList } from 'graphile-worker';
 import { createWebhookClient } from '../lib/safe-fetch.js';
-import { FAN_OUT_EVENTS } from '../services/outbox.js';
+import { FAN_OUT_EVENTS } from '../services/platform/outbox.js';
 import type { TaskContext } from './context.js';
 import './payloads.js'; // the tasks' names and payloads (GraphileWorker.Tasks)
 import { deliverWebhookTask } from './deliver-webhook.js';

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../../test/helpers/server.js';
 import { until as untilTruthy } from '../../../test/helpers/until.js';
-import { resumeStalledVoucherJobs } from '../services/voucher-rounds.js';
+import { resumeStalledVoucherJobs } from '../services/vouchers/voucher-rounds.js';
 import { startWorker } from '../worker.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Task } from 'graphile-worker';
-import { issueVoucherRound } from '../services/voucher-rounds.js';
+import { issueVoucherRound } from '../services/vouchers/voucher-rounds.js';
 import type { TaskContext } from './context.js';
 
 /** One round of one lane of a voucher job; the round queues the lane's next one in its own transaction. */

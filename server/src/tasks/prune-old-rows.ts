@@ -1,6 +1,6 @@
 import type { Task } from 'graphile-worker';
-import { describePurge, purgeOldRows } from '../services/retention.js';
-import { removeExpiredOrganizations } from '../services/sandbox-organizations.js';
+import { describePurge, purgeOldRows } from '../services/platform/retention.js';
+import { removeExpiredOrganizations } from '../services/sandbox/sandbox-organizations.js';
 import type { TaskContext } from './context.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Task } from 'graphile-worker';
-import { wakeOverdueLanes } from '../services/deliveries.js';
-import { resumeStalledVoucherJobs } from '../services/voucher-rounds.js';
+import { wakeOverdueLanes } from '../services/webhooks/deliveries.js';
+import { resumeStalledVoucherJobs } from '../services/vouchers/voucher-rounds.js';
 import type { TaskContext } from './context.js';
 
 /**

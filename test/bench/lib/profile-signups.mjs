@@ -73,7 +73,7 @@ try {
       `${String(s.ms_per_import).padStart(8)} ms/import ${String(s.calls).padStart(5)} calls  ${String(s.wal_bytes).padStart(10)} WAL B  ${s.query}`,
     );
   await api.stop();
-  const { importSignups } = await serverModule('services/members-signups.js');
+  const { importSignups } = await serverModule('services/members/members-signups.js');
   const { unixSocketOf } = await serverModule('db/pool.js');
   const plans = [];
   const conn = postgres(pg.url, { ...unixSocketOf(pg.url), max: 1, onnotice: (n) => plans.push(n.message) });

@@ -14,9 +14,9 @@ export const { loadConfig } = await import(dist('config.js'));
 export const { startEmbeddedPostgres } = await import(dist('db/embedded.js'));
 export const { migrate } = await import(dist('db/migrate.js'));
 export const { createPool } = await import(dist('db/pool.js'));
-export const { loadFixtureFile } = await import(dist('services/fixtures.js'));
+export const { loadFixtureFile } = await import(dist('services/platform/fixtures.js'));
 export const { startWorker, DEFAULT_CONCURRENCY } = await import(dist('worker.js'));
-/** Any other module of the built server, e.g. `serverModule('services/deliveries.js')`. */
+/** Any other module of the built server, e.g. `serverModule('services/webhooks/deliveries.js')`. */
 export const serverModule = (file) => import(dist(file));
 
 export { adminToken } from './admin-token.mjs';

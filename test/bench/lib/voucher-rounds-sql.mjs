@@ -1,5 +1,5 @@
 // The anchor of the voucher benches (issue 17): "the rounds' SQL alone". The statements one voucher
-// job's rounds run (server/src/services/voucher-rounds.ts, coupon kind), sent directly with
+// job's rounds run (server/src/services/vouchers/voucher-rounds.ts, coupon kind), sent directly with
 // postgres.js: the job row and its lanes, then per lane, round after round in one transaction each,
 // the lane row locked, the job and the coupon read, the lane's next members selected by keyset,
 // grants + passes + `coupon.issued` events written by the product's own set-based statement
@@ -9,8 +9,10 @@
 // fan-out job) and the status polling: what is left is what the database has to do.
 import { serverModule } from './server-dist.mjs';
 
-const { DEFAULT_ROUND_SIZE, couponRoundStatement, loadVoucher } = await serverModule('services/voucher-rounds.js');
-const { VOUCHER_LANES } = await serverModule('services/voucher-jobs.js');
+const { DEFAULT_ROUND_SIZE, couponRoundStatement, loadVoucher } = await serverModule(
+  'services/vouchers/voucher-rounds.js',
+);
+const { VOUCHER_LANES } = await serverModule('services/vouchers/voucher-jobs.js');
 
 /**
  * Issues `couponId` to every member of `tagId` with the rounds' statements; resolves with the

@@ -15,6 +15,10 @@ export function configGetCommand(): Command {
       ),
     )
     .action(async (key: string, options: { reveal?: boolean }, command: Command) =>
-      (await import('../../services/config.js')).getConfig(await contextOf(command), key, Boolean(options.reveal)),
+      (await import('../../services/config/config.js')).getConfig(
+        await contextOf(command),
+        key,
+        Boolean(options.reveal),
+      ),
     );
 }

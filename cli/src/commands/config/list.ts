@@ -13,6 +13,6 @@ export function configListCommand(): Command {
       ),
     )
     .action(async (_options: object, command: Command) =>
-      (await import('../../services/config.js')).listConfig(await contextOf(command)),
+      (await import('../../services/config/config.js')).listConfig(await contextOf(command)),
     );
 }

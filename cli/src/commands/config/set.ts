@@ -18,6 +18,6 @@ export function configSetCommand(): Command {
       ),
     )
     .action(async (key: string, value: string, _options: object, command: Command) =>
-      (await import('../../services/config.js')).setConfig(await contextOf(command), key, value),
+      (await import('../../services/config/config.js')).setConfig(await contextOf(command), key, value),
     );
 }

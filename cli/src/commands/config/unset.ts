@@ -8,6 +8,6 @@ export function configUnsetCommand(): Command {
     .argument('<key>', 'api_url, brand or client_id')
     .addHelpText('after', examples(['loyalty config unset brand', 'forget the default brand']))
     .action(async (key: string, _options: object, command: Command) =>
-      (await import('../../services/config.js')).setConfig(await contextOf(command), key, undefined),
+      (await import('../../services/config/config.js')).setConfig(await contextOf(command), key, undefined),
     );
 }

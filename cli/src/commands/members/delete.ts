@@ -15,6 +15,10 @@ export function membersDeleteCommand(): Command {
       ),
     )
     .action(async (member: string, options: { yes?: boolean }, command: Command) => {
-      await (await import('../../services/members.js')).deleteMember(await contextOf(command), member, options.yes);
+      await (await import('../../services/members/members.js')).deleteMember(
+        await contextOf(command),
+        member,
+        options.yes,
+      );
     });
 }

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { contextOf } from '../../context.js';
 import { examples } from '../../help.js';
-import type { ExportOptions } from '../../services/export.js';
+import type { ExportOptions } from '../../services/members/export.js';
 
 export function membersExportCommand(): Command {
   return new Command('export')
@@ -30,6 +30,6 @@ export function membersExportCommand(): Command {
         ),
     )
     .action(async (options: ExportOptions, command: Command) => {
-      await (await import('../../services/export.js')).exportMembers(await contextOf(command), options);
+      await (await import('../../services/members/export.js')).exportMembers(await contextOf(command), options);
     });
 }

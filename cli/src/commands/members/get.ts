@@ -14,6 +14,6 @@ export function membersGetCommand(): Command {
       ),
     )
     .action(async (member: string, _options: object, command: Command) => {
-      await (await import('../../services/members.js')).showMember(await contextOf(command), member);
+      await (await import('../../services/members/members.js')).showMember(await contextOf(command), member);
     });
 }

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { contextOf } from '../../context.js';
 import { examples, speedHelp } from '../../help.js';
-import type { ImportOptions } from '../../services/import.js';
+import type { ImportOptions } from '../../services/members/import.js';
 import { collect, noProgressOption } from '../options.js';
 
 export function membersImportCommand(): Command {
@@ -77,6 +77,6 @@ export function membersImportCommand(): Command {
         '\nExit codes: 0 all rows imported, 2 usage error or unreadable file, 3 some rows rejected (see the rejects file),\n130 interrupted (resume with --resume).\n',
     )
     .action(async (file: string, options: ImportOptions, command: Command) => {
-      await (await import('../../services/import.js')).importMembers(await contextOf(command), file, options);
+      await (await import('../../services/members/import.js')).importMembers(await contextOf(command), file, options);
     });
 }

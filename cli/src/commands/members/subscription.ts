@@ -21,7 +21,7 @@ export function membersSubscriptionCommand(subscribe: boolean): Command {
     .addHelpText('after', speedHelp('e-mails'))
     .action(async (emails: string[], options: { file?: string }, command: Command) => {
       const ctx = await contextOf(command);
-      const { setSubscription } = await import('../../services/members.js');
+      const { setSubscription } = await import('../../services/members/members.js');
       await setSubscription(ctx, subscribe, emails, options.file);
     });
 }

@@ -37,6 +37,6 @@ export function membersUpdateCommand(): Command {
         if (typeof options[camel] === 'string') changes[field] = options[camel];
       }
       for (const cleared of options.clear as string[]) changes[cleared.replace(/-/g, '_') as ProfileField] = null;
-      await (await import('../../services/members.js')).updateMember(await contextOf(command), member, changes);
+      await (await import('../../services/members/members.js')).updateMember(await contextOf(command), member, changes);
     });
 }

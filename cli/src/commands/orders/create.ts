@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { contextOf } from '../../context.js';
 import { examples } from '../../help.js';
-import type { OrderOptions } from '../../services/orders.js';
+import type { OrderOptions } from '../../services/orders/orders.js';
 import { collect, organizationOption } from '../options.js';
 
 export function ordersCreateCommand(): Command {
@@ -32,6 +32,6 @@ export function ordersCreateCommand(): Command {
       ),
     )
     .action(async (options: OrderOptions, command: Command) => {
-      await (await import('../../services/orders.js')).createOrder(await contextOf(command), options);
+      await (await import('../../services/orders/orders.js')).createOrder(await contextOf(command), options);
     });
 }

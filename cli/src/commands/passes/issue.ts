@@ -19,7 +19,7 @@ export function passesIssueCommand(): Command {
     )
     .action(
       async (member: string, options: { coupon?: string; storecard?: string; expires?: string }, command: Command) => {
-        await (await import('../../services/passes.js')).issuePass(await contextOf(command), member, options);
+        await (await import('../../services/passes/passes.js')).issuePass(await contextOf(command), member, options);
       },
     );
 }

@@ -3,7 +3,7 @@ import { contextOf } from '../../context.js';
 import { examples } from '../../help.js';
 import { organizationOption } from '../options.js';
 
-const service = () => import('../../services/sandbox.js');
+const service = () => import('../../services/sandbox/sandbox.js');
 
 /** --organization before or after the verb (`clock` itself takes it too, and commander gives it the flag). */
 const organizationOf = (command: Command): string | undefined =>

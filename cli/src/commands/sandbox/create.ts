@@ -35,7 +35,7 @@ export function sandboxCreateCommand(): Command {
         'reset are its own. Remove it with `loyalty sandbox delete "$LOYALTY_ORGANIZATION_ID"`.\n',
     )
     .action(async (options: { ttl?: string; name?: string; env?: boolean }, command: Command) => {
-      await (await import('../../services/sandbox-organizations.js')).createSandboxOrganization(
+      await (await import('../../services/sandbox/sandbox-organizations.js')).createSandboxOrganization(
         await contextOf(command),
         options,
       );

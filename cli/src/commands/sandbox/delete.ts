@@ -17,7 +17,7 @@ export function sandboxDeleteCommand(): Command {
       ),
     )
     .action(async (id: string, _options: object, command: Command) => {
-      await (await import('../../services/sandbox-organizations.js')).deleteSandboxOrganization(
+      await (await import('../../services/sandbox/sandbox-organizations.js')).deleteSandboxOrganization(
         await contextOf(command),
         id,
       );

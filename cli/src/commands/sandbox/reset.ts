@@ -19,6 +19,6 @@ export function sandboxResetCommand(): Command {
       ),
     )
     .action(async (options: { yes?: boolean; organization?: string }, command: Command) => {
-      await (await import('../../services/sandbox.js')).resetSandbox(await contextOf(command), options);
+      await (await import('../../services/sandbox/sandbox.js')).resetSandbox(await contextOf(command), options);
     });
 }

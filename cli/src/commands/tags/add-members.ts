@@ -26,7 +26,7 @@ export function tagsAddMembersCommand(): Command {
       `${speedHelp('members')}\nE-mails are looked up first (one more request per 2,000). Exit code 3 when some e-mails are not members\nor lines could not be read.\n`,
     )
     .action(async (tag: string, members: string[], options: { file?: string }, command: Command) => {
-      await (await import('../../services/tags.js')).addMembersToTag(
+      await (await import('../../services/tags/tags.js')).addMembersToTag(
         await contextOf(command),
         tag,
         members,

@@ -12,6 +12,6 @@ export function tagsCreateCommand(): Command {
       examples(['loyalty tags create "VIP customers" --ref vip', 'create a tag you can address as "vip"']),
     )
     .action(async (label: string, options: { ref: string }, command: Command) => {
-      await (await import('../../services/tags.js')).createTag(await contextOf(command), label, options.ref);
+      await (await import('../../services/tags/tags.js')).createTag(await contextOf(command), label, options.ref);
     });
 }

@@ -8,6 +8,6 @@ export function tagsDeleteCommand(): Command {
     .argument('<tag>', 'tag UUID or external reference')
     .addHelpText('after', examples(['loyalty tags delete vip', 'by external reference']))
     .action(async (tag: string, _options: object, command: Command) => {
-      await (await import('../../services/tags.js')).deleteTag(await contextOf(command), tag);
+      await (await import('../../services/tags/tags.js')).deleteTag(await contextOf(command), tag);
     });
 }

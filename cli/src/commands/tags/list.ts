@@ -13,6 +13,6 @@ export function tagsListCommand(): Command {
       ),
     )
     .action(async (_options: object, command: Command) => {
-      await (await import('../../services/tags.js')).listTags(await contextOf(command));
+      await (await import('../../services/tags/tags.js')).listTags(await contextOf(command));
     });
 }

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { contextOf } from '../../context.js';
 import { examples } from '../../help.js';
-import type { IssueOptions } from '../../services/vouchers.js';
+import type { IssueOptions } from '../../services/vouchers/vouchers.js';
 import { noProgressOption, voucherOptions } from '../options.js';
 
 export function vouchersIssueCommand(): Command {
@@ -29,6 +29,6 @@ export function vouchersIssueCommand(): Command {
       '\nIssuing again is safe: members who already received the voucher through the tag are skipped.\nExit codes with --wait: 0 done, 1 job failed, 3 some members failed.\n',
     )
     .action(async (options: IssueOptions, command: Command) => {
-      await (await import('../../services/vouchers.js')).issueVouchers(await contextOf(command), options);
+      await (await import('../../services/vouchers/vouchers.js')).issueVouchers(await contextOf(command), options);
     });
 }

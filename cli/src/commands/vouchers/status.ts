@@ -18,7 +18,7 @@ export function vouchersStatusCommand(): Command {
       ),
     )
     .action(async (job: string, options: { tag: string; wait?: boolean; progress: boolean }, command: Command) => {
-      await (await import('../../services/vouchers.js')).voucherStatus(
+      await (await import('../../services/vouchers/vouchers.js')).voucherStatus(
         await contextOf(command),
         job,
         options.tag,

@@ -25,7 +25,10 @@ export function webhooksCreateCommand(): Command {
         options: { url: string; events: string[]; organization?: string; printSecret?: boolean },
         command: Command,
       ) => {
-        await (await import('../../services/webhooks.js')).createSubscription(await contextOf(command), options);
+        await (await import('../../services/webhooks/webhooks.js')).createSubscription(
+          await contextOf(command),
+          options,
+        );
       },
     );
 }

@@ -8,6 +8,6 @@ export function webhooksDeleteCommand(): Command {
     .argument('<id>', 'subscription id')
     .addHelpText('after', examples(['loyalty webhooks delete 3c9e…', 'stop deliveries to that URL']))
     .action(async (id: string, _options: object, command: Command) => {
-      await (await import('../../services/webhooks.js')).deleteSubscription(await contextOf(command), id);
+      await (await import('../../services/webhooks/webhooks.js')).deleteSubscription(await contextOf(command), id);
     });
 }

@@ -18,6 +18,6 @@ export function webhooksDeliveriesCommand(): Command {
       ),
     )
     .action(async (id: string, options: { status?: string; limit?: string; after?: string }, command: Command) => {
-      await (await import('../../services/webhooks.js')).listDeliveries(await contextOf(command), id, options);
+      await (await import('../../services/webhooks/webhooks.js')).listDeliveries(await contextOf(command), id, options);
     });
 }

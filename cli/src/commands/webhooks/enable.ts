@@ -8,10 +8,14 @@ const stateCommand = (name: 'enable' | 'disable', description: string, example: 
     .argument('<id>', 'subscription id')
     .addHelpText('after', examples(example))
     .action(async (id: string, _options: object, command: Command) => {
-      await (await import('../../services/webhook-lifecycle.js')).updateSubscription(await contextOf(command), id, {
-        events: [],
-        active: name === 'enable',
-      });
+      await (await import('../../services/webhooks/webhook-lifecycle.js')).updateSubscription(
+        await contextOf(command),
+        id,
+        {
+          events: [],
+          active: name === 'enable',
+        },
+      );
     });
 
 export const webhooksEnableCommand = (): Command =>

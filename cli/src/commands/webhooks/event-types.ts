@@ -16,6 +16,6 @@ export function webhooksEventTypesCommand(): Command {
       ),
     )
     .action(async (_options: object, command: Command) => {
-      await (await import('../../services/webhook-lifecycle.js')).listEventTypes(await contextOf(command));
+      await (await import('../../services/webhooks/webhook-lifecycle.js')).listEventTypes(await contextOf(command));
     });
 }

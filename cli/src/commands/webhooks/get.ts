@@ -14,6 +14,9 @@ export function webhooksGetCommand(): Command {
       ),
     )
     .action(async (id: string, _options: object, command: Command) => {
-      await (await import('../../services/webhook-lifecycle.js')).showSubscription(await contextOf(command), id);
+      await (await import('../../services/webhooks/webhook-lifecycle.js')).showSubscription(
+        await contextOf(command),
+        id,
+      );
     });
 }

@@ -15,7 +15,7 @@ export function webhooksListCommand(): Command {
       ),
     )
     .action(async (options: { organization?: string }, command: Command) => {
-      await (await import('../../services/webhooks.js')).listSubscriptions(
+      await (await import('../../services/webhooks/webhooks.js')).listSubscriptions(
         await contextOf(command),
         options.organization,
       );

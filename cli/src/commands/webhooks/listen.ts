@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { contextOf } from '../../context.js';
 import { examples } from '../../help.js';
-import type { ListenOptions } from '../../services/listen.js';
+import type { ListenOptions } from '../../services/webhooks/listen.js';
 import { collect, eventsOption, organizationOption } from '../options.js';
 
 export function webhooksListenCommand(): Command {
@@ -75,6 +75,6 @@ retries ran out, or that Ctrl-C abandoned, is not passed: the next --resume forw
 `,
     )
     .action(async (options: ListenOptions, command: Command) => {
-      await (await import('../../services/listen.js')).listen(await contextOf(command), options);
+      await (await import('../../services/webhooks/listen.js')).listen(await contextOf(command), options);
     });
 }

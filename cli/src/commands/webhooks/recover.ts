@@ -20,7 +20,7 @@ export function webhooksRecoverCommand(): Command {
       "\nEach failed delivery gets one more attempt with the same message id and body; receivers de-duplicate on it.\nDeliveries older than the server's retention period are gone and cannot be recovered.\n",
     )
     .action(async (id: string, options: { since: string; until?: string }, command: Command) => {
-      await (await import('../../services/webhook-lifecycle.js')).recoverDeliveries(
+      await (await import('../../services/webhooks/webhook-lifecycle.js')).recoverDeliveries(
         await contextOf(command),
         id,
         options,

@@ -9,6 +9,6 @@ export function webhooksRetryCommand(): Command {
     .argument('<delivery>', 'delivery id (see `loyalty webhooks deliveries`)')
     .addHelpText('after', examples(['loyalty webhooks retry 3c9e… 81a0…', 'after fixing the receiver']))
     .action(async (id: string, delivery: string, _options: object, command: Command) => {
-      await (await import('../../services/webhooks.js')).retryDelivery(await contextOf(command), id, delivery);
+      await (await import('../../services/webhooks/webhooks.js')).retryDelivery(await contextOf(command), id, delivery);
     });
 }

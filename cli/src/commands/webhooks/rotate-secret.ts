@@ -15,7 +15,7 @@ export function webhooksRotateSecretCommand(): Command {
       ]),
     )
     .action(async (id: string, options: { printSecret?: boolean }, command: Command) => {
-      await (await import('../../services/webhooks.js')).rotateSecret(
+      await (await import('../../services/webhooks/webhooks.js')).rotateSecret(
         await contextOf(command),
         id,
         options.printSecret,

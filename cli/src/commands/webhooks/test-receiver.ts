@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { contextOf } from '../../context.js';
 import { examples } from '../../help.js';
 import { refusedSecretOption } from '../../secrets.js';
-import type { TestReceiverOptions } from '../../services/test-receiver.js';
+import type { TestReceiverOptions } from '../../services/webhooks/test-receiver.js';
 
 export function webhooksTestReceiverCommand(): Command {
   return new Command('test-receiver')
@@ -59,7 +59,7 @@ export function webhooksTestReceiverCommand(): Command {
       ].join('\n'),
     )
     .action(async (url: string, options: TestReceiverOptions, command: Command) => {
-      await (await import('../../services/test-receiver.js')).testReceiverCommand(
+      await (await import('../../services/webhooks/test-receiver.js')).testReceiverCommand(
         await contextOf(command),
         url,
         options,

@@ -18,6 +18,9 @@ export function webhooksTestCommand(): Command {
       '\nNothing is recorded or retried, and a disabled subscription can be tested before `loyalty webhooks enable`.\nExits 1 when the receiver did not answer 2xx in time.\n',
     )
     .action(async (id: string, _options: object, command: Command) => {
-      await (await import('../../services/webhook-lifecycle.js')).testSubscription(await contextOf(command), id);
+      await (await import('../../services/webhooks/webhook-lifecycle.js')).testSubscription(
+        await contextOf(command),
+        id,
+      );
     });
 }

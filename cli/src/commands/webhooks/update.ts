@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { contextOf } from '../../context.js';
 import { examples } from '../../help.js';
-import type { UpdateOptions } from '../../services/webhook-lifecycle.js';
+import type { UpdateOptions } from '../../services/webhooks/webhook-lifecycle.js';
 import { eventsOption } from '../options.js';
 
 export function webhooksUpdateCommand(): Command {
@@ -21,7 +21,7 @@ export function webhooksUpdateCommand(): Command {
     )
     .addHelpText('after', '\nTo pause or resume deliveries use `loyalty webhooks disable|enable <id>`.\n')
     .action(async (id: string, options: UpdateOptions, command: Command) => {
-      await (await import('../../services/webhook-lifecycle.js')).updateSubscription(
+      await (await import('../../services/webhooks/webhook-lifecycle.js')).updateSubscription(
         await contextOf(command),
         id,
         options,

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { contextOf } from '../../context.js';
 import { examples } from '../../help.js';
 import { refusedSecretOption } from '../../secrets.js';
-import type { VerifyOptions } from '../../services/verify.js';
+import type { VerifyOptions } from '../../services/webhooks/verify.js';
 import { collect } from '../options.js';
 
 export function webhooksVerifyCommand(): Command {
@@ -79,6 +79,6 @@ export function webhooksVerifyCommand(): Command {
       ].join('\n'),
     )
     .action(async (body: string | undefined, options: VerifyOptions, command: Command) => {
-      await (await import('../../services/verify.js')).verifyCommand(await contextOf(command), body, options);
+      await (await import('../../services/webhooks/verify.js')).verifyCommand(await contextOf(command), body, options);
     });
 }

@@ -2,10 +2,10 @@
 // API (a test member, a pass, a redemption or a points transaction: whatever the server needs to
 // emit that event for real), reports each step, and finds the emitted event in the event feed.
 import type { Context } from '../../context.js';
-import type { SettingSource } from '../../config.js';
+import type { SettingSource } from '../../settings.js';
 import { CliError, usageError } from '../../errors.js';
-import { request } from '../api.js';
-import { closestEventType } from '../webhooks.js';
+import { request } from '../shared/api.js';
+import { closestEventType } from '../webhooks/webhooks.js';
 import { findEvent, markFeed } from './feed.js';
 import { EVENT_TYPES } from '../../domain.js';
 import { type Recipe, type RecipeInput, recipeOf, TRIGGER_TYPES, type TriggerType } from './recipes.js';

@@ -1,8 +1,8 @@
 import type { components, paths } from '@loyalty/sdk';
 import { createOpenApiHttp } from 'openapi-msw';
 import { describe, expect, it } from 'vitest';
-import { API, fakeApiServer, loggedInEnv } from '../../testing/fake-api.js';
-import { runCli, tempConfigHome } from '../../testing/run-cli.js';
+import { API, fakeApiServer, loggedInEnv } from '#test-helpers/cli-unit/fake-api.js';
+import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 import { parseTriggerType } from './index.js';
 import { TRIGGER_TYPES } from './recipes.js';
 

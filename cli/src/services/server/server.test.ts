@@ -1,0 +1,53 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { SERVER_NODE_OPTIONS, serverEntryPoint, serverEnvironment } from './server.js';
+
+describe('loyalty server', () => {
+  it('turns flags into the environment variables of the contract', () => {
+    expect(
+      serverEnvironment({
+        port: '0',
+        host: '0.0.0.0',
+        databaseUrl: 'postgres://db/x',
+        dataDir: '/tmp/d',
+        pgPort: '5555',
+        fixtures: 'none',
+        worker: false,
+        webhookAllowInsecure: true,
+        webhookRetryDelays: '1,2',
+        webhookTimeoutMs: '500',
+        rateLimitToken: '10000',
+        rateLimitIp: '100',
+      }),
+    ).toEqual({
+      PORT: '0',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://db/x',
+      LOYALTY_DATA_DIR: '/tmp/d',
+      LOYALTY_PG_PORT: '5555',
+      LOYALTY_FIXTURES: 'none',
+      LOYALTY_WORKER: 'off',
+      LOYALTY_WEBHOOK_ALLOW_INSECURE: '1',
+      LOYALTY_WEBHOOK_RETRY_DELAYS: '1,2',
+      LOYALTY_WEBHOOK_TIMEOUT_MS: '500',
+      LOYALTY_RATE_LIMIT_TOKEN: '10000',
+      LOYALTY_RATE_LIMIT_IP: '100',
+    });
+    expect(serverEnvironment({ worker: true })).toEqual({});
+  });
+
+  it('finds the server package of this repository', () => {
+    const entry = serverEntryPoint();
+    expect(entry).toMatch(/server\/dist\/start\.js$/);
+    expect(existsSync(entry.replace(/dist\/start\.js$/, 'package.json'))).toBe(true);
+  });
+});
+
+describe('SERVER_NODE_OPTIONS', () => {
+  it('are the options `npm start` runs the server with, so both servers behave alike', () => {
+    const root = new URL('../../../../package.json', import.meta.url);
+    const scripts = (JSON.parse(readFileSync(root, 'utf8')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts.start).toBe(`exec node ${SERVER_NODE_OPTIONS.join(' ')} server/dist/start.js`);
+    expect(scripts.worker).toBe(`exec node ${SERVER_NODE_OPTIONS.join(' ')} server/dist/worker-main.js`);
+  });
+});

@@ -1,0 +1,108 @@
+import type { Db } from '../../db/pool.js';
+import { firstRow } from '../../lib/defined.js';
+
+/**
+ * `token`: each token on its own (keyed by its hash; api-spec: counted per token, a client bounded by its
+ * cap of live tokens); `ip`: requests without a valid token, by address.
+ */
+export type RateLimitPolicy = 'token' | 'ip';
+
+export type Bucket = { policy: RateLimitPolicy; key: string; limit: number; windowSeconds: number };
+
+export type RateLimitState = {
+  policy: RateLimitPolicy;
+  limit: number;
+  /** Requests left in the current window (never below 0). */
+  remaining: number;
+  /** Whole seconds until the current window ends (at least 1). */
+  resetSeconds: number;
+  windowSeconds: number;
+  exceeded: boolean;
+};
+
+/**
+ * Adds `n` requests to a bucket in one statement on the UNLOGGED `rate_limits` table, so every
+ * server process on the database shares one budget, and returns the count after them. Fixed
+ * windows aligned to the database clock (the one clock all processes agree on); a row whose
+ * window has passed restarts.
+ */
+export async function addRequests(db: Db, bucket: Bucket, n: number): Promise<{ count: number; resetSeconds: number }> {
+  const w = bucket.windowSeconds;
+  const rows = await db<{ count: number; reset_seconds: number }[]>`
+    INSERT INTO rate_limits AS r (bucket, window_start, count)
+    VALUES (${`${bucket.policy}:${bucket.key}`}, floor(extract(epoch FROM clock_timestamp()) / ${w}::int)::bigint * ${w}::int, ${n}::int)
+    ON CONFLICT (bucket) DO UPDATE SET
+      count = CASE WHEN r.window_start >= EXCLUDED.window_start THEN r.count + EXCLUDED.count ELSE EXCLUDED.count END,
+      window_start = GREATEST(r.window_start, EXCLUDED.window_start)
+    RETURNING count, ceil(window_start + ${w}::int - extract(epoch FROM clock_timestamp()))::int AS reset_seconds`;
+  const row = firstRow(rows, 'the counted rate limit row');
+  return { count: row.count, resetSeconds: Math.max(1, row.reset_seconds) };
+}
+
+const stateAt = (bucket: Bucket, count: number, resetSeconds: number): RateLimitState => ({
+  policy: bucket.policy,
+  limit: bucket.limit,
+  remaining: Math.max(0, bucket.limit - count),
+  resetSeconds,
+  windowSeconds: bucket.windowSeconds,
+  exceeded: count > bucket.limit,
+});
+
+/** Counts one request against a bucket and says whether it is allowed (one statement). */
+export async function countRequest(db: Db, bucket: Bucket): Promise<RateLimitState> {
+  const { count, resetSeconds } = await addRequests(db, bucket, 1);
+  return stateAt(bucket, count, resetSeconds);
+}
+
+type Waiter = { resolve: (state: RateLimitState) => void; reject: (error: unknown) => void };
+
+/**
+ * `countRequest` for a busy process: while a statement for a bucket is on its way, requests for
+ * the same bucket queue up and the next statement adds them all at once (`count + n`), each
+ * taking its own position in the count. So a request costs at most one statement, counting
+ * stays exact across processes, and one busy token does not turn into a queue of updates
+ * waiting on each other's lock of the same row.
+ */
+export function createRequestCounter(db: Db) {
+  const queues = new Map<string, { bucket: Bucket; waiters: Waiter[] }>();
+  const busy = new Set<string>();
+
+  const flush = (id: string) => {
+    const queue = queues.get(id);
+    if (!queue) {
+      busy.delete(id);
+      return;
+    }
+    queues.delete(id);
+    busy.add(id);
+    const { bucket, waiters } = queue;
+    addRequests(db, bucket, waiters.length)
+      .then(
+        ({ count, resetSeconds }) => {
+          let position = count - waiters.length + 1;
+          for (const w of waiters) w.resolve(stateAt(bucket, position++, resetSeconds));
+        },
+        (error: unknown) => {
+          for (const w of waiters) w.reject(error);
+        },
+      )
+      .finally(() => flush(id));
+  };
+
+  return function count(bucket: Bucket): Promise<RateLimitState> {
+    const id = `${bucket.policy}:${bucket.key}`;
+    return new Promise<RateLimitState>((resolve, reject) => {
+      const queue = queues.get(id) ?? { bucket, waiters: [] };
+      queue.waiters.push({ resolve, reject });
+      queues.set(id, queue);
+      if (!busy.has(id)) flush(id);
+    });
+  };
+}
+
+/** Drops counters whose window ended long ago (tokens and addresses that went quiet). */
+export async function purgeRateLimits(db: Db, windowSeconds: number): Promise<number> {
+  const rows = await db`
+    DELETE FROM rate_limits WHERE window_start < extract(epoch FROM clock_timestamp()) - ${2 * windowSeconds}::int`;
+  return rows.count;
+}
