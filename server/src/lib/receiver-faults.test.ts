@@ -181,7 +181,8 @@ describe('receiver faults: each attempt ends within the timeout, with the error 
     expect(result).toMatchObject({ statusCode: 200, error: null });
     expect(result.snippet).toMatch(/^a+$/);
     expect(result.snippet!.length).toBeLessThanOrEqual(TIMEOUT / 200 + 1);
-    expect(result.durationMs).toBeGreaterThanOrEqual(TIMEOUT - 50);
+    // The attempt is timed from its start, the timer from just before: under load they part by tens of ms.
+    expect(result.durationMs).toBeGreaterThanOrEqual(TIMEOUT - 150);
     expect(result.durationMs).toBeLessThan(TIMEOUT + MARGIN);
     expect(result.waitedMs).toBeLessThan(TIMEOUT + MARGIN);
     // And the connection is dropped, not left open for the receiver to keep dripping into.
@@ -199,7 +200,8 @@ describe('receiver faults: each attempt ends within the timeout, with the error 
     });
     const result = await attempt(client(), `${url}/drip-headers`);
     expect(result).toMatchObject({ statusCode: null, error: 'timeout', snippet: null });
-    expect(result.durationMs).toBeGreaterThanOrEqual(TIMEOUT - 50);
+    // The attempt is timed from its start, the timer from just before: under load they part by tens of ms.
+    expect(result.durationMs).toBeGreaterThanOrEqual(TIMEOUT - 150);
     expect(result.durationMs).toBeLessThan(TIMEOUT + MARGIN);
     expect(result.waitedMs).toBeLessThan(TIMEOUT + MARGIN);
   });
@@ -242,7 +244,8 @@ describe('receiver faults: each attempt ends within the timeout, with the error 
     const result = await attempt(client(), `${url}/silent`);
     expect(result).toMatchObject({ statusCode: null, error: 'timeout', snippet: null });
     expect(received).toBeGreaterThan(0); // the request was sent: it is the answer that never came
-    expect(result.durationMs).toBeGreaterThanOrEqual(TIMEOUT - 50);
+    // The attempt is timed from its start, the timer from just before: under load they part by tens of ms.
+    expect(result.durationMs).toBeGreaterThanOrEqual(TIMEOUT - 150);
     expect(result.durationMs).toBeLessThan(TIMEOUT + MARGIN);
     expect(result.waitedMs).toBeLessThan(TIMEOUT + MARGIN);
     // The abandoned connection is closed, not kept for another request behind a silent receiver.

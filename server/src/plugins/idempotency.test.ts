@@ -402,7 +402,9 @@ describe('a claim under a request that runs longer than the lock', () => {
   it('outlives a response sent before the handler finished (request timeout): a retry gets 409 until it finishes, then the replay of what it did', async () => {
     const db = await createTestDatabase();
     try {
-      const { server, runs } = await slowServer(db, 1000, 100);
+      // A request timeout of 0.4 s under a handler of 2.5 s: the retry, itself answered well within
+      // 0.4 s even on a busy machine, comes while the handler still runs.
+      const { server, runs } = await slowServer(db, 2500, 400);
       const request = {
         method: 'POST',
         url: '/slow',
@@ -413,8 +415,11 @@ describe('a claim under a request that runs longer than the lock', () => {
       const retry = await server.inject(request);
       expect(retry.statusCode).toBe(409);
       expect(JSON.parse(retry.payload).error).toBe('idempotency_in_progress');
-      await new Promise((r) => setTimeout(r, 1300));
-      const later = await server.inject(request);
+      let later = retry;
+      for (const deadline = Date.now() + 10_000; later.statusCode === 409 && Date.now() < deadline; ) {
+        await new Promise((r) => setTimeout(r, 100));
+        later = await server.inject(request);
+      }
       expect(later.statusCode).toBe(201);
       expect(later.headers['idempotent-replayed']).toBe('true');
       expect(JSON.parse(later.payload)).toEqual({ run: 1 });
