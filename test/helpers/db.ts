@@ -39,3 +39,25 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/**
+ * Waits until the event feed's horizon (`pg_snapshot_xmin` of the cluster: the feed shows an
+ * event once every transaction that began before it has ended) is held back by no transaction of
+ * another database. Test files share one PostgreSQL and run side by side: a transaction another
+ * file holds open would hide this file's new events for as long as it lasts. With this, a file
+ * sees the feed as if it had the server to itself (its own open transactions still count).
+ */
+export async function untilOwnFeedHorizon(sql: Sql, timeoutMs = 30_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; ; ) {
+    const [row] = await sql<{ own: boolean }[]>`
+      WITH s AS (SELECT pg_current_snapshot() AS snap)
+      SELECT pg_snapshot_xmin(snap)::text::numeric >= coalesce(
+        (SELECT min(backend_xid::text::numeric) FROM pg_stat_activity
+          WHERE datname = current_database() AND backend_xid IS NOT NULL),
+        pg_snapshot_xmax(snap)::text::numeric) AS own
+      FROM s`;
+    if (row?.own) return;
+    if (Date.now() > deadline) throw new Error('another database held the event feed back for 30 s');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { untilOwnFeedHorizon } from '#test-helpers/db.js';
 import { createTestServer, type TestServer } from '#test-helpers/server.js';
 import type { Db } from '../db/pool.js';
 import { sha256 } from '../lib/hash.js';
@@ -40,6 +41,7 @@ const emit = (db: Db = t.db.sql, type: EventType = 'member.created', organizatio
   ]).then((ids) => ids[0]!);
 
 async function feed(query = '', client = 'acme-admin'): Promise<Feed> {
+  await untilOwnFeedHorizon(t.db.sql); // the feed as this file alone would see it (db.ts)
   const res = await t.inject({ method: 'GET', url: `/events${query}`, headers: await t.auth(client) });
   expect(res.statusCode, res.payload).toBe(200);
   return res.result as Feed;

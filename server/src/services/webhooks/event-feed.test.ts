@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
+import { createTestDatabase, type TestDatabase, untilOwnFeedHorizon } from '#test-helpers/db.js';
 import { recordEvents, type NewEvent } from './events.js';
-import { listEvents } from './event-feed.js';
+import { listEvents as listEventsNow } from './event-feed.js';
+
+/** The feed as this file alone would see it: no transaction of another test file holds it back. */
+const listEvents: typeof listEventsNow = async (...args) => {
+  await untilOwnFeedHorizon(args[0]);
+  return listEventsNow(...args);
+};
 
 let db: TestDatabase;
 beforeAll(async () => {
