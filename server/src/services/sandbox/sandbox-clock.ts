@@ -27,13 +27,13 @@ export function parseDuration(value: string): number | null {
  * organization. A 422 naming organization_id when the token has several and names none, or names
  * one it cannot reach.
  */
-export function clockOrganization(t: OrganizationScope, organizationId: string | undefined): string {
+export function clockOrganization(scope: OrganizationScope, organizationId: string | undefined): string {
   if (organizationId !== undefined) {
-    if (!t.organizationIds.includes(organizationId))
+    if (!scope.organizationIds.includes(organizationId))
       throw invalidField('organization_id', 'The organization_id field must be one of the organizations of the token.');
     return organizationId;
   }
-  const [only, ...others] = t.organizationIds;
+  const [only, ...others] = scope.organizationIds;
   if (only === undefined || others.length)
     throw invalidField(
       'organization_id',

@@ -29,10 +29,10 @@ export type JsonText<T> = string & { readonly __json?: T };
  * one string_agg, and Node neither parses rows and timestamps nor serializes them again.
  * That column is the only place a Tag object is built: create and update return it too.
  */
-export async function listTagsJson(db: Db, t: OrganizationScope): Promise<JsonText<ApiTag[]>> {
+export async function listTagsJson(db: Db, scope: OrganizationScope): Promise<JsonText<ApiTag[]>> {
   const rows = await db<{ data: string }[]>`
     SELECT '[' || coalesce(string_agg(api_json, ',' ORDER BY created_at, id), '') || ']' AS data
-    FROM tags WHERE ${organizationMatch(db, t)}`;
+    FROM tags WHERE ${organizationMatch(db, scope)}`;
   return firstRow(rows, 'the aggregated tags').data;
 }
 
@@ -43,9 +43,9 @@ export async function listTagsJson(db: Db, t: OrganizationScope): Promise<JsonTe
  * table is analyzed: for GET /tags that replanning was half of PostgreSQL's time per request
  * (220 against 100 µs of CPU, scratch measurement with 20 tags).
  */
-const organizationMatch = (db: Db, t: OrganizationScope) => {
-  const only = t.organizationIds.length === 1 ? t.organizationIds[0] : undefined;
-  return only !== undefined ? db`organization_id = ${only}` : db`organization_id = ANY(${t.organizationIds})`;
+const organizationMatch = (db: Db, scope: OrganizationScope) => {
+  const only = scope.organizationIds.length === 1 ? scope.organizationIds[0] : undefined;
+  return only !== undefined ? db`organization_id = ${only}` : db`organization_id = ANY(${scope.organizationIds})`;
 };
 
 /**
@@ -54,7 +54,7 @@ const organizationMatch = (db: Db, t: OrganizationScope) => {
  */
 export async function findTag(
   db: Db,
-  t: OrganizationScope,
+  scope: OrganizationScope,
   ref: string,
   brandId?: string | null,
   options: { uuidOnly?: boolean } = {},
@@ -69,7 +69,7 @@ export async function findTag(
       : db`external_reference = ${ref}`;
   const [tag] = await db<TagRow[]>`
     SELECT ${db(COLUMNS)} FROM tags
-    WHERE organization_id = ANY(${t.organizationIds}) AND ${match}
+    WHERE organization_id = ANY(${scope.organizationIds}) AND ${match}
       AND (${brandId ?? null}::text IS NULL OR brand_id = ${brandId ?? null})
     ${byUuid ? db`ORDER BY id = ${ref}::uuid DESC` : db``}
     LIMIT 1`;
@@ -80,9 +80,9 @@ export async function findTag(
 /** The Tag object the trigger wrote into the row (`api_json`), parsed. */
 const apiTag = (db: Db) => db`api_json::json AS api`;
 
-export async function createTag(db: Db, t: OrganizationScope, input: Schemas['CreateTagRequest']): Promise<ApiTag> {
+export async function createTag(db: Db, scope: OrganizationScope, input: Schemas['CreateTagRequest']): Promise<ApiTag> {
   const [brand] = await db<{ organization_id: string }[]>`
-    SELECT organization_id FROM brands WHERE id = ${input.brand_id} AND organization_id = ANY(${t.organizationIds})`;
+    SELECT organization_id FROM brands WHERE id = ${input.brand_id} AND organization_id = ANY(${scope.organizationIds})`;
   if (!brand) throw notFound('Brand');
   const [tag] = await db<{ api: ApiTag }[]>`
     INSERT INTO tags (organization_id, brand_id, tag, external_reference)
@@ -94,8 +94,8 @@ export async function createTag(db: Db, t: OrganizationScope, input: Schemas['Cr
 }
 
 /** Only the fields sent change; a tag never moves to another brand. */
-export async function updateTag(db: Db, t: OrganizationScope, input: Schemas['UpdateTagRequest']): Promise<ApiTag> {
-  const current = await findTag(db, t, input.tag_id, input.brand_id, { uuidOnly: true });
+export async function updateTag(db: Db, scope: OrganizationScope, input: Schemas['UpdateTagRequest']): Promise<ApiTag> {
+  const current = await findTag(db, scope, input.tag_id, input.brand_id, { uuidOnly: true });
   try {
     const [tag] = await db<{ api: ApiTag }[]>`
       UPDATE tags SET tag = coalesce(${input.tag ?? null}, tag),
@@ -111,8 +111,8 @@ export async function updateTag(db: Db, t: OrganizationScope, input: Schemas['Up
 }
 
 /** Deletes the tag; its member and pass links go with it (ON DELETE CASCADE). */
-export async function deleteTag(db: Db, t: OrganizationScope, input: Schemas['DeleteTagRequest']): Promise<void> {
-  const tag = await findTag(db, t, input.tag_id, input.brand_id, { uuidOnly: true });
+export async function deleteTag(db: Db, scope: OrganizationScope, input: Schemas['DeleteTagRequest']): Promise<void> {
+  const tag = await findTag(db, scope, input.tag_id, input.brand_id, { uuidOnly: true });
   await db`DELETE FROM tags WHERE id = ${tag.id}`;
 }
 
@@ -127,24 +127,24 @@ async function findPassId(db: Db, tag: TagRow, passCode: string): Promise<string
   return pass.id;
 }
 
-export async function addPassToTag(db: Db, t: OrganizationScope, input: PassInput): Promise<void> {
-  const tag = await findTag(db, t, input.tag_id, input.brand_id);
+export async function addPassToTag(db: Db, scope: OrganizationScope, input: PassInput): Promise<void> {
+  const tag = await findTag(db, scope, input.tag_id, input.brand_id);
   const passId = await findPassId(db, tag, input.pass_code);
   await db`INSERT INTO tag_passes (tag_id, pass_id) VALUES (${tag.id}, ${passId}) ON CONFLICT DO NOTHING`;
 }
 
-export async function removePassFromTag(db: Db, t: OrganizationScope, input: PassInput): Promise<void> {
-  const tag = await findTag(db, t, input.tag_id, input.brand_id);
+export async function removePassFromTag(db: Db, scope: OrganizationScope, input: PassInput): Promise<void> {
+  const tag = await findTag(db, scope, input.tag_id, input.brand_id);
   const passId = await findPassId(db, tag, input.pass_code);
   await db`DELETE FROM tag_passes WHERE tag_id = ${tag.id} AND pass_id = ${passId}`;
 }
 
 export async function listTagPasses(
   db: Db,
-  t: OrganizationScope,
+  scope: OrganizationScope,
   input: { tag_id: string; brand_id: string },
 ): Promise<{ pass_code: string }[]> {
-  const tag = await findTag(db, t, input.tag_id, input.brand_id);
+  const tag = await findTag(db, scope, input.tag_id, input.brand_id);
   return db<{ pass_code: string }[]>`
     SELECT p.pass_code FROM tag_passes tp JOIN passes p ON p.id = tp.pass_id
     WHERE tp.tag_id = ${tag.id} ORDER BY tp.created_at, p.pass_code`;
@@ -152,8 +152,8 @@ export async function listTagPasses(
 
 type MemberInput = Schemas['TagMemberRequest'];
 
-export async function addMemberToTag(db: Db, t: OrganizationScope, input: MemberInput): Promise<void> {
-  const tag = await findTag(db, t, input.tag_id, input.brand_id);
+export async function addMemberToTag(db: Db, scope: OrganizationScope, input: MemberInput): Promise<void> {
+  const tag = await findTag(db, scope, input.tag_id, input.brand_id);
   // Only members of the tag's brand can be put on it; one already on it stays as it is.
   const [added] = await db<{ member_id: string }[]>`
     WITH member AS (SELECT member_id FROM brand_members WHERE brand_id = ${tag.brand_id} AND member_id = ${input.member_id}),
@@ -162,8 +162,8 @@ export async function addMemberToTag(db: Db, t: OrganizationScope, input: Member
   if (!added) throw notFound('Member');
 }
 
-export async function removeMemberFromTag(db: Db, t: OrganizationScope, input: MemberInput): Promise<void> {
-  const tag = await findTag(db, t, input.tag_id, input.brand_id);
+export async function removeMemberFromTag(db: Db, scope: OrganizationScope, input: MemberInput): Promise<void> {
+  const tag = await findTag(db, scope, input.tag_id, input.brand_id);
   // A member who has left the brand can still be taken off its tags: any member of the organization.
   const [member] = await db<{ id: string }[]>`
     SELECT m.id FROM members m JOIN brands b ON b.organization_id = m.organization_id
@@ -175,10 +175,10 @@ export async function removeMemberFromTag(db: Db, t: OrganizationScope, input: M
 /** Members still in the tag's brand, in the order they were added. */
 export async function listTagMembers(
   db: Db,
-  t: OrganizationScope,
+  scope: OrganizationScope,
   input: { tag_id: string; brand_id: string },
 ): Promise<{ identifier: string; email: string }[]> {
-  const tag = await findTag(db, t, input.tag_id, input.brand_id);
+  const tag = await findTag(db, scope, input.tag_id, input.brand_id);
   return db<{ identifier: string; email: string }[]>`
     SELECT m.id AS identifier, m.email FROM tag_members tm
     JOIN members m ON m.id = tm.member_id
@@ -193,13 +193,13 @@ export async function listTagMembers(
  */
 export async function addMembersToTagBulk(
   db: Db,
-  t: OrganizationScope,
+  scope: OrganizationScope,
   input: Schemas['TagMembersBulkRequest'],
 ): Promise<number> {
   const [brand] =
-    await db`SELECT 1 FROM brands WHERE id = ${input.brand_id} AND organization_id = ANY(${t.organizationIds})`;
+    await db`SELECT 1 FROM brands WHERE id = ${input.brand_id} AND organization_id = ANY(${scope.organizationIds})`;
   if (!brand) throw notFound('Brand');
-  const tag = await findTag(db, t, input.tag_id, input.brand_id);
+  const tag = await findTag(db, scope, input.tag_id, input.brand_id);
   const result = await db`
     INSERT INTO tag_members (tag_id, member_id)
     SELECT ${tag.id}, bm.member_id

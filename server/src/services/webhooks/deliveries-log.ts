@@ -67,11 +67,11 @@ export function nextAttemptReason(
 /** GET /webhook-subscriptions/{id}/deliveries: newest first, keyset-paged on the delivery's seq. */
 export async function listDeliveries(
   db: Db,
-  t: OrganizationScope,
+  scope: OrganizationScope,
   subscriptionId: string,
   query: { status?: 'pending' | 'delivered' | 'failed'; limit?: number; after?: string },
 ) {
-  const subscription = await requireSubscription(db, t, subscriptionId);
+  const subscription = await requireSubscription(db, scope, subscriptionId);
   const limit = query.limit ?? 20;
   if (query.after !== undefined && !/^\d{1,18}$/.test(query.after))
     throw invalidField('after', 'The after field is not a cursor of this list.');
@@ -97,12 +97,12 @@ export async function listDeliveries(
  */
 export async function retryDelivery(
   db: Db,
-  t: OrganizationScope,
+  scope: OrganizationScope,
   subscriptionId: string,
   deliveryId: string,
   lanes: number,
 ) {
-  const subscription = await requireSubscription(db, t, subscriptionId);
+  const subscription = await requireSubscription(db, scope, subscriptionId);
   if (!isUuid(deliveryId)) throw notFound('Delivery');
   const [current] = await db<{ status: string; attempts: number }[]>`
     SELECT status, attempts FROM webhook_deliveries WHERE id = ${deliveryId} AND subscription_id = ${subscriptionId} FOR UPDATE`;

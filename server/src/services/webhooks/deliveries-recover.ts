@@ -14,12 +14,12 @@ import { requireSubscription } from './webhook-subscriptions.js';
  */
 export async function recoverDeliveries(
   db: Db,
-  t: OrganizationScope,
+  scope: OrganizationScope,
   subscriptionId: string,
   input: Schemas['RecoverWebhookDeliveriesRequest'],
   lanes: number,
 ): Promise<Schemas['RecoverWebhookDeliveriesResponse']['data']> {
-  const subscription = await requireSubscription(db, t, subscriptionId, { lock: true });
+  const subscription = await requireSubscription(db, scope, subscriptionId, { lock: true });
   const since = new Date(input.since);
   const until = input.until === undefined ? new Date() : new Date(input.until);
   if (!(since < until)) throw invalidField('until', 'The until field must be a time after since.');

@@ -18,12 +18,12 @@ import {
  */
 export async function updateSubscription(
   db: Db,
-  t: OrganizationScope,
+  scope: OrganizationScope,
   id: string,
   input: Schemas['UpdateWebhookSubscriptionRequest'],
   lanes: number,
 ): Promise<Schemas['WebhookSubscription']> {
-  const current = await requireSubscription(db, t, id, { lock: true });
+  const current = await requireSubscription(db, scope, id, { lock: true });
   await db`
     UPDATE webhook_subscriptions SET
       url = ${input.url ?? current.url},

@@ -47,14 +47,14 @@ export const presentSubscription = (s: SubscriptionRow): Schemas['WebhookSubscri
  * The organization a subscription or feed request is about: the `organization_id` sent (404 when
  * the token cannot access it), or the token's only organization (422 when it has several).
  */
-export function requireOrganization(t: OrganizationScope, organizationId: string | undefined): string {
+export function requireOrganization(scope: OrganizationScope, organizationId: string | undefined): string {
   if (organizationId !== undefined) {
-    if (!t.organizationIds.includes(organizationId)) throw notFound('Organization');
+    if (!scope.organizationIds.includes(organizationId)) throw notFound('Organization');
     return organizationId;
   }
-  const [first] = t.organizationIds;
+  const [first] = scope.organizationIds;
   if (first === undefined) throw notFound('Organization');
-  if (t.organizationIds.length === 1) return first;
+  if (scope.organizationIds.length === 1) return first;
   throw invalidField(
     'organization_id',
     'The organization_id field is required when the token has access to several organizations.',
@@ -62,8 +62,8 @@ export function requireOrganization(t: OrganizationScope, organizationId: string
 }
 
 /** GET /webhook-subscriptions: every accessible organization's, or the one named. */
-export async function listSubscriptions(db: Db, t: OrganizationScope, organizationId?: string) {
-  const orgs = organizationId === undefined ? t.organizationIds : [requireOrganization(t, organizationId)];
+export async function listSubscriptions(db: Db, scope: OrganizationScope, organizationId?: string) {
+  const orgs = organizationId === undefined ? scope.organizationIds : [requireOrganization(scope, organizationId)];
   const rows = await db<SubscriptionRow[]>`
     SELECT ${subscriptionColumns(db)} FROM webhook_subscriptions
     WHERE organization_id = ANY(${orgs}) ORDER BY created_at, id`;
@@ -78,11 +78,11 @@ export async function listSubscriptions(db: Db, t: OrganizationScope, organizati
  */
 export async function createSubscription(
   db: Db,
-  t: OrganizationScope,
+  scope: OrganizationScope,
   input: Schemas['CreateWebhookSubscriptionRequest'],
   secrets: SecretBox,
 ) {
-  const organizationId = requireOrganization(t, input.organization_id);
+  const organizationId = requireOrganization(scope, input.organization_id);
   await db`SELECT pg_advisory_xact_lock(hashtextextended('webhook_subscriptions:' || ${organizationId}, 0))`;
   const counts = await db<
     { n: number }[]
@@ -105,14 +105,14 @@ export async function createSubscription(
 /** A subscription of one of the token's organizations; 404 for unknown and foreign ids alike. */
 export async function requireSubscription(
   db: Db,
-  t: OrganizationScope,
+  scope: OrganizationScope,
   id: string,
   { lock = false } = {},
 ): Promise<SubscriptionRow> {
   if (!isUuid(id)) throw notFound('Subscription');
   const [row] = await db<SubscriptionRow[]>`
     SELECT ${subscriptionColumns(db)} FROM webhook_subscriptions
-    WHERE id = ${id} AND organization_id = ANY(${t.organizationIds}) ${lock ? db`FOR UPDATE` : db``}`;
+    WHERE id = ${id} AND organization_id = ANY(${scope.organizationIds}) ${lock ? db`FOR UPDATE` : db``}`;
   if (!row) throw notFound('Subscription');
   return row;
 }
@@ -122,8 +122,8 @@ export async function requireSubscription(
  * deliveries and their log go with the subscription (so a queued first attempt finds nothing and
  * sends nothing). An attempt already in flight finishes; its result has nowhere to be recorded.
  */
-export async function deleteSubscription(db: Db, t: OrganizationScope, id: string) {
-  await requireSubscription(db, t, id, { lock: true });
+export async function deleteSubscription(db: Db, scope: OrganizationScope, id: string) {
+  await requireSubscription(db, scope, id, { lock: true });
   // Its delivery lanes leave the queue (services/webhooks/deliveries.ts).
   await db`SELECT graphile_worker.remove_job(k) FROM unnest(${allLaneKeys(id)}::text[]) k`;
   await db`DELETE FROM webhook_subscriptions WHERE id = ${id}`;
@@ -134,8 +134,8 @@ export async function deleteSubscription(db: Db, t: OrganizationScope, id: strin
  * POST /webhook-subscriptions/{id}/rotate-secret: the current secret becomes the previous one
  * and keeps signing for 24 hours next to the new one; an older previous secret stops at once.
  */
-export async function rotateSecret(db: Db, t: OrganizationScope, id: string, secrets: SecretBox) {
-  await requireSubscription(db, t, id, { lock: true });
+export async function rotateSecret(db: Db, scope: OrganizationScope, id: string, secrets: SecretBox) {
+  await requireSubscription(db, scope, id, { lock: true });
   const secret = newWebhookSecret();
   const rows = await db<{ previous_secret_expires_at: Date }[]>`
     UPDATE webhook_subscriptions

@@ -16,11 +16,11 @@ import { requireSubscription } from './webhook-subscriptions.js';
  */
 export async function testSubscription(
   db: Db,
-  t: OrganizationScope,
+  scope: OrganizationScope,
   id: string,
   { client, secrets }: { client: WebhookClient; secrets: SecretBox },
 ): Promise<Schemas['WebhookTestResponse']['data']> {
-  const subscription = await requireSubscription(db, t, id);
+  const subscription = await requireSubscription(db, scope, id);
   const rows = await db<{ secrets: string[] }[]>`
     SELECT array_remove(ARRAY[secret, CASE WHEN previous_secret_expires_at > loyalty_now(organization_id) THEN previous_secret END], NULL) AS secrets
     FROM webhook_subscriptions WHERE id = ${id}`;
