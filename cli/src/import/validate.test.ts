@@ -223,7 +223,7 @@ describe('checkRow and duplicates', () => {
       [3, 'ok'], // ...but only the real copy is a duplicate
       [4, `duplicate of ${pair[0]} on line 2`],
     ]);
-  });
+  }, 30_000); // CPU-bound (hundreds of thousands of e-mails): seconds on a busy machine
 
   it('keeps a few bytes per distinct e-mail in the first pass, not the e-mails', async () => {
     const used = retainedBytes;
@@ -233,7 +233,7 @@ describe('checkRow and duplicates', () => {
     // A table of 2^21 32-bit slots is 8 MB; a Set of the million e-mails retains over 60 MB.
     expect((await used()) - before).toBeLessThan(10 * 1024 * 1024);
     expect(candidates.rows).toBeLessThan(1_000); // ~116 hash collisions expected, no real duplicates
-  });
+  }, 30_000); // CPU-bound (hundreds of thousands of e-mails): seconds on a busy machine
 
   it('with the length known, keeps about 1.3 bytes a row and misses no duplicate', async () => {
     const used = retainedBytes;
@@ -254,5 +254,5 @@ describe('checkRow and duplicates', () => {
     const exact = new DuplicateEmails(hashes);
     expect(exact.seen('member5000@example.com', 2)).toBeUndefined();
     expect(exact.seen('MEMBER5000@example.com', 9)).toBe(2);
-  });
+  }, 30_000); // CPU-bound (hundreds of thousands of e-mails): seconds on a busy machine
 });
