@@ -23,11 +23,13 @@ const OWN_POSTGRES = [
  * The serial project: files that start PostgreSQL or server processes of their own (CPU-heavy
  * starts) and the timing-sensitive ones (fair shares, kills mid-work, pacing). They run one at a
  * time, in a lane of their own beside the parallel lane (scripts/test.mjs), so they do not crowd
- * each other. The packed install (npm pack, npm install, tsc: long, CPU-bound, not timed) runs in
+ * each other. The packed install (npm pack, npm install, tsc) and the kill tests of one server
+ * (kills at fixed points, generous deadlines) are long and CPU-bound but not timed: they run in
  * the parallel lane, which would otherwise finish minutes before this one.
  */
+const PARALLEL_OWN_POSTGRES = ['test/e2e/packed-install.test.ts', 'test/e2e/crash-recovery.test.ts'];
 const SERIAL = [
-  ...OWN_POSTGRES.filter((f) => f !== 'test/e2e/packed-install.test.ts'),
+  ...OWN_POSTGRES.filter((f) => !PARALLEL_OWN_POSTGRES.includes(f)),
   'server/src/db/exit-code.test.ts',
   'server/src/worker-fairness.test.ts',
   'test/e2e/multi-process.test.ts',
