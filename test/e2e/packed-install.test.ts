@@ -6,7 +6,7 @@
 // $XDG_DATA_HOME/loyalty; `loyalty login` and `loyalty members import` against it; kill -9 of its
 // PostgreSQL mid-transaction, which the server outlives with the postgres.js it bundles.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmod, lstat, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, lstat, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -271,6 +271,15 @@ async function killPostgresMidTransactions(base: string, dataDir: string): Promi
   expect(again.status, await again.text()).toBe(200);
 }
 
+/** The repository's checkout as npm packs it (built dist included), its node_modules linked, not copied. */
+async function copyForPacking(to: string): Promise<void> {
+  const skip = new Set(['node_modules', '.git', 'test-artifacts', '.loyalty', 'coverage']);
+  await cp(repo, to, { recursive: true, filter: (from) => !skip.has(path.basename(from)) });
+  await symlink(path.join(repo, 'node_modules'), path.join(to, 'node_modules'), 'dir');
+}
+
+let packedFrom = '';
+
 beforeAll(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), 'loyalty-packed-'));
   await chmod(root, 0o755); // as root, the embedded PostgreSQL runs as `postgres`: it must reach its binaries and data here
@@ -298,10 +307,15 @@ beforeAll(async () => {
     npm_config_audit: 'false',
   };
 
+  // Packed from a copy of the repository: prepack copies assets and the repaired postgres.js into
+  // server/ and postpack removes them, which test files running beside this one would see (a module
+  // resolved into server/node_modules/postgres, then gone).
+  packedFrom = path.join(root, 'repo');
+  await copyForPacking(packedFrom);
   const pack = await run(
     'npm',
     ['pack', ...WORKSPACES.flatMap((ws) => ['--workspace', ws]), '--pack-destination', packs, '--json'],
-    { cwd: repo },
+    { cwd: packedFrom },
   );
   expect(pack.code, describeRun(pack)).toBe(0);
   const packed = JSON.parse(pack.stdout) as { name: string; filename: string }[];
@@ -349,8 +363,9 @@ describe('the packed packages, installed into an empty project', () => {
       await readFile(path.join(repo, 'fixtures', 'demo.json'), 'utf8'),
     );
     // postpack removed the copies: inside the repository the server reads the root's files
-    expect(existsSync(path.join(repo, 'server', 'openapi.yaml'))).toBe(false);
-    expect(existsSync(path.join(repo, 'server', 'fixtures'))).toBe(false);
+    expect(existsSync(path.join(packedFrom, 'server', 'openapi.yaml'))).toBe(false);
+    expect(existsSync(path.join(packedFrom, 'server', 'fixtures'))).toBe(false);
+    expect(existsSync(path.join(packedFrom, 'server', 'node_modules', 'postgres'))).toBe(false);
   });
 
   it('@loyalty/cli alone (no @loyalty/server) runs, and `loyalty server` says to install the server package', async () => {
