@@ -77,8 +77,13 @@ describe('start with a PostgreSQL that cannot be reached', () => {
       const socket = `${unixSocketOf(db.url).host}/.s.PGSQL.${new URL(db.url).port || 5432}`;
       const tcpUrl = db.url.replace(/@[^/]+\//, `@127.0.0.1:${port}/`);
       const server = startServer({ ...onTestDatabase(tcpUrl), LOYALTY_DB_WAIT_SECONDS: '30', LOYALTY_WORKER: 'off' });
-      // PostgreSQL "starts" 2 s later: a TCP port that forwards to the test database's socket.
-      await new Promise((r) => setTimeout(r, 2000));
+      // PostgreSQL "starts" once the server has found it missing and waits (a condition, not a fixed
+      // 2 s: a busy machine may take longer than that to start the server): a TCP port that forwards
+      // to the test database's socket.
+      for (const until = Date.now() + 20_000; Date.now() < until && server.child.exitCode === null; ) {
+        if (/cannot reach PostgreSQL .*retrying/.test(server.err())) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
       proxy = createTcpServer((client) => {
         const upstream = connect(socket);
         client.pipe(upstream).pipe(client);

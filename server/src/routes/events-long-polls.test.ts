@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { untilOwnFeedHorizon } from '#test-helpers/db.js';
 import { createTestServer, type TestServer } from '#test-helpers/server.js';
 import { until } from '#test-helpers/until.js';
 import { sha256 } from '../lib/hash.js';
@@ -30,6 +31,7 @@ const emit = (organizationId: string) =>
   ]).then((ids) => ids[0]!);
 
 const poll = async (client: string, query: string) => {
+  await untilOwnFeedHorizon(t.db.sql); // the feed as this file alone would see it (db.ts)
   const res = await t.inject({ method: 'GET', url: `/events${query}`, headers: await t.auth(client) });
   expect(res.statusCode, res.payload).toBe(200);
   return res.result as Feed;
