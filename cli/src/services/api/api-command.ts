@@ -4,12 +4,12 @@ import { toLoyaltyError } from '@loyalty/sdk';
 import type { Context } from '../../context.js';
 import { CliError, usageError } from '../../errors.js';
 import type { Pagination } from '../../generated/operations.js';
-import { apiFailure, request, type ApiResult } from '../shared/api.js';
+import { apiFailure, request, type ApiResult } from '../common/api.js';
 import { buildFields, type JsonObject, type JsonValue, parseHeaders, queryOf } from './api-command-fields.js';
 import { findOperation, splitPath, type Operation } from './api-command-operations.js';
 import { checkPathAsWritten } from './api-command-path.js';
 import { refuseSecretsOnArgv } from './api-command-secrets.js';
-import { readTextInput } from '../shared/inputs.js';
+import { readTextInput } from '../common/inputs.js';
 
 export interface ApiCommandOptions {
   field: string[];

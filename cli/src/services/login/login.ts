@@ -4,7 +4,7 @@ import { requireHttpUrl, USER_AGENT, type Context } from '../../context.js';
 import { updateProfile } from '../../settings.js';
 import { prompt, readSecretStdin } from '../../secrets.js';
 import { observedFetch } from '../../request-log.js';
-import { apiFailure, request } from '../shared/api.js';
+import { apiFailure, request } from '../common/api.js';
 
 export interface LoginOptions {
   clientId?: string;

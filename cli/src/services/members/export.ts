@@ -10,8 +10,8 @@ import { CliError, usageError } from '../../errors.js';
 import { openPrivateFile } from '../../private-file.js';
 import { requestIdSuffix } from '../../request-log.js';
 import { formatCount } from '../../ui/format.js';
-import { chunked } from '../shared/streamed-input.js';
-import { apiFailure } from '../shared/api.js';
+import { chunked } from '../common/streamed-input.js';
+import { apiFailure } from '../common/api.js';
 
 type MemberListItem = components['schemas']['MemberListItem'];
 

@@ -4,7 +4,7 @@
 import { isLoyaltyError, iterateMembers } from '@loyalty/sdk';
 import type { Context } from '../../context.js';
 import { brandMemberOf, type BrandMember, type SendMemberUpdates } from '../../import/update.js';
-import { apiFailure, call } from '../shared/api.js';
+import { apiFailure, call } from '../common/api.js';
 
 /** Every member of the brand, by lower-case e-mail. */
 export async function brandMembers(

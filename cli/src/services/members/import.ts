@@ -15,9 +15,9 @@ import { pacingNote, watchPacing } from '../../pacing.js';
 import { formatCount, type ImportProgressView } from '../../ui/format.js';
 import { liveView } from '../../ui/live.js';
 import { importReporter } from '../../ui/progress-displays.js';
-import { apiFailure, dataOf, idempotencyHeader, request } from '../shared/api.js';
+import { apiFailure, dataOf, idempotencyHeader, request } from '../common/api.js';
 import { brandMembers, memberUpdateSender } from './import-update.js';
-import { openInput } from '../shared/inputs.js';
+import { openInput } from '../common/inputs.js';
 
 export interface ImportOptions {
   format?: string;

@@ -3,11 +3,11 @@ import type { components } from '@loyalty/sdk';
 import type { Context } from '../../context.js';
 import type { ProfileField } from '../../domain.js';
 import { usageError } from '../../errors.js';
-import { call, dataOf, request } from '../shared/api.js';
+import { call, dataOf, request } from '../common/api.js';
 import { formatCount } from '../../ui/format.js';
-import { BULK_CONCURRENCY, bulkProgress } from '../shared/bulk-progress.js';
-import { chunk, confirm, isUuid } from '../shared/inputs.js';
-import { chunked, forEachChunk, inputLines } from '../shared/streamed-input.js';
+import { BULK_CONCURRENCY, bulkProgress } from '../common/bulk-progress.js';
+import { chunk, confirm, isUuid } from '../common/inputs.js';
+import { chunked, forEachChunk, inputLines } from '../common/streamed-input.js';
 
 type MemberResponse = components['schemas']['MemberResponse'];
 

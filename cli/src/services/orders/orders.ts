@@ -3,8 +3,8 @@ import type { components } from '@loyalty/sdk';
 import type { Context } from '../../context.js';
 import { defined } from '../../defined.js';
 import { usageError } from '../../errors.js';
-import { call } from '../shared/api.js';
-import { readTextInput } from '../shared/inputs.js';
+import { call } from '../common/api.js';
+import { readTextInput } from '../common/inputs.js';
 
 type OrderRequest = components['schemas']['WebshopOrderRequest'];
 type Product = OrderRequest['products'][number];

@@ -1,6 +1,6 @@
 // Issue one pass to one member.
 import type { Context } from '../../context.js';
-import { call } from '../shared/api.js';
+import { call } from '../common/api.js';
 import { resolveMemberId } from '../members/members.js';
 import { voucherBody } from '../vouchers/vouchers.js';
 

@@ -5,8 +5,8 @@ import { isLoyaltyError, type LoyaltyError, toLoyaltyError } from '@loyalty/sdk'
 import type { Context } from '../../context.js';
 import { CliError, usageError } from '../../errors.js';
 import { requestIdSuffix } from '../../request-log.js';
-import { apiFailure, request, type ApiResult, type DataOf, type Send, type SendOptions } from '../shared/api.js';
-import { confirm } from '../shared/inputs.js';
+import { apiFailure, request, type ApiResult, type DataOf, type Send, type SendOptions } from '../common/api.js';
+import { confirm } from '../common/inputs.js';
 
 type Clock = { now: string; offset_seconds: number; real_now: string };
 

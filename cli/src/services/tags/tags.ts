@@ -3,11 +3,11 @@ import { BULK_LIMIT, type components, isLoyaltyError, type LoyaltyError, toLoyal
 import type { Context } from '../../context.js';
 import { CliError, PartialSuccess, usageError } from '../../errors.js';
 import { formatCount } from '../../ui/format.js';
-import { apiFailure, call } from '../shared/api.js';
-import { bulkProgress, BULK_CONCURRENCY } from '../shared/bulk-progress.js';
-import { isUuid } from '../shared/inputs.js';
+import { apiFailure, call } from '../common/api.js';
+import { bulkProgress, BULK_CONCURRENCY } from '../common/bulk-progress.js';
+import { isUuid } from '../common/inputs.js';
 import { findMemberIds } from '../members/members.js';
-import { chunked, forEachChunk, inputLines } from '../shared/streamed-input.js';
+import { chunked, forEachChunk, inputLines } from '../common/streamed-input.js';
 
 type Tag = components['schemas']['Tag'];
 

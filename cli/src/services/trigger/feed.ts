@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { components } from '@loyalty/sdk';
 import type { Context } from '../../context.js';
 import { CliError } from '../../errors.js';
-import { dataOf, request } from '../shared/api.js';
+import { dataOf, request } from '../common/api.js';
 import { type Created, isEventOf, type TriggerType } from './recipes.js';
 import { lacksAbility } from './steps.js';
 

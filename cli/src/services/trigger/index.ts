@@ -4,7 +4,7 @@
 import type { Context } from '../../context.js';
 import type { SettingSource } from '../../settings.js';
 import { CliError, usageError } from '../../errors.js';
-import { request } from '../shared/api.js';
+import { request } from '../common/api.js';
 import { closestEventType } from '../webhooks/webhooks.js';
 import { findEvent, markFeed } from './feed.js';
 import { EVENT_TYPES } from '../../domain.js';

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Context } from '../../context.js';
 import { CliError, ExitCode } from '../../errors.js';
-import { type ApiResult, type DataOf, type Send, dataOf, request } from '../shared/api.js';
+import { type ApiResult, type DataOf, type Send, dataOf, request } from '../common/api.js';
 import type { Steps } from './recipes.js';
 
 /** The abilities (scopes) the steps need, as openapi.yaml names them. */

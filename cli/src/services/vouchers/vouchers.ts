@@ -4,7 +4,7 @@ import type { Context } from '../../context.js';
 import { CliError, ExitCode, PartialSuccess, usageError } from '../../errors.js';
 import { formatCount } from '../../ui/format.js';
 import { voucherReporter } from '../../ui/progress-displays.js';
-import { apiFailure, call } from '../shared/api.js';
+import { apiFailure, call } from '../common/api.js';
 
 type JobCreated = components['schemas']['VoucherJobCreated'];
 type IssueVouchersRequest = components['schemas']['IssueVouchersRequest'];

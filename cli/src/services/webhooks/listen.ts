@@ -10,7 +10,7 @@ import { isLoyaltyError } from '@loyalty/sdk';
 import type { Context } from '../../context.js';
 import { readProfile, updateProfile } from '../../settings.js';
 import { CliError, ExitCode, usageError } from '../../errors.js';
-import { call } from '../shared/api.js';
+import { call } from '../common/api.js';
 import { backoffDelay, DestinationQueue, type FeedEvent, type ForwardReport } from './listen-forward.js';
 import { destinationOf, type ForwardPlan, forwardPlan, forwards } from './listen-options.js';
 import { describePlan, printEvent, printForward } from './listen-report.js';

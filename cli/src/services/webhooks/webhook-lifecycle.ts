@@ -3,7 +3,7 @@
 import type { components } from '@loyalty/sdk';
 import type { Context } from '../../context.js';
 import { CliError, usageError } from '../../errors.js';
-import { call } from '../shared/api.js';
+import { call } from '../common/api.js';
 import { parseEvents } from './webhooks.js';
 
 type Subscription = components['schemas']['WebhookSubscription'];

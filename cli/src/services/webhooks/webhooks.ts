@@ -4,7 +4,7 @@ import { closest, distance } from 'fastest-levenshtein';
 import type { Context } from '../../context.js';
 import { DELIVERY_STATUSES, EVENT_TYPES, type DeliveryStatus, type EventType } from '../../domain.js';
 import { usageError } from '../../errors.js';
-import { call } from '../shared/api.js';
+import { call } from '../common/api.js';
 
 type Delivery = components['schemas']['WebhookDelivery'];
 type DeliveryAttempt = components['schemas']['WebhookDeliveryAttempt'];
