@@ -17,6 +17,7 @@ const OWN_POSTGRES = [
   'test/e2e/fair-sharing-api.test.ts',
   'test/e2e/cluster.test.ts',
   'test/e2e/packed-install.test.ts',
+  'test/e2e/demo-data.test.ts',
 ];
 
 /**

@@ -1,8 +1,10 @@
 // The examples of docs/sdk.md (sdk/examples/*.mjs), run for real. They import `@loyalty/sdk`,
 // i.e. the built sdk/dist (`npm test` builds first).
+import { globSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { setupServer } from 'msw/node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mockLoyaltyApi } from './testing.js';
 import { signPayload } from './webhooks.js';
 
@@ -41,10 +43,16 @@ describe('quickstart example, against the msw mock API', () => {
   it('creates a member and a tag, waits for the voucher job, pages members', async () => {
     const api = mockLoyaltyApi({ baseUrl: 'http://quickstart.test', members: 3, voucherJobPolls: 3 });
     server.use(...api.handlers);
-    const { quickstart } = await importExample('quickstart');
+    // A script: it runs when imported, against LOYALTY_API_URL, and prints its progress.
     const lines: string[] = [];
-    const result = await quickstart({ baseUrl: 'http://quickstart.test', log: (line: string) => lines.push(line) });
-    expect(result).toMatchObject({ members: 4, job: { status: 'done', processed: 4 } });
+    const log = vi.spyOn(console, 'log').mockImplementation((line: string) => void lines.push(line));
+    vi.stubEnv('LOYALTY_API_URL', 'http://quickstart.test');
+    try {
+      await importExample('quickstart');
+    } finally {
+      log.mockRestore();
+      vi.unstubAllEnvs();
+    }
     expect(lines).toContain(
       'invalid e-mail: validation_failed {"email":["The email field must be a valid email address."]}',
     );
@@ -53,6 +61,26 @@ describe('quickstart example, against the msw mock API', () => {
       'voucher job running 2/4',
       'voucher job done 4/4',
     ]);
+    expect(lines.at(-1)).toBe('4 members in brand-acme');
+  });
+
+  // Issue 27, finding 10: the README's copy of the quick start created a tag with the fixed
+  // reference `vip`, a 422 on its second run, although the README said the tests run that code.
+  // Skipped until the README rewrite of issue 27 shows the file (README.md is not edited on this
+  // branch; today's copy fails this test): then it keeps the two one.
+  it.skip('is what the docs show, verbatim (the docs promise the tests run that very code)', () => {
+    const file = readFileSync(new URL('../examples/quickstart.mjs', import.meta.url), 'utf8').trim();
+    const root = new URL('../../', import.meta.url);
+    const docs = ['README.md', ...globSync('docs/**/*.md', { cwd: fileURLToPath(root) })];
+    const blocks = docs.flatMap((doc) =>
+      [...readFileSync(new URL(doc, root), 'utf8').matchAll(/^```(?:js|javascript)\n([\s\S]*?)^```$/gm)].map((m) =>
+        (m[1] ?? '').trim(),
+      ),
+    );
+    const shown = blocks.filter((b) => b.includes('createLoyaltyClient') && b.includes('waitForVoucherJob'));
+    expect(shown.length, 'the SDK quick start in README.md or docs/').toBeGreaterThan(0);
+    for (const block of shown)
+      expect(block, 'the SDK quick start must be sdk/examples/quickstart.mjs as it is (paste the file)').toBe(file);
   });
 });
 

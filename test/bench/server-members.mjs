@@ -30,7 +30,7 @@ import {
   startEmbeddedPostgres,
   migrate,
   createPool,
-  loadFixtureFile,
+  loadFixtureCatalogue,
   adminToken,
   serverModule,
 } from './lib/server-dist.mjs';
@@ -106,7 +106,7 @@ const servers = [];
 let failed = false;
 try {
   await migrate(sql, pg.url);
-  await loadFixtureFile(sql, path.join(root, 'fixtures/demo.json'));
+  await loadFixtureCatalogue(sql, path.join(root, 'fixtures/demo.json'));
   const config = {
     ...loadConfig({}),
     port: 0,

@@ -13,7 +13,7 @@ import {
   startEmbeddedPostgres,
   migrate,
   createPool,
-  loadFixtureFile,
+  loadFixtureCatalogue,
   adminToken,
   serverModule,
 } from './lib/server-dist.mjs';
@@ -29,7 +29,7 @@ const sql = createPool(pg.url, { max: 20 });
 const servers = [];
 try {
   await migrate(sql, pg.url);
-  await loadFixtureFile(sql, path.join(root, 'fixtures/demo.json'));
+  await loadFixtureCatalogue(sql, path.join(root, 'fixtures/demo.json'));
   await sql`INSERT INTO tags (organization_id, brand_id, tag, external_reference)
             SELECT 'org-acme', 'brand-acme', 'Tag ' || i, 'bench-' || i FROM generate_series(1, ${tagCount}::int) AS i`;
 

@@ -23,7 +23,7 @@ import {
   startEmbeddedPostgres,
   migrate,
   createPool,
-  loadFixtureFile,
+  loadFixtureCatalogue,
   startWorker,
 } from './lib/server-dist.mjs';
 import { summaryRow } from './lib/summary.mjs';
@@ -39,7 +39,7 @@ let api;
 let failed = false;
 try {
   await migrate(sql, pg.url);
-  await loadFixtureFile(sql, path.join(root, 'fixtures/demo.json'));
+  await loadFixtureCatalogue(sql, path.join(root, 'fixtures/demo.json'));
   await sql`INSERT INTO coupons (id, organization_id, brand_id, title, valid_days, active)
             VALUES ('coupon-bench', 'org-acme', 'brand-acme', 'Bench coupon', 30, true),
                    ('coupon-anchor', 'org-acme', 'brand-acme', 'Anchor coupon', 30, true),

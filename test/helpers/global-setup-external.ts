@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 import { requireSupportedVersion } from '../../server/src/boot.js';
 import { migrate } from '../../server/src/db/migrate.js';
 import { createPool } from '../../server/src/db/pool.js';
 import { loadFixtureFile } from '../../server/src/services/platform/fixtures.js';
+import { TEST_FIXTURES } from './test-fixtures.js';
 
 /**
  * The database passes (vitest.config.ts): the SQL-bearing tests on another PostgreSQL, as
@@ -27,7 +27,7 @@ export default async function setup(project: TestProject) {
   const sql = createPool(url, { max: 2 });
   try {
     await migrate(sql, url);
-    await loadFixtureFile(sql, path.resolve(import.meta.dirname, '../../fixtures/demo.json'));
+    await loadFixtureFile(sql, TEST_FIXTURES);
   } finally {
     await sql.end({ timeout: 5 });
   }

@@ -8,6 +8,7 @@ import { startEmbeddedPostgres } from '../../server/src/db/embedded.js';
 import { migrate } from '../../server/src/db/migrate.js';
 import { createPool } from '../../server/src/db/pool.js';
 import { loadFixtureFile } from '../../server/src/services/platform/fixtures.js';
+import { TEST_FIXTURES } from './test-fixtures.js';
 
 export const TEMPLATE_DB = 'loyalty_template';
 
@@ -84,7 +85,7 @@ export async function startRunDatabase(): Promise<{ db: RunDatabase; stop: () =>
   const sql = createPool(pg.url, { max: 2 });
   try {
     await migrate(sql, pg.url);
-    await loadFixtureFile(sql, path.resolve(root, 'fixtures/demo.json'));
+    await loadFixtureFile(sql, TEST_FIXTURES);
   } finally {
     await sql.end({ timeout: 5 });
   }

@@ -1,16 +1,14 @@
-import path from 'node:path';
 import type { Config } from '../../server/src/config.js';
 import { fetchToken, type LiveServer, startServerWith } from './live-server.js';
 import type { Json } from './server.js';
-
-export const DEMO_FIXTURES = path.resolve(import.meta.dirname, '../../fixtures/demo.json');
+import { TEST_FIXTURES } from './test-fixtures.js';
 
 /**
- * A live server in sandbox mode on a clone of the run's template, with the demo fixtures as its
- * fixture file (what a reset loads again) and the real default retry schedule unless overridden.
+ * A live server in sandbox mode on a clone of the run's template, with the tests' fixtures (the demo
+ * fixtures without their records) as its fixture file (what a reset loads again) and the real default retry schedule unless overridden.
  */
 export function startSandboxServer(overrides: Partial<Config> = {}, { worker = true } = {}): Promise<LiveServer> {
-  return startServerWith({ sandbox: true, fixtures: DEMO_FIXTURES, ...overrides }, { worker });
+  return startServerWith({ sandbox: true, fixtures: TEST_FIXTURES, ...overrides }, { worker });
 }
 
 /** `fetch` of the server with a fixture client's token and JSON; the status, headers and parsed body. */

@@ -1,20 +1,20 @@
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type Json, type TestServer } from '#test-helpers/server.js';
+import { TEST_FIXTURES } from '#test-helpers/test-fixtures.js';
 import { sha256 } from '../lib/hash.js';
 import { readMemberCount } from '../services/members/member-counts.js';
 
 // Issue 25: POST /sandbox/reset resets only the caller's organizations (sandbox.manage), without
 // blocking or changing another organization; the whole server only with the operator's credential.
 
-const DEMO = path.resolve(import.meta.dirname, '../../../fixtures/demo.json');
 const OPERATOR = 'operator-credential-of-this-test-0123456789';
 
 let t: TestServer;
 beforeAll(async () => {
   t = await createTestServer({ sandbox: true, sandboxOperatorToken: OPERATOR });
-  // createTestServer loads no fixture file; a reset loads this one again (the server's config object).
-  t.config.fixtures = DEMO;
+  // createTestServer loads no fixture file; a reset loads this one again (the server's config object):
+  // the demo fixtures without their records, as the template holds them.
+  t.config.fixtures = TEST_FIXTURES;
 });
 afterAll(() => t?.close());
 

@@ -4,7 +4,7 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createPool, loadFixtureFile, migrate, root, startEmbeddedPostgres } from './server-dist.mjs';
+import { createPool, loadFixtureCatalogue, migrate, root, startEmbeddedPostgres } from './server-dist.mjs';
 
 /** @param {{ max?: number }} [options] pool size of `sql` (default 20); `dir` of the answer is the temporary directory */
 export async function startBenchDatabase({ max = 20 } = {}) {
@@ -19,7 +19,7 @@ export async function startBenchDatabase({ max = 20 } = {}) {
   };
   try {
     await migrate(sql, pg.url);
-    await loadFixtureFile(sql, path.join(root, 'fixtures/demo.json'));
+    await loadFixtureCatalogue(sql, path.join(root, 'fixtures/demo.json'));
   } catch (error) {
     await stop();
     throw error;

@@ -15,7 +15,7 @@ import {
   createPool,
   createServer,
   loadConfig,
-  loadFixtureFile,
+  loadFixtureCatalogue,
   migrate,
   root,
   serverModule,
@@ -43,7 +43,7 @@ try {
   console.error('restarted with the extensions');
   await migrate(sql, pg.url);
   console.error('migrated');
-  await loadFixtureFile(sql, path.join(root, 'fixtures/demo.json'));
+  await loadFixtureCatalogue(sql, path.join(root, 'fixtures/demo.json'));
   await sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`;
   const config = { ...loadConfig({}), port: 0, host: '127.0.0.1', rateLimitToken: 1e9, rateLimitIp: 1e9 };
   const api = await createServer({ sql, config, log: () => {} });

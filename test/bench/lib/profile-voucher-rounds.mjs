@@ -10,9 +10,8 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-const { root, startEmbeddedPostgres, migrate, createPool, loadFixtureFile, startWorker, loadConfig } = await import(
-  './server-dist.mjs'
-);
+const { root, startEmbeddedPostgres, migrate, createPool, loadFixtureCatalogue, startWorker, loadConfig } =
+  await import('./server-dist.mjs');
 const { roundsSqlAlone } = await import('./voucher-rounds-sql.mjs');
 const members = Number(process.env.BENCH_MEMBERS ?? 100_000);
 const doJob = process.env.NO_JOB !== '1'; // NO_JOB=1: the anchor alone
@@ -27,7 +26,7 @@ let sql = createPool(pg.url, { max: 20 });
 const t = () => new Date().toISOString().slice(11, 19);
 try {
   await migrate(sql, pg.url);
-  await loadFixtureFile(sql, path.join(root, 'fixtures/demo.json'));
+  await loadFixtureCatalogue(sql, path.join(root, 'fixtures/demo.json'));
   await sql`ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`;
   await sql`ALTER SYSTEM SET track_io_timing = on`;
   await sql`ALTER SYSTEM SET log_checkpoints = on`;

@@ -1,9 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import type { Db, Tx } from '../../db/pool.js';
 import { sha256 } from '../../lib/hash.js';
+import { type FixtureRecords, loadRecords, withoutRecordsOf } from './fixture-records.js';
 
+/** A fixture file: organizations with their catalogue and records (fixture-records.ts), and clients. */
 export type Fixture = {
-  organizations?: {
+  organizations?: (FixtureRecords & {
     id: string;
     name: string;
     brands?: { id: string; name: string }[];
@@ -34,7 +36,7 @@ export type Fixture = {
       product_ids?: number[];
     }[];
     devices?: { id: string; name: string }[];
-  }[];
+  })[];
   clients?: {
     client_id: string;
     client_secret: string;
@@ -51,8 +53,9 @@ export type FixturePart = { organizationIds?: string[] };
 export const OPERATOR_ABILITY = 'sandbox.operator';
 
 /**
- * Creates or updates (by id) every object the fixture names, at every start. Nothing is ever
- * deleted: objects made through the API, or dropped from the file since, stay. With
+ * Creates or updates (by id) every object the fixture names, at every start; an organization's
+ * records (tags, members, passes, voucher jobs) are only created when missing (fixture-records.ts).
+ * Nothing is ever deleted: objects made through the API, or dropped from the file since, stay. With
  * `organizationIds`, only those organizations and their clients (clients naming one of them,
  * device clients of their devices). A client may have no organization (`organization_ids: []`,
  * e.g. `sandbox-ci` with `sandbox.create`): its tokens reach no organization's data.
@@ -76,6 +79,15 @@ export function fixturePart(fixture: Fixture, ids: string[]): Fixture {
     (c) => (c.organization_ids ?? []).some((id) => ids.includes(id)) || (c.device_id && devices.has(c.device_id)),
   );
   return { organizations, clients };
+}
+
+/**
+ * The fixture without its organizations' records (tags, members, passes, voucher jobs): the
+ * catalogue and clients only. The tests' databases hold the demo fixtures this way, so a test
+ * counts only what it made.
+ */
+export function withoutRecords(fixture: Fixture): Fixture {
+  return { ...fixture, organizations: (fixture.organizations ?? []).map(withoutRecordsOf) };
 }
 
 /** In a transaction of its own, or in a savepoint of the caller's (a sandbox reset, a new sandbox organization). */
@@ -139,6 +151,7 @@ export async function loadFixture(sql: Db, fixture: Fixture): Promise<void> {
         await tx`INSERT INTO devices (id, organization_id, name) VALUES (${d.id}, ${org.id}, ${d.name})
                  ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, organization_id = EXCLUDED.organization_id`;
       }
+      await loadRecords(tx, org.id, org);
     }
     for (const c of fixture.clients ?? []) {
       await tx`INSERT INTO clients (client_id, secret_hash, device_id, organization_ids, abilities)
