@@ -61,6 +61,10 @@ describe('exit codes and error output', { timeout: 20_000 }, () => {
         ['members', 'export', '--format', 'xml'],
         '✖ --format does not take "xml": it must be one of csv, jsonl.\n  → See `loyalty members export --help`.\n',
       ],
+      [
+        ['webhooks', 'create'],
+        '✖ `loyalty webhooks create` needs --url <url>.\n  → See `loyalty webhooks create --help`.\n',
+      ],
       [['tags', 'list', '--brand'], '✖ --brand needs a value.\n  → See `loyalty --help`.\n'],
     ];
     for (const [args, stderr] of cases) {

@@ -72,6 +72,9 @@ export function usageFailure(error: CommanderError, command: Command): CliError 
       }
       return usageError(sentence(text), help);
     }
+    case 'commander.missingMandatoryOptionValue':
+      match = /option '(.+)' not specified/.exec(text);
+      return usageError(`\`${path}\` needs ${match?.[1] ?? 'an option'}.`, help);
     case 'commander.optionMissingArgument':
       match = /option '(.+)' argument missing/.exec(text);
       return usageError(`${/--[\w-]+/.exec(match?.[1] ?? '')?.[0] ?? 'The option'} needs a value.`, help);
