@@ -5,6 +5,7 @@ import type { Context } from '../../context.js';
 import { DELIVERY_STATUSES, EVENT_TYPES, type DeliveryStatus, type EventType } from '../../domain.js';
 import { usageError } from '../../errors.js';
 import { call } from '../common/api.js';
+import { callWithUrl } from './url-refusal.js';
 
 type Delivery = components['schemas']['WebhookDelivery'];
 type DeliveryAttempt = components['schemas']['WebhookDeliveryAttempt'];
@@ -78,7 +79,9 @@ export async function createSubscription(
 ): Promise<void> {
   const events = options.events.length ? parseEvents(options.events) : [...EVENT_TYPES];
   const body = { url: options.url, events, ...(options.organization ? { organization_id: options.organization } : {}) };
-  const { data } = await call(ctx, (api, signal) => api.POST('/webhook-subscriptions', { body, signal }));
+  const { data } = await callWithUrl(ctx, options.url, (api, signal) =>
+    api.POST('/webhook-subscriptions', { body, signal }),
+  );
   if (options.printSecret) {
     ctx.output.write(data.secret);
     return;
