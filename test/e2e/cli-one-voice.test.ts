@@ -55,3 +55,25 @@ it('a refused webhook URL: its reason once, and the ways forward for a local rec
   expect(credentials.stderr.match(/credentials/g)).toHaveLength(1);
   expect(credentials.stderr).not.toContain('--webhook-allow-insecure');
 });
+
+it('login: a refused secret says so (not "run loyalty login"); the URL from LOYALTY_API_URL is saved', async () => {
+  const env = { LOYALTY_CLIENT_ID: undefined, LOYALTY_CLIENT_SECRET: undefined, LOYALTY_BRAND: undefined };
+  const wrong = await cli.run(['login', '--client-id', 'acme-admin', '--client-secret-stdin'], {
+    env,
+    input: 'not-the-secret',
+  });
+  expect(wrong.code, describeRun(wrong)).toBe(4);
+  expect(wrong.stderr).toContain(`✖ The API at ${live.url} refused the secret of client "acme-admin"`);
+  expect(wrong.stderr).not.toContain('loyalty login');
+  const right = await cli.run(
+    ['login', '--client-id', 'acme-admin', '--client-secret-stdin', '--brand', 'brand-acme'],
+    {
+      env,
+      input: 'acme-admin-secret',
+    },
+  );
+  expect(right.code, describeRun(right)).toBe(0);
+  // Without LOYALTY_API_URL now: the profile holds the server's URL.
+  const tags = await cli.run(['tags', 'list', '--json'], { env: { ...env, LOYALTY_API_URL: undefined } });
+  expect(tags.code, describeRun(tags)).toBe(0);
+});
