@@ -13,11 +13,11 @@ import { chunked, forEachChunk, inputLines } from '../common/streamed-input.js';
 type Tag = components['schemas']['Tag'];
 
 const tagColumns = [
-  { header: 'tag', value: (tag: Tag) => tag.tag },
+  { header: 'tag', value: (tag: Tag) => tag.tag, shrink: true },
   { header: 'external reference', value: (tag: Tag) => tag.external_reference },
   { header: 'uuid', value: (tag: Tag) => tag.uuid },
-  { header: 'brand', value: (tag: Tag) => tag.brand_id },
-  { header: 'created', value: (tag: Tag) => tag.created_at },
+  { header: 'brand', value: (tag: Tag) => tag.brand_id, optional: true },
+  { header: 'created', value: (tag: Tag) => tag.created_at, optional: true },
 ];
 
 export async function listTags(ctx: Context): Promise<void> {

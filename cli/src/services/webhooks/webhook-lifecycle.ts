@@ -126,7 +126,7 @@ export async function listEventTypes(ctx: Context): Promise<void> {
     [
       { header: 'type', value: (e) => e.type },
       { header: 'subscribable', value: (e) => e.subscribable },
-      { header: 'summary', value: (e) => e.summary },
+      { header: 'summary', value: (e) => e.summary, shrink: true },
     ],
     'No event types.',
   );

@@ -64,10 +64,10 @@ export async function listSubscriptions(ctx: Context, organization: string | und
     data,
     [
       { header: 'id', value: (s) => s.id },
-      { header: 'url', value: (s) => s.url },
-      { header: 'events', value: (s) => s.events.join(',') },
+      { header: 'url', value: (s) => s.url, shrink: true },
+      { header: 'events', value: (s) => s.events.join(','), shrink: true },
       { header: 'active', value: (s) => s.active },
-      { header: 'created', value: (s) => s.created_at },
+      { header: 'created', value: (s) => s.created_at, optional: true },
     ],
     'No webhook subscriptions. Create one with `loyalty webhooks create`.',
   );
@@ -140,9 +140,10 @@ export async function listDeliveries(
           const a = lastAttempt(d);
           return a ? (a.status_code ?? a.error ?? '') : '';
         },
+        shrink: true,
       },
-      { header: 'next attempt', value: (d) => d.next_attempt_at ?? '' },
-      { header: 'why', value: (d) => d.next_attempt_reason ?? '' },
+      { header: 'next attempt', value: (d) => d.next_attempt_at ?? '', optional: true },
+      { header: 'why', value: (d) => d.next_attempt_reason ?? '', shrink: true },
     ],
     'No deliveries.',
   );
