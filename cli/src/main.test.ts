@@ -44,6 +44,14 @@ describe('exit codes and error output', { timeout: 20_000 }, () => {
       [['membrs'], '✖ `loyalty` has no command "membrs".\n  → Did you mean `loyalty members`? See `loyalty --help`.\n'],
       [['bogus'], '✖ `loyalty` has no command "bogus".\n  → See `loyalty --help`.\n'],
       [
+        ['help', 'membrs'],
+        '✖ `loyalty` has no command "membrs".\n  → Did you mean `loyalty help members`? See `loyalty --help`.\n',
+      ],
+      [
+        ['members', 'help', 'bogus'],
+        '✖ `loyalty members` has no command "bogus".\n  → See `loyalty members --help`.\n',
+      ],
+      [
         ['members', 'get'],
         '✖ `loyalty members get` needs the argument <member>.\n' +
           '  → Usage: loyalty members get [options] <member>. See `loyalty members get --help`.\n',

@@ -7,6 +7,7 @@
 //   stdout and exits 0, like `--help` and `loyalty help <command>` (gh does the same).
 import type { EventEmitter } from 'node:events';
 import type { Argument, Command, HelpContext, Option } from 'commander';
+import { unknownHelpTopic } from './usage-errors.js';
 
 export const GLOBAL_OPTIONS_FOOTER =
   'Global options such as --brand, --profile and --json: see `loyalty help options`.';
@@ -65,9 +66,14 @@ export function styleHelp(program: Command): Command {
       command.helpCommand('help [command]', 'show the help of a command');
       // Commander calls help({ error: true }) for a bare group: help on stderr, exit 1. Asking
       // for nothing more is asking for the help: stdout and exit 0, the same as --help.
+      // `loyalty help bogus` ends here too (with args): that is an unknown command.
       const help = command.help.bind(command);
-      command.help = ((context?: HelpContext) =>
-        help(context && typeof context === 'object' && context.error ? { error: false } : context)) as Command['help'];
+      command.help = ((context?: HelpContext) => {
+        if (!(context && typeof context === 'object' && context.error)) return help(context);
+        const [first, second] = command.args;
+        if (first !== undefined) throw unknownHelpTopic(command, (first === 'help' ? second : first) ?? first);
+        return help({ error: false });
+      }) as Command['help'];
     }
   });
   return program;

@@ -3,6 +3,7 @@
 // stderr, like every other error. Commander prints nothing itself (run.ts silences it); its
 // message is read here and said again.
 import type { Command, CommanderError } from 'commander';
+import { closest, distance } from 'fastest-levenshtein';
 import { type CliError, usageError } from '../errors.js';
 
 /** `loyalty members get`: the command as typed, for messages. */
@@ -81,4 +82,19 @@ export function usageFailure(error: CommanderError, command: Command): CliError 
     default:
       return usageError(sentence(text), withSuggestion(suggestion));
   }
+}
+
+/** `loyalty help bogus`: the name given to help is not a command of `command`. */
+export function unknownHelpTopic(command: Command, name: string): CliError {
+  const path = commandPath(command);
+  const names = command
+    .createHelp()
+    .visibleCommands(command)
+    .map((c) => c.name());
+  const best = names.length ? closest(name, names) : undefined;
+  const guess = best && distance(name, best) <= Math.max(1, Math.floor(best.length / 3)) ? best : undefined;
+  return usageError(
+    `\`${path}\` has no command "${name}".`,
+    `${guess ? `Did you mean \`${path} help ${guess}\`? ` : ''}See \`${path} --help\`.`,
+  );
 }
