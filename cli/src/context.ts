@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import { onPacingWait } from './pacing.js';
 import type { LoyaltyClient, LoyaltyClientOptions, RetryOptions } from '@loyalty/sdk';
 import { loadConfig, type ResolvedConfig, type SettingSource } from './settings.js';
-import { CliError, ExitCode, usageError } from './errors.js';
+import { usageError } from './errors.js';
+import { hasCredentials, notLoggedIn } from './not-logged-in.js';
 import { Output } from './output.js';
 import { readSecretFile } from './secrets.js';
 import { runtimeOf, type Runtime } from './runtime.js';
@@ -80,6 +81,8 @@ export async function contextOf(command: Command): Promise<Context> {
     brand() {
       const brand = config.settings.brand?.value;
       if (!brand) {
+        // Logging in saves a brand too: that comes first.
+        if (!hasCredentials(config)) throw notLoggedIn(config);
         throw usageError(
           'No brand given.',
           'Pass --brand <id>, set LOYALTY_BRAND, or save one with `loyalty config set brand <id>`.',
@@ -158,9 +161,5 @@ function createClient(
       token: token.value,
       userAgent: USER_AGENT,
     });
-  const profile = config.profile.name === 'default' ? '' : ` --profile ${config.profile.name}`;
-  throw new CliError(`Not logged in${profile ? ` (profile ${config.profile.name})` : ''}.`, {
-    exitCode: ExitCode.auth,
-    hint: `Run \`loyalty login${profile}\`, or set LOYALTY_TOKEN, or LOYALTY_CLIENT_ID and LOYALTY_CLIENT_SECRET.`,
-  });
+  throw notLoggedIn(config);
 }

@@ -4,6 +4,7 @@ import type { LoyaltyError } from '@loyalty/sdk';
 import { hasErrorCode } from './error-codes.js';
 import { CliError, ExitCode } from './errors.js';
 import { requestIdSuffix } from './request-log.js';
+import type { SettingSource } from './settings.js';
 
 export interface Explained {
   message: string;
@@ -16,6 +17,28 @@ export interface Explained {
 export interface ApiErrorContext {
   apiUrl?: string;
   profile?: string;
+  /** The brand the command sent and where it came from, to name it when the API does not know it. */
+  brand?: { value: string; source: SettingSource };
+}
+
+const BRAND_SOURCES: Record<SettingSource, string> = {
+  flag: '--brand',
+  env: 'LOYALTY_BRAND',
+  profile: 'the profile (`loyalty config set brand <id>`)',
+  default: 'the default',
+};
+
+/**
+ * The one message for a brand the API does not know (or that belongs to another organization),
+ * whichever command sent it; exit 1.
+ */
+export function unknownBrand(brand: { value: string; source: SettingSource }, cause?: unknown): Explained {
+  return {
+    cause,
+    message: `Brand "${brand.value}" not found.`,
+    hint: `It came from ${BRAND_SOURCES[brand.source]}. Check the brand id; brands of other organizations are not visible to this login.`,
+    exitCode: ExitCode.error,
+  };
 }
 
 /** Recognised by shape, so the SDK is not loaded for commands that never call the API. */
@@ -39,9 +62,12 @@ export function explainError(error: unknown, signal?: AbortSignal): Explained | 
   return undefined;
 }
 
-function fieldSummary(fields: Record<string, string[]> | undefined): string {
+/** The fields' messages, leaving out those that only repeat the error's own message. */
+function fieldSummary(fields: Record<string, string[]> | undefined, message: string): string {
   if (!fields) return '';
-  const entries = Object.entries(fields);
+  const entries = Object.entries(fields)
+    .map(([field, messages]): [string, string[]] => [field, messages.filter((m) => m !== message)])
+    .filter(([, messages]) => messages.length > 0);
   const shown = entries.slice(0, 3).map(([field, messages]) => `${field}: ${messages.join(' ')}`);
   return shown.length ? ` (${shown.join('; ')}${entries.length > 3 ? `; and ${entries.length - 3} more` : ''})` : '';
 }
@@ -108,16 +134,17 @@ function explainApiFailure(error: LoyaltyError, context: ApiErrorContext): Expla
         exitCode: ExitCode.auth,
       };
     case 404:
+      if (context.brand && /^brand not found\b/i.test(error.message)) return unknownBrand(context.brand, error);
       return {
         ...base,
-        message: `${error.message} (404).`,
+        message: `${error.message.replace(/\.$/, '')} (404).`,
         hint: 'Check the id and --brand; objects of other organizations are not visible.',
         exitCode: ExitCode.error,
       };
     case 422:
       return {
         ...base,
-        message: `The API rejected the request: ${error.message}${fieldSummary(error.fields)}`,
+        message: `The API rejected the request: ${error.message}${fieldSummary(error.fields, error.message)}`,
         exitCode: ExitCode.error,
       };
     case 429:

@@ -6,6 +6,8 @@ import { apiCommand } from './commands/api.js';
 import { completeCommand, completionCommand } from './commands/completion.js';
 import { configCommand } from './commands/config/index.js';
 import { rootCommand } from './commands/index.js';
+import { optionsTopicCommand } from './commands/help-options.js';
+import { styleHelp } from './commands/help-style.js';
 import { loginCommand } from './commands/login.js';
 import { membersCommand } from './commands/members/index.js';
 import { ordersCommand } from './commands/orders/index.js';
@@ -35,6 +37,7 @@ export function buildProgram(): Command {
   program.addCommand(sandboxCommand());
   program.addCommand(apiCommand());
   program.addCommand(completionCommand());
+  program.addCommand(optionsTopicCommand());
   program.addCommand(completeCommand(), { hidden: true });
-  return program;
+  return styleHelp(program);
 }

@@ -60,6 +60,33 @@ describe('human output shows controls from the API escaped', () => {
 
 const server = fakeApiServer();
 
+describe('tables fit the terminal', () => {
+  const rows = [
+    {
+      name: 'A tag with a very long label that goes on and on, well past what a terminal shows',
+      uuid: '22222222-2222-4222-8222-222222222222',
+      created: '2026-01-01T00:00:00.000Z',
+    },
+    { name: 'Short', uuid: '33333333-3333-4333-8333-333333333333', created: '2026-01-02T00:00:00.000Z' },
+  ];
+  const columns = [
+    { header: 'name', value: (row: (typeof rows)[number]) => row.name, shrink: true },
+    { header: 'uuid', value: (row: (typeof rows)[number]) => row.uuid },
+    { header: 'created', value: (row: (typeof rows)[number]) => row.created },
+  ];
+
+  it('cuts the free-text column with … to 80 columns and keeps identifiers whole', () => {
+    const lines = renderTable(rows, columns, palette(false), 80).trimEnd().split('\n');
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(80);
+    expect(lines[1]).toBe('A tag with a ve…  22222222-2222-4222-8222-222222222222  2026-01-01T00:00:00.000Z');
+    expect(lines[2]).toMatch(/^Short {2,}33333333-3333-4333-8333-333333333333/);
+  });
+
+  it('without a width (a pipe), keeps every character', () => {
+    expect(renderTable(rows, columns, palette(false))).toContain(rows[0]?.name);
+  });
+});
+
 describe('a real command on the mock API', { timeout: 20_000 }, () => {
   it('loyalty tags list shows a control-laden tag name escaped; --json escapes C0 as JSON does', async () => {
     const tag = {
@@ -79,6 +106,31 @@ describe('a real command on the mock API', { timeout: 20_000 }, () => {
     const json = await runCli(['tags', 'list', '--json'], { env });
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toContainEqual(expect.objectContaining({ tag: HOSTILE }));
+  });
+
+  it('loyalty tags list on an 80-column terminal fits in 80 columns; through a pipe it keeps the full label', async () => {
+    const tag = {
+      tag: 'Members who joined at the spring fair and asked for the newsletter in German',
+      external_reference: 'spring-fair-de',
+      uuid: '22222222-2222-4222-8222-222222222222',
+      brand_id: 'brand-acme',
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+    };
+    server.use(http.get(`${API}/tags`, () => HttpResponse.json({ success: true, data: [tag] })));
+    const env = loggedInEnv(await tempConfigHome());
+    const terminal = await runCli(['tags', 'list'], { env, tty: true, columns: 80 });
+    expect(terminal.code, terminal.stderr).toBe(0);
+    for (const line of terminal.stdout.replace(PAINT, '').trimEnd().split('\n'))
+      expect(line.length, line).toBeLessThanOrEqual(80);
+    expect(terminal.stdout).toContain('…');
+    expect(terminal.stdout).toContain(tag.uuid);
+    expect(terminal.stdout).toContain('spring-fair-de');
+    // Brand and creation time give way to the label; a pipe gets every column and character.
+    expect(terminal.stdout).toMatch(/^TAG +EXTERNAL REFERENCE +UUID\n/);
+    const piped = await runCli(['tags', 'list'], { env });
+    expect(piped.stdout).toContain(tag.tag);
+    expect(piped.stdout).toMatch(/^TAG +EXTERNAL REFERENCE +UUID +BRAND +CREATED\n/);
   });
 
   it('an error message from the API is shown escaped too', async () => {

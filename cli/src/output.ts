@@ -4,7 +4,7 @@
 import { showControls, showControlsKeepingPaint } from './ui/controls.js';
 
 export interface OutputStreams {
-  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
 }
 
@@ -17,7 +17,17 @@ export interface OutputOptions extends Partial<OutputStreams> {
 export interface Column<Row> {
   header: string;
   value: (row: Row) => unknown;
+  /**
+   * Free text (a name, a URL, a summary) that may be cut with "…" for the table to fit the
+   * terminal. Identifiers, codes and times are never cut: they are copied.
+   */
+  shrink?: boolean;
+  /** Left out (the rightmost first) when the table cannot fit otherwise; --json always has it. */
+  optional?: boolean;
 }
+
+/** A shrinkable column is not cut below this (or its header, if longer). */
+const MIN_SHRUNK = 12;
 
 export type Paint = (text: string) => string;
 export interface Palette {
@@ -68,18 +78,90 @@ export function formatCell(value: unknown): string {
   return String(value);
 }
 
-export function renderTable<Row>(rows: readonly Row[], columns: readonly Column<Row>[], paint: Palette): string {
+/** `text` cut to `width` visible characters, ending in "…" when cut. Cells have no paint here. */
+function cut(text: string, width: number): string {
+  const chars = [...text];
+  return chars.length <= width ? text : `${chars.slice(0, Math.max(0, width - 1)).join('')}…`;
+}
+
+/**
+ * The column widths for a table no wider than `maxWidth`: the widest shrinkable column gives way
+ * first, one character at a time, down to its minimum. Other columns keep their width; undefined
+ * when the table cannot fit that way.
+ */
+function fitWidths(natural: number[], min: number[], maxWidth: number): number[] | undefined {
+  const widths = [...natural];
+  let total = widths.reduce((sum, width) => sum + width, 2 * (widths.length - 1));
+  while (total > maxWidth) {
+    let widest = -1;
+    for (const [i, width] of widths.entries()) {
+      if (width > (min[i] ?? 0) && (widest === -1 || width > (widths[widest] ?? 0))) widest = i;
+    }
+    if (widest === -1) return undefined;
+    widths[widest] = (widths[widest] ?? 0) - 1;
+    total -= 1;
+  }
+  return widths;
+}
+
+/**
+ * The columns to show and their widths: optional columns go, the rightmost first, until the rest
+ * fit. A table of identifiers that still does not fit is shrunk as far as it goes, and the
+ * terminal wraps the rest.
+ */
+function layout<Row>(
+  natural: number[],
+  columns: readonly Column<Row>[],
+  maxWidth: number | undefined,
+): { shown: number[]; widths: number[] } {
+  let shown = columns.map((_, i) => i);
+  if (maxWidth === undefined) return { shown, widths: natural };
+  const min = columns.map((column, i) =>
+    column.shrink ? Math.min(natural[i] ?? 0, Math.max(MIN_SHRUNK, column.header.length)) : (natural[i] ?? 0),
+  );
+  for (;;) {
+    const pick = (values: number[]): number[] => shown.map((i) => values[i] ?? 0);
+    const widths = fitWidths(pick(natural), pick(min), maxWidth);
+    if (widths) return { shown, widths };
+    const drop = shown.findLast((i) => columns[i]?.optional);
+    if (drop === undefined) return { shown, widths: pick(min) };
+    shown = shown.filter((i) => i !== drop);
+  }
+}
+
+export function renderTable<Row>(
+  rows: readonly Row[],
+  columns: readonly Column<Row>[],
+  paint: Palette,
+  maxWidth?: number,
+): string {
   const cells = rows.map((row) =>
     columns.map((column) => showControls(formatCell(column.value(row))).replace(/\s+/g, ' ')),
   );
-  const widths = columns.map((column, i) =>
+  const natural = columns.map((column, i) =>
     Math.max(column.header.length, ...cells.map((line) => visibleLength(line[i] ?? ''))),
   );
-  const pad = (text: string, i: number): string =>
-    text + ' '.repeat(Math.max(0, (widths[i] ?? 0) - visibleLength(text)));
+  const { shown, widths } = layout(natural, columns, maxWidth);
+  const fit = (line: string[]): string[] =>
+    shown.map((i, j) => {
+      const text = line[i] ?? '';
+      return columns[i]?.shrink ? cut(text, widths[j] ?? text.length) : text;
+    });
+  const pad = (text: string, j: number): string =>
+    text + ' '.repeat(Math.max(0, (widths[j] ?? 0) - visibleLength(text)));
   const line = (parts: string[]): string => parts.map(pad).join('  ').trimEnd();
-  const header = paint.bold(line(columns.map((column) => column.header.toUpperCase())));
-  return `${[header, ...cells.map(line)].join('\n')}\n`;
+  const header = paint.bold(line(fit(columns.map((column) => column.header.toUpperCase()))));
+  return `${[header, ...cells.map((cellLine) => line(fit(cellLine)))].join('\n')}\n`;
+}
+
+/**
+ * How wide tables may be: the terminal's width when stdout is one, else COLUMNS when set; with
+ * neither (a pipe, a file) tables keep every character, for the program that reads them.
+ */
+export function tableWidth(stdout: { isTTY?: boolean; columns?: number }, env: NodeJS.ProcessEnv): number | undefined {
+  if (stdout.isTTY && typeof stdout.columns === 'number' && stdout.columns > 0) return stdout.columns;
+  const columns = Number(env.COLUMNS);
+  return Number.isInteger(columns) && columns > 0 ? columns : undefined;
 }
 
 export class Output {
@@ -89,6 +171,8 @@ export class Output {
   /** Colours for stdout (data) and stderr (messages) are decided separately. */
   readonly out: Palette;
   readonly err: Palette;
+  /** The width tables fit in, if any (tableWidth). */
+  readonly width: number | undefined;
 
   constructor(options: OutputOptions = {}) {
     const env = options.env ?? process.env;
@@ -97,6 +181,7 @@ export class Output {
     this.json = options.json ?? false;
     this.out = palette(colorEnabled(this.stdout, env, options.color));
     this.err = palette(colorEnabled(this.stderr, env, options.color));
+    this.width = tableWidth(this.stdout, env);
   }
 
   /** Prints a result: JSON with --json, otherwise the human rendering. */
@@ -113,7 +198,7 @@ export class Output {
     } else if (rows.length === 0) {
       this.info(empty);
     } else {
-      this.stdout.write(renderTable(rows, columns, this.out));
+      this.stdout.write(renderTable(rows, columns, this.out, this.width));
     }
   }
 

@@ -98,13 +98,13 @@ export async function readSecretStdin(runtime: Runtime, flag: string): Promise<s
 }
 
 /**
- * Asks at the terminal, echoing nothing for secrets. Without a TTY there is nobody to ask:
+ * Asks at the terminal, echoing nothing for secrets; `optional` accepts an empty answer. Without a TTY there is nobody to ask:
  * the error names the flag that provides the value instead.
  */
 export async function prompt(
   runtime: Runtime,
   question: string,
-  options: { secret?: boolean; flag: string },
+  options: { secret?: boolean; flag: string; optional?: boolean },
 ): Promise<string> {
   if (!runtime.stdin.isTTY || !runtime.stderr.isTTY) {
     throw usageError(
@@ -113,7 +113,7 @@ export async function prompt(
     );
   }
   const answer = (options.secret ? await readHidden(runtime, question) : await readLine(runtime, question)).trim();
-  if (!answer) throw usageError(`${question.replace(/:\s*$/, '')} cannot be empty.`);
+  if (!answer && !options.optional) throw usageError(`${question.replace(/:\s*$/, '')} cannot be empty.`);
   return answer;
 }
 

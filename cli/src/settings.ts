@@ -41,6 +41,8 @@ export interface ResolvedConfig {
   configDir: string;
   configPath: string;
   profile: { name: string; source: SettingSource };
+  /** The profiles the config file holds, in its order. */
+  profiles: string[];
   /** The API URL always has one (its default); the others may be unset. */
   settings: Partial<Record<SettingKey, Setting>> & { api_url: Setting };
 }
@@ -111,6 +113,7 @@ export function resolveConfig({ flags = {}, env = process.env, file }: ResolveIn
     configDir: dir,
     configPath: join(dir, 'config.json'),
     profile,
+    profiles: Object.keys(file?.profiles ?? {}),
     settings: { ...settings, api_url: settings.api_url ?? { value: DEFAULT_API_URL, source: 'default' } },
   };
 }

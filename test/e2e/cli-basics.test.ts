@@ -39,9 +39,24 @@ it('without credentials: exit 4, one line saying how to log in, no request', asy
   noStackTrace(result.stderr);
 });
 
-it('an unknown command is a usage error: exit 2', async () => {
+it('an unknown command or option is a usage error in the CLI’s own style: exit 2, stderr only', async () => {
   const result = await cli.run(['members', 'frobnicate']);
   expect(result.code, describeRun(result)).toBe(2);
-  expect(result.stderr).toContain("unknown command 'frobnicate'");
+  expect(result.stderr).toBe('✖ `loyalty members` has no command "frobnicate".\n  → See `loyalty members --help`.\n');
+  expect(result.stdout).toBe('');
   noStackTrace(result.stderr);
+  const option = await cli.run(['tags', 'list', '--jsn']);
+  expect(option.code, describeRun(option)).toBe(2);
+  expect(option.stderr).toBe(
+    '✖ Unknown option --jsn for `loyalty tags list`.\n  → Did you mean --json? See `loyalty tags list --help`.\n',
+  );
+});
+
+it('a bare group prints its help on stdout and exits 0, like the bare program', async () => {
+  for (const args of [[], ['members'], ['webhooks']]) {
+    const result = await cli.run(args);
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stdout).toMatch(/^Usage: loyalty/);
+    expect(result.stderr).toBe('');
+  }
 });

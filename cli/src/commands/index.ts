@@ -5,6 +5,7 @@
 // `loyalty --help`'s start-up (issue 17). index.test.ts checks every stub against its command.
 import { Command, Option } from 'commander';
 import { examples } from '../help.js';
+import { styleHelp } from './help-style.js';
 import { refusedSecretOption } from '../secrets.js';
 import { CLI_VERSION } from '../version.js';
 
@@ -16,6 +17,8 @@ export interface TopLevelCommand {
   /** Whether the command has options of its own (`[options]` in the root's list). */
   options?: boolean;
   hidden?: boolean;
+  /** The heading the root's --help lists it under (default: Commands). */
+  group?: string;
   load: () => Promise<Command>;
 }
 
@@ -95,6 +98,12 @@ export const TOP_LEVEL_COMMANDS: readonly TopLevelCommand[] = [
     load: async () => (await import('./completion.js')).completionCommand(),
   },
   {
+    name: 'options',
+    description: 'The global options every command accepts (`loyalty help options`)',
+    group: 'Help topics:',
+    load: async () => (await import('./help-options.js')).optionsTopicCommand(),
+  },
+  {
     name: '__complete',
     description: 'print completion candidates for the words given (used by the completion scripts)',
     args: ['[words...]'],
@@ -107,7 +116,7 @@ export const TOP_LEVEL_COMMANDS: readonly TopLevelCommand[] = [
 export function rootCommand(): Command {
   return new Command('loyalty')
     .description('Work with the Loyalty Pass API from the terminal: imports, tags, vouchers, webhooks.')
-    .version(CLI_VERSION, '-v, --version')
+    .version(CLI_VERSION, '-v, --version', 'print the version')
     .option('--profile <name>', 'settings profile to use (env LOYALTY_PROFILE; default "default")')
     .option('--api-url <url>', 'API base URL (env LOYALTY_API_URL; default http://127.0.0.1:3000)')
     .option('--brand <id>', 'brand for brand-scoped commands (env LOYALTY_BRAND)')
@@ -149,6 +158,7 @@ export function stubCommand(entry: TopLevelCommand): Command {
   const stub = new Command(entry.name).description(entry.description);
   for (const arg of entry.args ?? []) stub.argument(arg);
   if (entry.options) stub.addOption(new Option('--options').hideHelp());
+  if (entry.group) stub.helpGroup(entry.group);
   return stub;
 }
 
@@ -166,5 +176,5 @@ export async function loadProgram(argv: readonly string[]): Promise<Command> {
   for (const [i, command] of commands.entries()) {
     program.addCommand(command, TOP_LEVEL_COMMANDS[i]?.hidden ? { hidden: true } : {});
   }
-  return program;
+  return styleHelp(program);
 }

@@ -22,7 +22,7 @@ export function loginCommand(): Command {
     .addHelpText(
       'after',
       examples(
-        ['loyalty login', 'log in interactively (asks for client id and secret)'],
+        ['loyalty login', 'log in interactively (asks for client id, secret and brand)'],
         [
           'printf %s "$SECRET" | loyalty login --client-id acme-admin --client-secret-stdin --brand brand-acme',
           'log in from a script; also remember the brand',
@@ -39,7 +39,9 @@ export function loginCommand(): Command {
     )
     .addHelpText(
       'after',
-      'The secret is stored in $XDG_CONFIG_HOME/loyalty/config.json (mode 0600), never taken as a flag value.\n',
+      'The profile keeps the API URL and brand given with --api-url/--brand or LOYALTY_API_URL/LOYALTY_BRAND;\n' +
+        'on a terminal without a brand, login asks for one. The secret is stored in\n' +
+        '$XDG_CONFIG_HOME/loyalty/config.json (mode 0600), never taken as a flag value.\n',
     )
     .action(async (options: { clientId?: string; clientSecretStdin?: boolean; verify: boolean }, command: Command) => {
       await (await import('../services/login/login.js')).login(await contextOf(command), options);

@@ -8,6 +8,7 @@ import { Output } from '../output.js';
 import { attachRuntime, type Runtime } from '../runtime.js';
 import { liveView } from '../ui/live.js';
 import { loadProgram } from './index.js';
+import { usageFailure } from './usage-errors.js';
 
 function forEachCommand(command: Command, visit: (command: Command) => void): void {
   visit(command);
@@ -26,16 +27,19 @@ export async function run(argv: readonly string[], runtime: Runtime): Promise<nu
     env: runtime.env,
     ...(noColor ? { color: false } : {}),
   });
-  // addCommand() does not pass settings down, so apply them to the whole tree.
+  // addCommand() does not pass settings down, so apply them to the whole tree. Commander prints
+  // nothing of its own errors: each becomes a usage error, reported as every other error is.
   forEachCommand(program, (command) => {
     command
-      .exitOverride()
-      .showHelpAfterError('(run with --help for usage)')
-      .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+      .exitOverride((error) => {
+        if (error.exitCode === 0) throw error; // help and version
+        throw usageFailure(error, command);
+      })
+      .showHelpAfterError(false)
       .configureOutput({
         writeOut: (text) => runtime.stdout.write(text),
         writeErr: (text) => runtime.stderr.write(text),
-        outputError: (text, write) => write(output.err.red(text)),
+        outputError: () => undefined,
       });
   });
   try {
@@ -43,8 +47,7 @@ export async function run(argv: readonly string[], runtime: Runtime): Promise<nu
     await program.parseAsync([...argv], { from: 'user' });
     return ExitCode.ok;
   } catch (error) {
-    // Help and version end here too (exitOverride) with exit code 0; other commander errors are
-    // usage errors it has printed already. Neither needs ./report.js.
+    // Help and version end here too (exitOverride) with exit code 0; it needs no ./report.js.
     if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
     const [{ reportError }, { lastRequestId }] = await Promise.all([
       import('./report.js'),

@@ -19,6 +19,8 @@ export interface RunOptions {
   cwd?: string;
   signal?: AbortSignal;
   tty?: boolean;
+  /** The terminal's width, as stdout.columns of a TTY (with `tty`). */
+  columns?: number;
 }
 
 /** A fresh temporary directory, removed when the current test ends. */
@@ -28,9 +30,13 @@ export async function tempConfigHome(): Promise<string> {
   return dir;
 }
 
-function capture(tty: boolean): { stream: PassThrough & { isTTY?: boolean }; text: () => string } {
-  const stream = new PassThrough() as PassThrough & { isTTY?: boolean };
+function capture(
+  tty: boolean,
+  columns?: number,
+): { stream: PassThrough & { isTTY?: boolean; columns?: number }; text: () => string } {
+  const stream = new PassThrough() as PassThrough & { isTTY?: boolean; columns?: number };
   stream.isTTY = tty;
+  if (columns !== undefined) stream.columns = columns;
   let text = '';
   stream.on('data', (chunk: Buffer) => {
     text += chunk.toString('utf8');
@@ -39,7 +45,7 @@ function capture(tty: boolean): { stream: PassThrough & { isTTY?: boolean }; tex
 }
 
 export async function runCli(args: string[], options: RunOptions = {}): Promise<CliRun> {
-  const stdout = capture(Boolean(options.tty));
+  const stdout = capture(Boolean(options.tty), options.columns);
   const stderr = capture(Boolean(options.tty));
   const stdin = Readable.from(options.stdin === undefined ? [] : [Buffer.from(options.stdin)]) as Readable & {
     isTTY?: boolean;

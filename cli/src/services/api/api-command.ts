@@ -116,7 +116,7 @@ export async function apiCommand(
     if (error) {
       if (result.error !== undefined)
         ctx.output.info(typeof result.error === 'string' ? result.error : JSON.stringify(result.error, null, 2));
-      throw apiFailure(ctx, error);
+      throw apiFailure(ctx, error, { sentBrand: false });
     }
     const text = typeof result.data === 'string' ? result.data : '';
     if (text === '') return undefined;

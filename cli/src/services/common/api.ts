@@ -28,8 +28,21 @@ export interface SendOptions {
   signal?: AbortSignal;
 }
 
-export function apiFailure(ctx: Pick<Context, 'apiUrl' | 'config'>, error: LoyaltyError): CliError {
-  const explained = explainApiError(error, { apiUrl: ctx.apiUrl, profile: ctx.config.profile.name });
+/**
+ * `sentBrand: false` for requests whose brand is not the configured one (`loyalty api`), so an
+ * unknown brand is not named after the wrong setting.
+ */
+export function apiFailure(
+  ctx: Pick<Context, 'apiUrl' | 'config'>,
+  error: LoyaltyError,
+  { sentBrand = true }: { sentBrand?: boolean } = {},
+): CliError {
+  const brand = sentBrand ? ctx.config.settings.brand : undefined;
+  const explained = explainApiError(error, {
+    apiUrl: ctx.apiUrl,
+    profile: ctx.config.profile.name,
+    ...(brand ? { brand } : {}),
+  });
   return new CliError(explained.message, { exitCode: explained.exitCode, hint: explained.hint, cause: error });
 }
 

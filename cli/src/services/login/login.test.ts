@@ -1,10 +1,11 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { API, fakeApiServer } from '#test-helpers/cli-unit/fake-api.js';
 import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 
-fakeApiServer();
+const server = fakeApiServer();
 
 const readConfig = async (home: string) => JSON.parse(await readFile(join(home, 'loyalty', 'config.json'), 'utf8'));
 
@@ -51,8 +52,57 @@ describe('loyalty login', { timeout: 20_000 }, () => {
       stdin: 'wrong',
     });
     expect(result.code).toBe(4);
-    expect(result.stderr).toContain('The API refused the client credentials (invalid_client).');
+    expect(result.stderr.replace(/ \(request id: [^)]+\)/, '')).toBe(
+      `✖ The API at ${API} refused the secret of client "acme-admin" (invalid_client); nothing was saved.\n` +
+        '  → Check the client id and its secret (and --api-url: another server has other clients), then try again.\n',
+    );
+    expect(result.stderr, 'not the command just run').not.toContain('loyalty login');
     await expect(readFile(join(home, 'loyalty', 'config.json'))).rejects.toThrow();
+  });
+
+  it('saves the API URL given by LOYALTY_API_URL, and the brand given by LOYALTY_BRAND', async () => {
+    const home = await tempConfigHome();
+    const result = await runCli(['login', '--client-id', 'acme-admin', '--client-secret-stdin'], {
+      env: { XDG_CONFIG_HOME: home, LOYALTY_API_URL: API, LOYALTY_BRAND: 'brand-acme' },
+      stdin: 'acme-admin-secret',
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect((await readConfig(home)).profiles.default).toMatchObject({ api_url: API, brand: 'brand-acme' });
+    // so a later command without the environment reaches the same server
+    expect((await runCli(['tags', 'list', '--json'], { env: { XDG_CONFIG_HOME: home } })).code).toBe(0);
+  });
+
+  it('on a terminal, asks for a brand, offering the brands of the client’s tags, and saves only a known one', async () => {
+    const home = await tempConfigHome();
+    server.use(
+      http.post(`${API}/members/list`, async ({ request }) => {
+        const body = (await request.clone().json()) as { brand_id: string };
+        return body.brand_id === 'brand-acme'
+          ? undefined
+          : HttpResponse.json({ message: 'Brand not found.', error: 'not_found' }, { status: 404 });
+      }),
+    );
+    const env = { XDG_CONFIG_HOME: home, LOYALTY_API_URL: API, LOYALTY_CLIENT_SECRET: 'acme-admin-secret' };
+    const result = await runCli(['login', '--client-id', 'acme-admin'], { env, stdin: 'brand-acme\n', tty: true });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain('Brands with tags for this client: brand-acme');
+    expect(result.stderr).toContain('Brand (Enter for brand-acme, "-" for none): ');
+    expect((await readConfig(home)).profiles.default.brand).toBe('brand-acme');
+    const wrong = await runCli(['login', '--client-id', 'acme-admin'], { env, stdin: 'brand-nope\n', tty: true });
+    expect(wrong.code, wrong.stderr).toBe(0);
+    expect(wrong.stderr).toContain('Brand "brand-nope" not found, so not saved');
+    expect((await readConfig(home)).profiles.default.brand, 'the earlier brand stays').toBe('brand-acme');
+  });
+
+  it('without a terminal and without --brand, saves no brand and says how to give one', async () => {
+    const home = await tempConfigHome();
+    const result = await runCli(['login', '--client-id', 'acme-admin', '--client-secret-stdin', '--api-url', API], {
+      env: { XDG_CONFIG_HOME: home },
+      stdin: 'acme-admin-secret',
+    });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('No brand saved: pass --brand <id>');
+    expect((await readConfig(home)).profiles.default.brand).toBeUndefined();
   });
 
   it('without a terminal, names the flag instead of prompting', async () => {
@@ -78,5 +128,36 @@ describe('loyalty login', { timeout: 20_000 }, () => {
     });
     expect(result.code).toBe(0);
     expect((await readConfig(home)).profiles.default).toEqual({ api_url: API, token: 'tok_abc' });
+  });
+});
+
+describe('before logging in', { timeout: 20_000 }, () => {
+  it('says "Not logged in" before "No brand given": logging in gives both', async () => {
+    const result = await runCli(['members', 'get', 'a@example.com'], {
+      env: { XDG_CONFIG_HOME: await tempConfigHome(), LOYALTY_API_URL: API },
+    });
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(/^✖ Not logged in\.\n/);
+  });
+
+  it('a mistyped --profile names the profiles there are, and the closest', async () => {
+    const home = await tempConfigHome();
+    for (const profile of ['default', 'till'])
+      await runCli(['--profile', profile, 'login', '--token-file', '-', '--no-verify', '--api-url', API], {
+        env: { XDG_CONFIG_HOME: home },
+        stdin: 'tok',
+      });
+    const result = await runCli(['--profile', 'tll', 'tags', 'list'], { env: { XDG_CONFIG_HOME: home } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `✖ No profile "tll" (from --profile) in ${join(home, 'loyalty', 'config.json')}.\n` +
+        '  → Profiles: default, till. Did you mean "till"? To create "tll", run `loyalty login --profile tll`.\n',
+    );
+    const far = await runCli(['members', 'get', 'a@example.com'], {
+      env: { XDG_CONFIG_HOME: home, LOYALTY_PROFILE: 'nope' },
+    });
+    expect(far.code).toBe(2);
+    expect(far.stderr).toContain('No profile "nope" (from LOYALTY_PROFILE)');
+    expect(far.stderr).not.toContain('Did you mean');
   });
 });

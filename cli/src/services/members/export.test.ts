@@ -5,7 +5,7 @@ import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { API, addMembers, type FakeApi, fakeApiServer, loggedInEnv } from '#test-helpers/cli-unit/fake-api.js';
 import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
-import { csvRecord } from './export.js';
+import { csvRecord, EXPORT_COLUMNS } from './export.js';
 
 let api: FakeApi;
 const server = fakeApiServer({
@@ -35,6 +35,29 @@ describe('loyalty members export (streamed)', { timeout: 20_000 }, () => {
     expect(lists().slice(1)).toEqual([1, 2, 3].map((page) => ({ brand_id: 'brand-acme', page, per_page: 1000 })));
     expect(streamed.stdout.split('\n')).toHaveLength(2502);
     expect(streamed.stdout).toBe(paged.stdout);
+  });
+
+  it('an unknown brand: the one brand message, and nothing on stdout (not even the CSV header)', async () => {
+    server.use(
+      http.post(`${API}/members/list`, () =>
+        HttpResponse.json({ message: 'Brand not found.', error: 'not_found' }, { status: 404 }),
+      ),
+    );
+    const result = await runCli(['members', 'export', '--brand', 'brand-nope'], {
+      env: loggedInEnv(await tempConfigHome()),
+    });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^✖ Brand "brand-nope" not found\.(?: \(request id: [^)]+\))?\n {2}→ It came from --brand\./,
+    );
+  });
+
+  it('an empty brand still gets the CSV header', async () => {
+    api.members.clear();
+    const result = await runCli(['members', 'export'], { env: loggedInEnv(await tempConfigHome()) });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(csvRecord(EXPORT_COLUMNS));
   });
 
   it('writes the same JSON Lines file as page by page', async () => {

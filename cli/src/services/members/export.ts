@@ -82,7 +82,14 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
   const write = async (text: string): Promise<void> => {
     if (!target.write(text)) await once(target, 'drain');
   };
-  if (format === 'csv') await write(csvRecord(EXPORT_COLUMNS));
+  // The header goes out with the first members (or at the end of an empty list), so a refused
+  // request (an unknown brand) leaves stdout empty, as every failed command does.
+  let headed = format !== 'csv';
+  const head = async (): Promise<void> => {
+    if (headed) return;
+    headed = true;
+    await write(csvRecord(EXPORT_COLUMNS));
+  };
 
   const { iterateMembers, streamMembers, isLoyaltyError } = await import('@loyalty/sdk');
   const toFile = Boolean(options.output && options.output !== '-');
@@ -90,6 +97,7 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
   let pending: MemberListItem[] = [];
   let reportedAt = Date.now();
   const flush = async (): Promise<void> => {
+    await head();
     let text = '';
     if (format === 'csv')
       for (const member of pending) text += csvRecord(EXPORT_COLUMNS.map((column) => member[column]));
@@ -130,7 +138,7 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
     if (isLoyaltyError(error) && !ctx.signal.aborted) throw apiFailure(ctx, error);
     throw error;
   }
-  if (pending.length > 0) await flush();
+  await flush();
   if (target !== ctx.runtime.stdout) await closeFile(target as WriteStream);
   ctx.output.info(
     `Exported ${formatCount(written)} members of ${brandId}${options.output && options.output !== '-' ? ` to ${options.output}` : ''} (${format}).`,

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { API, loggedInEnv, type FakeApi, fakeApiServer, addMembers } from '#test-helpers/cli-unit/fake-api.js';
 import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
 import { EXPORT_COLUMNS } from './export.js';
+import { passState } from './members.js';
 
 let api: FakeApi;
 const server = fakeApiServer({
@@ -21,11 +22,18 @@ describe('loyalty members get', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^identifier\s+00000000-0000-4000-9000-000000000005$/m);
     expect(result.stdout).toMatch(/^name\s+F5 L5$/m);
-    expect(result.stdout).toContain('coupon CPN-1 active until 2026-12-31');
+    expect(result.stdout).toContain('coupon CPN-1 active, valid until 2026-12-31');
     expect(api.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
       'GET /members',
       'GET /members/00000000-0000-4000-9000-000000000005',
     ]);
+  });
+
+  it('says how long a pass is valid: "valid until", "expired on", never "expired until"', () => {
+    expect(passState({ status: 'active', expiration_date: '2026-12-31' })).toBe('active, valid until 2026-12-31');
+    expect(passState({ status: 'expired', expiration_date: '2026-11-27' })).toBe('expired on 2026-11-27');
+    expect(passState({ status: 'redeemed', expiration_date: '2026-12-31' })).toBe('redeemed (valid until 2026-12-31)');
+    expect(passState({ status: 'active', expiration_date: null })).toBe('active, no expiry');
   });
 
   it('exits 1 with the API message for an unknown member', async () => {

@@ -37,6 +37,15 @@ export async function findMemberIds(
   return ids;
 }
 
+/** "active, valid until 2026-12-31", "expired on 2026-11-27", "redeemed (valid until …)". */
+export function passState(pass: { status: string; expiration_date?: string | null }): string {
+  const date = pass.expiration_date;
+  if (!date) return pass.status === 'active' ? 'active, no expiry' : pass.status;
+  if (pass.status === 'expired') return `expired on ${date}`;
+  if (pass.status === 'active') return `active, valid until ${date}`;
+  return `${pass.status} (valid until ${date})`;
+}
+
 function printMember(ctx: Context, member: MemberResponse): void {
   ctx.output.result(member, () => {
     const p = member.profile;
@@ -65,7 +74,7 @@ function printMember(ctx: Context, member: MemberResponse): void {
     ];
     for (const pass of passes)
       text.push(
-        `${ctx.output.out.bold('pass'.padEnd(width))}  ${pass.kind} ${pass.pass_code} ${pass.status}${pass.expiration_date ? ` until ${pass.expiration_date}` : ''}  ${pass.wallet_url}`,
+        `${ctx.output.out.bold('pass'.padEnd(width))}  ${pass.kind} ${pass.pass_code} ${passState(pass)}  ${pass.wallet_url}`,
       );
     return text.join('\n');
   });

@@ -148,7 +148,11 @@ export async function createOrder(ctx: Context, options: OrderOptions): Promise<
   }
   ctx.output.table(answer.result, [
     { header: 'code', value: (code) => code.code },
-    { header: 'product', value: (code) => [code.product_title, code.variant, code.value].filter(Boolean).join(' · ') },
+    {
+      header: 'product',
+      value: (code) => [code.product_title, code.variant, code.value].filter(Boolean).join(' · '),
+      shrink: true,
+    },
     { header: 'expires (UTC)', value: (code) => code.expiration_date },
     { header: 'url', value: (code) => code.url },
   ]);

@@ -118,7 +118,10 @@ describe('loyalty sandbox create', () => {
     const env = loggedInEnv(await tempConfigHome());
     const long = await runCli(['sandbox', 'create', '--ttl', '8d'], { env });
     expect(long.code).not.toBe(0);
-    expect(long.stderr).toMatch(/ttl: The ttl field must be at most 7d/);
+    expect(long.stderr).toMatch(/The ttl field must be at most 7d/);
+    expect(long.stderr.match(/must be at most 7d/g), 'the field message repeats the message: said once').toHaveLength(
+      1,
+    );
     server.use(
       http.post(`${API}/sandbox/organizations`, () =>
         HttpResponse.json({ message: 'Not Found', error: 'not_found' }, { status: 404 }),

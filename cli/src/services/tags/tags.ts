@@ -5,6 +5,7 @@ import { CliError, PartialSuccess, usageError } from '../../errors.js';
 import { formatCount } from '../../ui/format.js';
 import { apiFailure, call } from '../common/api.js';
 import { bulkProgress, BULK_CONCURRENCY } from '../common/bulk-progress.js';
+import { assertBrandKnown } from '../common/brand.js';
 import { isUuid } from '../common/inputs.js';
 import { findMemberIds } from '../members/members.js';
 import { chunked, forEachChunk, inputLines } from '../common/streamed-input.js';
@@ -12,20 +13,25 @@ import { chunked, forEachChunk, inputLines } from '../common/streamed-input.js';
 type Tag = components['schemas']['Tag'];
 
 const tagColumns = [
-  { header: 'tag', value: (tag: Tag) => tag.tag },
+  { header: 'tag', value: (tag: Tag) => tag.tag, shrink: true },
   { header: 'external reference', value: (tag: Tag) => tag.external_reference },
   { header: 'uuid', value: (tag: Tag) => tag.uuid },
-  { header: 'brand', value: (tag: Tag) => tag.brand_id },
-  { header: 'created', value: (tag: Tag) => tag.created_at },
+  { header: 'brand', value: (tag: Tag) => tag.brand_id, optional: true },
+  { header: 'created', value: (tag: Tag) => tag.created_at, optional: true },
 ];
 
 export async function listTags(ctx: Context): Promise<void> {
   const { data } = await call(ctx, (api, signal) => api.GET('/tags', { signal }));
   const brand = ctx.config.settings.brand?.source === 'flag' ? ctx.config.settings.brand.value : undefined;
+  const tags = brand ? data.filter((tag) => tag.brand_id === brand) : data;
+  // An empty list for a brand may be a brand the API does not know: say so, as other commands do.
+  if (brand && tags.length === 0) await assertBrandKnown(ctx);
   ctx.output.table(
-    brand ? data.filter((tag) => tag.brand_id === brand) : data,
+    tags,
     tagColumns,
-    'No tags yet. Create one with `loyalty tags create`.',
+    brand
+      ? `No tags in ${brand} yet. Create one with \`loyalty tags create\`.`
+      : 'No tags yet. Create one with `loyalty tags create`.',
   );
 }
 

@@ -162,15 +162,15 @@ export async function testReceiverCommand(ctx: Context, url: string, options: Te
   const { out } = ctx.output;
   const columns: Column<CaseResult>[] = [
     { header: 'case', value: (r) => r.case },
-    { header: 'sends', value: (r) => r.description },
-    { header: 'expects', value: (r) => r.expected },
+    { header: 'sends', value: (r) => r.description, shrink: true },
+    { header: 'expects', value: (r) => r.expected, shrink: true },
     { header: 'got', value: (r) => (r.status === null ? r.answer : `${r.status} ${r.answer}`.slice(0, 40).trim()) },
     { header: 'ms', value: (r) => r.ms },
     { header: 'result', value: (r) => (r.passed ? out.green('pass') : out.red('FAIL')) },
   ];
   ctx.output.result({ url, passed: failed.length === 0, timeout_ms: timeoutMs, cases: results }, () =>
     [
-      renderTable(results, columns, out).trimEnd(),
+      renderTable(results, columns, out, ctx.output.width).trimEnd(),
       ...(failed.length > 0 ? [''] : []),
       ...failed.map((r) => `${out.red('✖')} ${r.case}: ${r.hint}`),
     ].join('\n'),

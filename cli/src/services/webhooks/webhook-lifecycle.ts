@@ -5,6 +5,7 @@ import type { Context } from '../../context.js';
 import { CliError, usageError } from '../../errors.js';
 import { call } from '../common/api.js';
 import { parseEvents } from './webhooks.js';
+import { callWithUrl } from './url-refusal.js';
 
 type Subscription = components['schemas']['WebhookSubscription'];
 
@@ -64,7 +65,7 @@ export async function updateSubscription(
   };
   if (!Object.keys(body).length)
     throw usageError('Nothing to change.', 'Give --url, --events, --description or --clear-description.');
-  const { data } = await call(ctx, (api, signal) =>
+  const { data } = await callWithUrl(ctx, options.url, (api, signal) =>
     api.PATCH('/webhook-subscriptions/{id}', { params: { path: { id } }, body, signal }),
   );
   const what =
@@ -125,7 +126,7 @@ export async function listEventTypes(ctx: Context): Promise<void> {
     [
       { header: 'type', value: (e) => e.type },
       { header: 'subscribable', value: (e) => e.subscribable },
-      { header: 'summary', value: (e) => e.summary },
+      { header: 'summary', value: (e) => e.summary, shrink: true },
     ],
     'No event types.',
   );

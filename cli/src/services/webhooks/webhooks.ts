@@ -5,6 +5,7 @@ import type { Context } from '../../context.js';
 import { DELIVERY_STATUSES, EVENT_TYPES, type DeliveryStatus, type EventType } from '../../domain.js';
 import { usageError } from '../../errors.js';
 import { call } from '../common/api.js';
+import { callWithUrl } from './url-refusal.js';
 
 type Delivery = components['schemas']['WebhookDelivery'];
 type DeliveryAttempt = components['schemas']['WebhookDeliveryAttempt'];
@@ -63,10 +64,10 @@ export async function listSubscriptions(ctx: Context, organization: string | und
     data,
     [
       { header: 'id', value: (s) => s.id },
-      { header: 'url', value: (s) => s.url },
-      { header: 'events', value: (s) => s.events.join(',') },
+      { header: 'url', value: (s) => s.url, shrink: true },
+      { header: 'events', value: (s) => s.events.join(','), shrink: true },
       { header: 'active', value: (s) => s.active },
-      { header: 'created', value: (s) => s.created_at },
+      { header: 'created', value: (s) => s.created_at, optional: true },
     ],
     'No webhook subscriptions. Create one with `loyalty webhooks create`.',
   );
@@ -78,7 +79,9 @@ export async function createSubscription(
 ): Promise<void> {
   const events = options.events.length ? parseEvents(options.events) : [...EVENT_TYPES];
   const body = { url: options.url, events, ...(options.organization ? { organization_id: options.organization } : {}) };
-  const { data } = await call(ctx, (api, signal) => api.POST('/webhook-subscriptions', { body, signal }));
+  const { data } = await callWithUrl(ctx, options.url, (api, signal) =>
+    api.POST('/webhook-subscriptions', { body, signal }),
+  );
   if (options.printSecret) {
     ctx.output.write(data.secret);
     return;
@@ -137,9 +140,10 @@ export async function listDeliveries(
           const a = lastAttempt(d);
           return a ? (a.status_code ?? a.error ?? '') : '';
         },
+        shrink: true,
       },
-      { header: 'next attempt', value: (d) => d.next_attempt_at ?? '' },
-      { header: 'why', value: (d) => d.next_attempt_reason ?? '' },
+      { header: 'next attempt', value: (d) => d.next_attempt_at ?? '', optional: true },
+      { header: 'why', value: (d) => d.next_attempt_reason ?? '', shrink: true },
     ],
     'No deliveries.',
   );
