@@ -9,6 +9,7 @@ import { defineConfig } from 'vitest/config';
 const OWN_POSTGRES = [
   'server/src/start.test.ts',
   'server/src/start-stop.test.ts',
+  'server/src/start-working-directory.test.ts',
   'server/src/start-database-wait.test.ts',
   'server/src/boot.test.ts',
   'server/src/lib/startup-errors.test.ts',

@@ -1,4 +1,4 @@
-import { Logger as WorkerLogger, type LogLevel as WorkerLogLevel } from 'graphile-worker';
+import { Logger as WorkerLogger, type LogLevel as WorkerLogLevel } from './graphile-worker.js';
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 
 export type { Logger };
