@@ -11,7 +11,14 @@ import { defineLoyaltyNow } from './services/sandbox/sandbox-clock.js';
 import { sealWebhookSecrets } from './services/webhooks/webhook-subscriptions.js';
 
 /** `config` is the process's configuration from here on: with the embedded database's generated key when LOYALTY_SECRET_KEY is unset. */
-export type Database = { url: string; sql: Sql; embedded: EmbeddedDatabase | undefined; config: Config };
+export type Database = {
+  url: string;
+  sql: Sql;
+  embedded: EmbeddedDatabase | undefined;
+  config: Config;
+  /** What the start block says of it (lib/start-banner.ts): its `server_version`, and host:port or DATABASE_URL. */
+  about: { version: string; where: string };
+};
 
 /**
  * The database a process runs on: DATABASE_URL, or the embedded PostgreSQL; migrated, its webhook
@@ -24,12 +31,17 @@ export async function openDatabase(config: Config, { seed = true } = {}): Promis
     : await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.pgPort });
   const url = config.databaseUrl ?? defined(embedded, 'the embedded database').url;
   const sql = createPool(url, { max: 20 });
+  let version = '';
   try {
     if (!embedded) await waitForDatabase(sql, url, config.dbWaitSeconds);
     if (!embedded) await requireSupportedVersion(sql, url);
     if (embedded && !config.secretKey)
       config = { ...config, secretKey: await dataDirSecret(config.dataDir, 'loyalty-secret-key') };
     await migrate(sql, url);
+    version = firstRow(
+      await sql<{ version: string }[]>`SELECT current_setting('server_version') AS version`,
+      'the server version',
+    ).version;
     await defineLoyaltyNow(sql, config.sandbox);
     await sealWebhookSecrets(sql, secretBoxOf(config));
     if (seed) await loadFixtureFile(sql, config.fixtures);
@@ -38,7 +50,7 @@ export async function openDatabase(config: Config, { seed = true } = {}): Promis
     await embedded?.stop();
     throw error;
   }
-  return { url, sql, embedded, config };
+  return { url, sql, embedded, config, about: { version, where: whereIs(url) } };
 }
 
 /** `host:port` of a connection URL (never its password), or the socket directory of a Unix socket URL. */

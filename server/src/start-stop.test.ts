@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isRunning, root } from '#test-helpers/server-process.js';
 
@@ -121,4 +122,57 @@ describe('stopping node server/dist/start.js', () => {
     await expectNothingLeft(dataDir);
     expect(badLines(await readFile(log, 'utf8'))).toEqual([]);
   }, 180_000);
+});
+
+/** util-linux `script`: runs a command on a pseudo-terminal of its own, what a terminal gives `npm start`. */
+const SCRIPT = ['/usr/bin/script', '/bin/script'].find((file) => existsSync(file));
+
+describe('in a terminal', () => {
+  // Without util-linux's `script` (macOS has a BSD one with other flags) there is no pseudo-terminal to start in.
+  it.skipIf(!SCRIPT)(
+    'prints one block and then only access lines; Ctrl-C typed in the terminal stops it cleanly',
+    async () => {
+      const dataDir = path.join(dir, 'terminal');
+      const child = spawn(SCRIPT!, ['-qfec', `"${process.execPath}" server/dist/start.js`, '/dev/null'], {
+        cwd: root,
+        env: {
+          ...process.env,
+          PORT: '0',
+          HOST: '127.0.0.1',
+          LOYALTY_DATA_DIR: dataDir,
+          DATABASE_URL: '',
+          LOYALTY_SECRET_KEY: '',
+          LOYALTY_LOG_LEVEL: 'info',
+        },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      const lines = () => stripVTControlCharacters(out).replaceAll('\r', '').split('\n').filter(Boolean);
+      for (const deadline = Date.now() + 90_000; !out.includes('Ctrl-C to stop.'); await sleep(50)) {
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start:\n${out}`);
+      }
+      const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
+      expect((await fetch(`${url}/health`)).status).toBe(200);
+      await sleep(1500); // the worker's runners start and run their first jobs: none of that is shown
+      expect(lines()).toEqual([
+        `Loyalty reference server listening on ${url}`,
+        `  API docs           ${url}/docs`,
+        `  Data               ${dataDir}`,
+        expect.stringMatching(/^ {2}Database {11}embedded PostgreSQL \d+\.\d+/),
+        '  Fixtures           demo',
+        '  Sandbox            on (/sandbox/*, Prefer: fault=…)',
+        '  Insecure webhooks  off: https:// public URLs only (--webhook-allow-insecure)',
+        'Ctrl-C to stop.',
+        expect.stringMatching(/^\[[\d:.]+\] INFO: GET \/health 200 \d+ ms$/),
+      ]);
+      child.stdin.write('\u0003'); // Ctrl-C: the terminal signals its foreground process group
+      expect(await exited, out).toBe(0);
+      expect(lines().slice(9).join('\n')).toMatch(/^\^Cloyalty: SIGINT received, shutting down$/);
+      await expectNothingLeft(dataDir);
+    },
+    180_000,
+  );
 });
