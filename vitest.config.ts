@@ -18,6 +18,7 @@ const OWN_POSTGRES = [
   'test/e2e/database-outage.test.ts',
   'test/e2e/fair-sharing-api.test.ts',
   'test/e2e/cluster.test.ts',
+  'test/e2e/cli-server.test.ts',
   'test/e2e/packed-install.test.ts',
 ];
 
