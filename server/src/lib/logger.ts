@@ -1,7 +1,6 @@
 import { Logger as WorkerLogger, type LogLevel as WorkerLogLevel } from './graphile-worker.js';
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 import pretty from 'pino-pretty';
-import type { AccessLine } from '../plugins/request-log.js';
 
 export type { Logger };
 
@@ -58,7 +57,9 @@ export function createLogger(
   return pino(options, pino.destination({ dest: 1, sync: true }));
 }
 
-/** The access line's fields, which a terminal line says in its message. */
+/** The access line's fields (plugins/request-log.ts AccessLine; not imported: the scripts' type check would pull in hapi's auth types). */
+type AccessFields = { method?: string; route?: string; status?: number; duration_ms?: number; client_id?: string };
+/** Said by a terminal line's message (or left out of it): not repeated after it. */
 const ACCESS_KEYS = ['method', 'route', 'status', 'duration_ms', 'request_id', 'client_id', 'organization_id'];
 
 /**
@@ -72,7 +73,7 @@ function terminalStream(): DestinationStream {
     singleLine: true,
     ignore: ['pid', 'hostname', ...ACCESS_KEYS].join(','),
     messageFormat: (record, messageKey) => {
-      const access = record as Partial<AccessLine>;
+      const access = record as AccessFields;
       if (record[messageKey] !== 'request completed' || !access.method) return String(record[messageKey] ?? '');
       const who = access.client_id ? ` (${access.client_id})` : '';
       return `${access.method} ${access.route} ${access.status} ${access.duration_ms} ms${who}`;
