@@ -11,7 +11,8 @@ import { isRunning, root } from '#test-helpers/server-process.js';
  * Issue 27, finding 1: Ctrl-C of `npm start` in a terminal sends SIGINT to the whole foreground
  * process group, node and (as it was) the embedded PostgreSQL alike. Each stop here is of a real
  * start in its own process group, as a terminal runs it: it must exit 0, log nothing at error
- * level, stop PostgreSQL once (never "starting it again") and leave no process behind.
+ * level, stop PostgreSQL once (never "starting it again") and leave no process behind. Also
+ * SIGTERM and SIGHUP (a closed terminal) to the process alone, and a start piped into `tee`.
  */
 let dir: string;
 
@@ -93,14 +94,19 @@ describe('stopping node server/dist/start.js', () => {
     await expectNothingLeft(dataDir);
   }, 180_000);
 
-  it('SIGTERM to the process alone: exit 0, nothing at error level, nothing left', async () => {
-    const dataDir = path.join(dir, 'alone');
-    const server = await startInGroup(dataDir, [process.execPath, 'server/dist/start.js']);
-    server.child.kill('SIGTERM');
-    expect(await server.exited, server.output()).toEqual([0, null]);
-    expect(badLines(server.output())).toEqual([]);
-    await expectNothingLeft(dataDir);
-  }, 180_000);
+  // SIGHUP: the terminal the server runs in is closed.
+  it.each(['SIGTERM', 'SIGHUP'] as const)(
+    '%s to the process alone: exit 0, nothing at error level, nothing left',
+    async (signal) => {
+      const dataDir = path.join(dir, `alone-${signal}`);
+      const server = await startInGroup(dataDir, [process.execPath, 'server/dist/start.js']);
+      server.child.kill(signal);
+      expect(await server.exited, server.output()).toEqual([0, null]);
+      expect(badLines(server.output())).toEqual([]);
+      await expectNothingLeft(dataDir);
+    },
+    180_000,
+  );
 
   it('SIGINT to the process group of `start.js 2>&1 | tee log`: the server stops and nothing is left running', async () => {
     const dataDir = path.join(dir, 'tee');
