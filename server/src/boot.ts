@@ -28,7 +28,7 @@ export type Database = {
 export async function openDatabase(config: Config, { seed = true } = {}): Promise<Database> {
   const embedded = config.databaseUrl
     ? undefined
-    : await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.pgPort });
+    : await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.pgPort, ownSession: true }); // stopped by onShutdown's callers
   const url = config.databaseUrl ?? defined(embedded, 'the embedded database').url;
   const sql = createPool(url, { max: 20 });
   let version = '';

