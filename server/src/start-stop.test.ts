@@ -85,7 +85,7 @@ async function expectNothingLeft(dataDir: string): Promise<void> {
 
 describe('stopping node server/dist/start.js', () => {
   it('SIGINT to the whole process group (Ctrl-C in a terminal): exit 0, nothing at error level, PostgreSQL stopped once, nothing left', async () => {
-    const dataDir = path.join(dir, 'group');
+    const dataDir = path.join(dir, 'data');
     const server = await startInGroup(dataDir, [process.execPath, 'server/dist/start.js']);
     process.kill(-server.child.pid!, 'SIGINT');
     expect(await server.exited, server.output()).toEqual([0, null]);
@@ -98,7 +98,7 @@ describe('stopping node server/dist/start.js', () => {
   it.each(['SIGTERM', 'SIGHUP'] as const)(
     '%s to the process alone: exit 0, nothing at error level, nothing left',
     async (signal) => {
-      const dataDir = path.join(dir, `alone-${signal}`);
+      const dataDir = path.join(dir, 'data');
       const server = await startInGroup(dataDir, [process.execPath, 'server/dist/start.js']);
       server.child.kill(signal);
       expect(await server.exited, server.output()).toEqual([0, null]);
@@ -109,7 +109,7 @@ describe('stopping node server/dist/start.js', () => {
   );
 
   it('SIGINT to the process group of `start.js 2>&1 | tee log`: the server stops and nothing is left running', async () => {
-    const dataDir = path.join(dir, 'tee');
+    const dataDir = path.join(dir, 'data');
     const log = path.join(dir, 'tee.log');
     const server = await startInGroup(dataDir, [
       'sh',
@@ -138,7 +138,7 @@ describe('in a terminal', () => {
   it.skipIf(!SCRIPT)(
     'prints one block and then only access lines; Ctrl-C typed in the terminal stops it cleanly',
     async () => {
-      const dataDir = path.join(dir, 'terminal');
+      const dataDir = path.join(dir, 'data');
       const child = spawn(SCRIPT!, ['-qfec', `"${process.execPath}" server/dist/start.js`, '/dev/null'], {
         cwd: root,
         env: {
