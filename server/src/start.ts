@@ -7,6 +7,7 @@ import { drainingStop } from './lib/graceful-stop.js';
 import { exitOnStartupFailure } from './lib/startup-errors.js';
 import { startWorker } from './worker.js';
 import { createLogger } from './lib/logger.js';
+import { startReport } from './lib/start-banner.js';
 import { surviveLostDatabaseRejections } from './db/lost-database-rejections.js';
 import { isClusterApiProcess, runClusterApiProcess, runClusterPrimary } from './cluster.js';
 
@@ -17,7 +18,7 @@ async function main() {
   const { config } = db; // with the embedded database's generated key of webhook secrets when LOYALTY_SECRET_KEY is unset
   await db.sql.end({ timeout: 5 }); // migrations and fixtures are done; requests and jobs get pools of their own
   const pools = createPools(db.url, config);
-  const logger = createLogger({ level: config.logLevel }); // JSON lines on stdout: access and worker lines
+  const logger = createLogger({ level: config.logLevel }); // JSON lines on stdout (calm in a terminal: lib/logger.ts)
   let runner: Awaited<ReturnType<typeof startWorker>> | undefined;
   const workerHealth = config.worker ? () => runner?.health() ?? { ok: false, lastBeatAt: null } : undefined;
   const server = await createServer({ sql: pools.api, streamSql: pools.streams, config, workerHealth, logger });
@@ -35,16 +36,17 @@ async function main() {
   }
   const stop = drainingStop(server);
   onShutdown(async () => {
+    db.embedded?.stopping(); // from here on, PostgreSQL's exit is no crash to recover from
     await stop({ graceMs: config.shutdownGraceMs, timeoutMs: 10_000 });
     await runner?.stop();
     await pools.end();
     await db.embedded?.stop();
   });
-  const where = config.databaseUrl ? 'DATABASE_URL' : `embedded PostgreSQL in ${config.dataDir}`;
-  console.error(`loyalty: database: ${where}; fixtures: ${config.fixtures}; worker: ${config.worker ? 'on' : 'off'}`);
+  const report = startReport({ uri: server.info.uri, config, database: db.about }, process.stdout.isTTY === true);
+  for (const line of report.err) console.error(line);
   const metricsWarning = metricsStartWarning(config); // HOST beyond loopback, no LOYALTY_METRICS_TOKEN
   if (metricsWarning) console.error(metricsWarning);
-  console.log(`Loyalty reference server listening on ${server.info.uri}`);
+  for (const line of report.out) console.log(line);
 }
 
 surviveLostDatabaseRejections();

@@ -19,6 +19,7 @@ async function main() {
     logger: createLogger({ level: config.logLevel }),
   });
   onShutdown(async () => {
+    db.embedded?.stopping(); // from here on, PostgreSQL's exit is no crash to recover from
     await runner.stop();
     await pools.end();
     await db.embedded?.stop();

@@ -1,4 +1,4 @@
-import { run } from 'graphile-worker';
+import { run } from './lib/graphile-worker.js';
 import pg from 'pg';
 import type { Config } from './config.js';
 import type { WorkerHealth } from './context.js';
@@ -85,7 +85,10 @@ export async function startWorker(options: {
     Object.fromEntries(
       Object.entries(all).filter(([name]) => names.includes(name) && (!options.only || options.only.includes(name))),
     );
-  const common = { noHandleSignals: true, pollInterval: options.pollInterval ?? 1000 };
+  // No crontab: graphile-worker reads `<working directory>/crontab` unless its cron items are given
+  // (an empty `crontab` does not count): a broken one in the folder the server was started from
+  // stopped the start (issue 27). The server's periodic work is queued by queueEvery, below.
+  const common = { noHandleSignals: true, pollInterval: options.pollInterval ?? 1000, parsedCronItems: [] };
   const loggerOf = (runner: string) => (logger ? workerLoggerOf(logger, runner) : quietLogger);
   // The runners' connections are ours, not graphile-worker's: it stops listening for their errors
   // before its own pool has ended, and a PostgreSQL stopping at the same moment (a harness signals
@@ -113,7 +116,6 @@ export async function startWorker(options: {
           logger: loggerOf('background'),
           concurrency: BACKGROUND_CONCURRENCY,
           taskList: background,
-          crontab: '',
           pgPool: backgroundPool,
         }),
       log,
@@ -122,7 +124,10 @@ export async function startWorker(options: {
   }
   const deliveries = pick(DELIVERY_TASKS);
   if (Object.keys(deliveries).length) {
-    const deliveriesPool = poolOf(Math.min(10, concurrency + 2), 'loyalty-worker-deliveries');
+    // A connection a job at most, as graphile-worker expects of its pool (it warns otherwise). The
+    // delivery tasks query through their own pool (options.sql); this one fetches jobs (one local
+    // queue) and records outcomes in batches, so it opens a few connections, not `concurrency`.
+    const deliveriesPool = poolOf(concurrency + 2, 'loyalty-worker-deliveries');
     runners.push(
       await superviseRunner(
         'deliveries',
@@ -132,7 +137,6 @@ export async function startWorker(options: {
             logger: loggerOf('deliveries'),
             concurrency,
             taskList: deliveries,
-            crontab: '',
             pgPool: deliveriesPool,
             preset: {
               worker: {

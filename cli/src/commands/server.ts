@@ -16,7 +16,7 @@ export function serverCommand(): Command {
     )
     .option(
       '--data-dir <dir>',
-      'embedded PostgreSQL data directory (LOYALTY_DATA_DIR; default: $XDG_DATA_HOME/loyalty or ~/.local/share/loyalty when installed with npm, .loyalty/data in the repository)',
+      'embedded PostgreSQL data directory (LOYALTY_DATA_DIR; default: $XDG_DATA_HOME/loyalty or ~/.local/share/loyalty when installed with npm; in the repository, the nearest .loyalty/data from this folder up, or a new one here)',
     )
     .option('--pg-port <port>', 'port of the embedded PostgreSQL (LOYALTY_PG_PORT; default a free one)')
     .option(

@@ -287,3 +287,34 @@ describe('a data directory made before passwords were random', () => {
     }
   }, 120_000);
 });
+
+describe('startEmbeddedPostgres at a shutdown (issue 27)', () => {
+  it('with ownSession runs in a session of its own; after stopping(), its exit is not taken for a crash nor started again', async () => {
+    const dataDir = path.join(parent, 'shutdown');
+    const lines: string[] = [];
+    const db = await startEmbeddedPostgres({ dataDir, durable: false, ownSession: true, log: (l) => lines.push(l) });
+    const pid = Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    const sessionOf = async (p: number) => {
+      const fields = (await readFile(`/proc/${p}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+      return { pgid: Number(fields[2]), sid: Number(fields[3]) };
+    };
+    // Neither our process group (a terminal's Ctrl-C) nor our session (a closed terminal) is its.
+    const [ours, its] = await Promise.all([sessionOf(process.pid), sessionOf(pid)]);
+    expect(its.pgid).not.toBe(ours.pgid);
+    expect(its.sid).not.toBe(ours.sid);
+    db.stopping();
+    process.kill(pid, 'SIGINT'); // as if it stopped by itself while the server drains
+    for (let i = 0; i < 100; i++) {
+      try {
+        process.kill(pid, 0);
+      } catch {
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await new Promise((r) => setTimeout(r, 500)); // the supervisor's first pause before a restart is 100 ms
+    await db.stop();
+    expect(lines).toEqual([]);
+    await expect(readFile(path.join(dataDir, 'postmaster.pid'))).rejects.toThrow(/ENOENT/);
+  }, 60_000);
+});

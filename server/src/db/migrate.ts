@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Logger, runMigrations as runWorkerMigrations } from 'graphile-worker';
+import { Logger, runMigrations as runWorkerMigrations } from '../lib/graphile-worker.js';
 import type { Sql } from './pool.js';
 
 export const migrationsDir = fileURLToPath(new URL('../../migrations/', import.meta.url));

@@ -1,6 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SERVER_NODE_OPTIONS, serverEntryPoint, serverEnvironment } from './server.js';
+import { findProjectDataDir, SERVER_NODE_OPTIONS, serverEntryPoint, serverEnvironment } from './server.js';
 
 describe('loyalty server', () => {
   it('turns flags into the environment variables of the contract', () => {
@@ -49,5 +51,29 @@ describe('SERVER_NODE_OPTIONS', () => {
     const scripts = (JSON.parse(readFileSync(root, 'utf8')) as { scripts: Record<string, string> }).scripts;
     expect(scripts.start).toBe(`exec node ${SERVER_NODE_OPTIONS.join(' ')} server/dist/start.js`);
     expect(scripts.worker).toBe(`exec node ${SERVER_NODE_OPTIONS.join(' ')} server/dist/worker-main.js`);
+  });
+});
+
+describe('findProjectDataDir (issue 27: `loyalty server` from a subdirectory)', () => {
+  it("finds the project's .loyalty/data from the project and any folder below it, as git finds .git", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'loyalty-find-data-'));
+    try {
+      const project = path.join(dir, 'project');
+      mkdirSync(path.join(project, '.loyalty', 'data'), { recursive: true });
+      mkdirSync(path.join(project, 'fixtures', 'deeper'), { recursive: true });
+      const data = path.join(project, '.loyalty', 'data');
+      expect(findProjectDataDir(project)).toBe(data);
+      expect(findProjectDataDir(path.join(project, 'fixtures', 'deeper'))).toBe(data);
+      expect(findProjectDataDir(path.relative(process.cwd(), path.join(project, 'fixtures')))).toBe(data); // absolute
+      // The nearest one wins: a subproject with a database of its own.
+      mkdirSync(path.join(project, 'fixtures', '.loyalty', 'data'), { recursive: true });
+      expect(findProjectDataDir(path.join(project, 'fixtures', 'deeper'))).toBe(
+        path.join(project, 'fixtures', '.loyalty', 'data'),
+      );
+      // Nothing in the folder or above (the temp directory's parents hold none on a test machine).
+      expect(findProjectDataDir(dir)).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

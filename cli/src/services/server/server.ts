@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Context } from '../../context.js';
 import { CliError, ExitCode } from '../../errors.js';
@@ -72,6 +72,21 @@ export function userDataDir(env: NodeJS.ProcessEnv): string {
   return join(xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.local', 'share'), 'loyalty');
 }
 
+/** Where the server keeps its embedded database in a project (the server's default, under its working directory). */
+export const PROJECT_DATA_DIR = join('.loyalty', 'data');
+
+/**
+ * The project's data directory as git finds `.git`: `.loyalty/data` in `cwd` or the nearest folder
+ * above it that holds one (absolute); undefined when none does.
+ */
+export function findProjectDataDir(cwd: string): string | undefined {
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    const candidate = join(dir, PROJECT_DATA_DIR);
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
 /**
  * The server's start script: @loyalty/server next to this CLI. It is an optional peer dependency
  * (`npm i @loyalty/cli` alone brings no PostgreSQL binaries), so an installed CLI without it says
@@ -104,10 +119,7 @@ export async function runServer(ctx: Context, options: ServerOptions): Promise<v
     });
   }
   const env = { ...ctx.runtime.env, ...serverEnvironment(options) };
-  if (!env.DATABASE_URL && !env.LOYALTY_DATA_DIR && isInstalledPackage()) {
-    env.LOYALTY_DATA_DIR = userDataDir(ctx.runtime.env);
-    ctx.output.info(`Data directory: ${env.LOYALTY_DATA_DIR} (--data-dir or LOYALTY_DATA_DIR to choose another)`);
-  }
+  if (!env.DATABASE_URL && !env.LOYALTY_DATA_DIR) env.LOYALTY_DATA_DIR = defaultDataDir(ctx);
   const child = spawn(process.execPath, [...SERVER_NODE_OPTIONS, entry], {
     cwd: ctx.runtime.cwd,
     env,
@@ -129,4 +141,28 @@ export async function runServer(ctx: Context, options: ServerOptions): Promise<v
     ctx.output.info('Server stopped.');
     throw new CliError('', { exitCode: ExitCode.interrupted });
   }
+}
+
+/**
+ * The data directory when neither --data-dir, LOYALTY_DATA_DIR nor DATABASE_URL says, always said
+ * with its absolute path when it is not the one of this folder: an installed CLI's per-user one;
+ * in a project, its `.loyalty/data` found from a subdirectory (issue 27: a start there made a new,
+ * empty one), or a new one in this folder.
+ */
+function defaultDataDir(ctx: Context): string {
+  const choose = '--data-dir or LOYALTY_DATA_DIR to choose another';
+  if (isInstalledPackage()) {
+    const dir = userDataDir(ctx.runtime.env);
+    ctx.output.info(`Data directory: ${dir} (${choose})`);
+    return dir;
+  }
+  const here = resolve(ctx.runtime.cwd, PROJECT_DATA_DIR);
+  const found = findProjectDataDir(ctx.runtime.cwd);
+  if (found === here) return here;
+  if (found) {
+    ctx.output.info(`Data directory: ${found}, the project's, found above this folder (${choose})`);
+    return found;
+  }
+  ctx.output.info(`Data directory: ${here}, new: none in this folder or above (${choose})`);
+  return here;
 }

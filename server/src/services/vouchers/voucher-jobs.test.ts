@@ -1,4 +1,4 @@
-import { run, type Runner } from 'graphile-worker';
+import { run, type Runner } from '../../lib/graphile-worker.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '#test-helpers/server.js';
 import { quietLogger } from '../../db/migrate.js';
