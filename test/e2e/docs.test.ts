@@ -78,7 +78,7 @@ function run(
  * files next to their input) and links to the rest of the checkout, a HOME of its own (the CLI's
  * login), `loyalty` on the PATH, and the server's address where the docs say 127.0.0.1:3000.
  */
-async function session(file: string): Promise<{ cwd: string; env: NodeJS.ProcessEnv }> {
+async function session(file: string): Promise<{ cwd: string; env: NodeJS.ProcessEnv; state: string }> {
   const dir = path.join(scratch, file.replace(/\W/g, '_'));
   const cwd = path.join(dir, 'work');
   const bin = path.join(dir, 'bin');
@@ -104,7 +104,7 @@ async function session(file: string): Promise<{ cwd: string; env: NodeJS.Process
     LOYALTY_API_URL: server.url,
     NO_COLOR: '1',
   };
-  return { cwd, env };
+  return { cwd, env, state: path.join(dir, 'shell-state.sh') };
 }
 
 describe('links', () => {
@@ -142,7 +142,7 @@ for (const file of files.filter((f) => !only || only.includes(f))) {
   const programs = blocks.filter((b) => b.lang === 'js' && !b.attrs.fragment && !b.attrs.skip);
   if (shell.length + programs.length === 0) continue;
   describe.sequential(file, () => {
-    let sh: { cwd: string; env: NodeJS.ProcessEnv };
+    let sh: { cwd: string; env: NodeJS.ProcessEnv; state: string };
     beforeAll(async () => {
       sh = await session(file);
     });
@@ -150,13 +150,21 @@ for (const file of files.filter((f) => !only || only.includes(f))) {
       if (block.attrs.skip || block.attrs.fragment) continue;
       if (block.lang === 'sh') {
         it(`${where(block)} runs (exit ${block.attrs.exit ?? 0})`, async () => {
-          // The ERR trap names the failing line: a block that is to exit N must fail in its last command.
-          const script = `set -eo pipefail\ntrap 'echo "__failed_at__ $LINENO" >&2' ERR\n${withServer(block.code)}\n`;
+          // The page is one terminal session: the variables a block sets (TOKEN=…) are there in the
+          // next. The ERR trap names the failing line: a block that is to exit N must fail in its last command.
+          const prologue = [
+            `[ -f "${sh.state}" ] && source "${sh.state}" 2>/dev/null || true`,
+            `trap 'declare -p | grep -Ev "^declare -[A-Za-z-]*r|^declare -[A-Za-z-]* (BASH|PIPESTATUS|FUNCNAME|GROUPS|DIRSTACK|SHELLOPTS|PPID|UID|EUID|HOSTNAME|RANDOM|LINENO|SECONDS|OLDPWD|PWD|_)=" > "${sh.state}"' EXIT`,
+            'set -eo pipefail',
+            `trap 'echo "__failed_at__ $LINENO" >&2' ERR`,
+          ];
+          const script = `${prologue.join('\n')}\n${withServer(block.code)}\n`;
           const result = await run('bash', ['-c', script], sh);
           const detail = `${where(block)}\n${block.code}\n---\n${result.out}`;
           expect(result.code, detail).toBe(Number(block.attrs.exit ?? 0));
+          if (typeof block.attrs.expect === 'string') expect(result.out, detail).toContain(block.attrs.expect);
           if (block.attrs.exit) {
-            const failedAt = Number(/__failed_at__ (\d+)/.exec(result.out)?.[1]) - 2;
+            const failedAt = Number(/__failed_at__ (\d+)/.exec(result.out)?.[1]) - prologue.length;
             expect(failedAt, `${detail}\nonly the last command may fail`).toBeGreaterThanOrEqual(
               lastCommandLine(block.code),
             );
