@@ -65,10 +65,8 @@ describe('quickstart example, against the msw mock API', () => {
   });
 
   // Issue 27, finding 10: the README's copy of the quick start created a tag with the fixed
-  // reference `vip`, a 422 on its second run, although the README said the tests run that code.
-  // Skipped until the README rewrite of issue 27 shows the file (README.md is not edited on this
-  // branch; today's copy fails this test): then it keeps the two one.
-  it.skip('is what the docs show, verbatim (the docs promise the tests run that very code)', () => {
+  // reference `vip`, a 422 on its second run. docs/sdk.md shows the file itself; this keeps the two one.
+  it('is what the docs show, verbatim (the docs promise the tests run that very code)', () => {
     const file = readFileSync(new URL('../examples/quickstart.mjs', import.meta.url), 'utf8').trim();
     const root = new URL('../../', import.meta.url);
     const docs = ['README.md', ...globSync('docs/**/*.md', { cwd: fileURLToPath(root) })];
