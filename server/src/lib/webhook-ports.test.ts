@@ -48,10 +48,10 @@ describe('the documented list', () => {
     expect([...documented].filter((p) => p > 1024 && !BLOCKED_PORTS.has(p))).toEqual([]);
   });
 
-  it('the README names every refused port in its webhook URL section', () => {
-    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-    const section = readme.split(/^### Webhook URLs$/m)[1]?.split(/^#{2,3} /m)[0] ?? '';
-    expect(section, 'README.md has a "### Webhook URLs" section').not.toBe('');
+  it('docs/server.md names every refused port in its webhook URL section', () => {
+    const readme = readFileSync(new URL('../../../docs/server.md', import.meta.url), 'utf8');
+    const section = readme.split(/^## Webhook URLs$/m)[1]?.split(/^#{2,3} /m)[0] ?? '';
+    expect(section, 'docs/server.md has a "## Webhook URLs" section').not.toBe('');
     const documented = numbersIn(section);
     expect([...BLOCKED_PORTS].filter((p) => !documented.has(p))).toEqual([]);
   });

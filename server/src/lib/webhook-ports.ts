@@ -15,7 +15,7 @@
  * and the default ports of data stores, caches, message brokers, cluster control planes, remote
  * administration and proxies. Common application ports (3000, 5000, 8000, 8080, 8443, 8888, 9443)
  * stay allowed: receivers use them. openapi.yaml (CreateWebhookSubscriptionRequest.url) and the
- * README list the same ports; a test keeps them in step with this module.
+ * docs/server.md list the same ports; a test keeps them in step with this module.
  */
 export const BLOCKED_PORT_GROUPS: readonly { readonly what: string; readonly ports: readonly number[] }[] = [
   {
