@@ -171,6 +171,52 @@ describe('runImport', () => {
     expect(await readdir(join(dir, 'config', 'imports'))).toEqual([]);
   });
 
+  it.each([
+    [
+      'an unread consent-looking column',
+      'email,Newsletter-Abmeldung am\na@example.com,2024-01-01\n',
+      /"Newsletter-Abmeldung am" looks like consent/,
+    ],
+    [
+      'a consent column without a yes or a no',
+      'email,Newsletter\na@example.com,weekly\nb@example.com,monthly\n',
+      /"Newsletter" is read as consent \(subscribed\), but none of its values is a yes or a no \("weekly" on line 2, "monthly" on line 3\)/,
+    ],
+  ])('stops at %s before anything is sent: exit 2, no rejects file, no checkpoint', async (_what, content, message) => {
+    const { base, dir } = await setup();
+    const api = fakeSignupsApi();
+    const run = runImport(base(content, api.send));
+    await expect(run).rejects.toMatchObject({ exitCode: ExitCode.usage, message: expect.stringMatching(message) });
+    expect(api.calls).toEqual([]);
+    expect(await readdir(dir)).not.toContain('members.rejects.csv');
+    expect(await readdir(join(dir, 'config', 'imports')).catch(() => [])).toEqual([]);
+  });
+
+  it('reads a German Excel opt-out column ("Abgemeldet": ja, yes) as unsubscribed', async () => {
+    const { base } = await setup();
+    const sent: Array<Record<string, unknown>> = [];
+    const api = fakeSignupsApi();
+    const recording: SendSignups = async (users, options) => {
+      sent.push(...users);
+      return api.send(users, options);
+    };
+    const content =
+      '\uFEFFE-Mail;Vorname;Nachname;Abgemeldet;Anmeldedatum\r\n' +
+      'a@example.de;Anna;Schmidt;ja;2024-05-01\r\nb@example.de;Bernd;Meier;nein;\r\nc@example.de;Clara;Wolf;yes;\r\n';
+    await runImport(base(content, recording));
+    expect(sent).toEqual([
+      {
+        email: 'a@example.de',
+        first_name: 'Anna',
+        last_name: 'Schmidt',
+        unsubscribed: true,
+        subscribed_at: '2024-05-01T00:00:00Z',
+      },
+      { email: 'b@example.de', first_name: 'Bernd', last_name: 'Meier', unsubscribed: false },
+      { email: 'c@example.de', first_name: 'Clara', last_name: 'Wolf', unsubscribed: true },
+    ]);
+  });
+
   it('reports progress up to the last batch', async () => {
     const { base } = await setup();
     const api = fakeSignupsApi();

@@ -7,7 +7,7 @@ import { acceptedRows, InputChanged } from './accepted.js';
 import type { ImportIdentity } from './batch.js';
 import { checkInput, type CheckedInput } from './check.js';
 import { CheckpointWriter, defaultCheckpointPath, readCheckpoint, type Checkpoint } from './checkpoint.js';
-import type { MemberField } from './columns.js';
+import type { ExplicitMapping } from './columns.js';
 import type { InputFormat } from './parse.js';
 import { defaultRejectsPath, OrderedRejects, RejectsWriter } from './rejects.js';
 import { rereadable, type Chunks, type Rereadable } from './reread.js';
@@ -65,7 +65,9 @@ export interface ImportRequest {
   configDir: string;
   batchSize: number;
   concurrency: number;
-  mapping?: Partial<Record<MemberField, string>>;
+  mapping?: ExplicitMapping;
+  /** Columns not to read (--skip-column), also when they look like consent. */
+  skipColumns?: readonly string[] | undefined;
   dryRun?: boolean;
   resume?: boolean;
   restart?: boolean;
@@ -136,6 +138,7 @@ async function importPasses(request: ImportRequest, reading: Rereadable): Promis
     delimiter: request.input.delimiter,
     name,
     explicit: request.mapping ?? {},
+    skip: request.skipColumns,
     rejectsPath: (format) => {
       rejectsPath = request.rejectsPath ?? defaultRejectsPath(request.input.name, format);
       return resolve(request.cwd ?? '.', rejectsPath);
@@ -191,6 +194,11 @@ async function afterCheck(
   );
   if (ignored.length > 0)
     log(`Columns not imported: ${ignored.join(', ')} (no member field; --map <field>=<column> reads one).`);
+  const optIns = [...input.mapping.columns].flatMap(([column, field]) => (field === 'subscribed' ? [column] : []));
+  if (optIns.length > 0)
+    log(
+      `Consent: ${optIns.map((c) => JSON.stringify(c)).join(', ')} read as opt-in: "no" or empty means unsubscribed.`,
+    );
   const identity: ImportIdentity = { sha256: input.sha256, brandId: request.brandId };
   const checkpointPath =
     request.checkpointPath ?? defaultCheckpointPath(request.configDir, { ...identity, apiUrl: request.apiUrl });

@@ -20,7 +20,13 @@ export function membersImportCommand(): Command {
     )
     .option(
       '--map <field=column>',
-      'read a field from another column (email, first_name, last_name, unsubscribed, subscribed_at); repeatable',
+      'read a field from a column: email, first_name, last_name, name (full name), unsubscribed (yes = opted out), subscribed (yes = opted in), subscribed_at; repeatable',
+      collect,
+      [],
+    )
+    .option(
+      '--skip-column <column>',
+      'do not read this column, also when it looks like consent (opt-out, opt-in); repeatable',
       collect,
       [],
     )

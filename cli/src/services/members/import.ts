@@ -23,6 +23,7 @@ export interface ImportOptions {
   format?: string;
   delimiter?: string;
   map: string[];
+  skipColumn: string[];
   batchSize: string;
   concurrency: string;
   dryRun?: boolean;
@@ -155,6 +156,7 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
       batchSize,
       concurrency,
       mapping,
+      skipColumns: options.skipColumn,
       dryRun: Boolean(options.dryRun),
       resume: Boolean(options.resume),
       restart: Boolean(options.restart),
