@@ -171,6 +171,34 @@ describe('runImport', () => {
     expect(await readdir(join(dir, 'config', 'imports'))).toEqual([]);
   });
 
+  it('leaves no checkpoint when nothing was acknowledged, so the next run starts without --resume', async () => {
+    const { base, dir } = await setup();
+    const api = fakeSignupsApi();
+    const down: SendSignups = async () => {
+      throw new CliError('Cannot reach the API at http://127.0.0.1:3000 (ECONNREFUSED).');
+    };
+    const logs: string[] = [];
+    await expect(runImport(base(csvOf(30), down, { log: (m) => logs.push(m) }))).rejects.toThrow(/Cannot reach/);
+    expect(logs.join('\n')).not.toMatch(/--resume/);
+    expect(logs.join('\n')).toMatch(/Nothing was imported/);
+    expect(await readdir(join(dir, 'config', 'imports')).catch(() => [])).toEqual([]);
+
+    const controller = new AbortController();
+    const interrupted: SendSignups = async (_users, options) => {
+      controller.abort();
+      options.signal.throwIfAborted();
+      throw new Error('not reached');
+    };
+    await expect(runImport(base(csvOf(30), interrupted, { signal: controller.signal }))).rejects.toMatchObject({
+      exitCode: ExitCode.interrupted,
+      message: expect.stringMatching(/before any batch was acknowledged/),
+    });
+    expect(await readdir(join(dir, 'config', 'imports')).catch(() => [])).toEqual([]);
+
+    const summary = await runImport(base(csvOf(30), api.send));
+    expect(summary).toMatchObject({ new: 30, resumed_batches: 0 });
+  });
+
   it.each([
     [
       'an unread consent-looking column',

@@ -203,7 +203,9 @@ async function afterCheck(
   const checkpointPath =
     request.checkpointPath ?? defaultCheckpointPath(request.configDir, { ...identity, apiUrl: request.apiUrl });
 
-  const existing = request.dryRun || request.restart ? undefined : await readCheckpoint(checkpointPath);
+  const found = request.dryRun || request.restart ? undefined : await readCheckpoint(checkpointPath);
+  // A checkpoint of a run that had nothing acknowledged holds nothing to continue.
+  const existing = found && !nothingAcknowledged(found) ? found : undefined;
   if (existing && existing.source.sha256 !== input.sha256) {
     throw new CliError(`The checkpoint ${checkpointPath} belongs to a different file.`, {
       hint: 'Pass the original file, or --restart to start over.',
@@ -294,7 +296,13 @@ async function afterCheck(
   };
   tally();
   report();
-  await writer.save();
+  // Written at the first acknowledged batch (CheckpointWriter.acknowledge): a run that sends
+  // nothing, or nothing the API answered, leaves no checkpoint to --resume.
+  const forget = async (): Promise<boolean> => {
+    if (!nothingAcknowledged(writer.state)) return false;
+    await writer.remove();
+    return true;
+  };
 
   const earlierRejects = new Map(
     Object.values(writer.state.acknowledged).flatMap((outcome) =>
@@ -319,12 +327,19 @@ async function afterCheck(
       },
     });
   } catch (error) {
-    log(
-      `Progress is saved (${progress.batchesDone} of ${batchCount} batches); after fixing the cause, continue with --resume.`,
-    );
+    if (await forget()) log('Nothing was imported; after fixing the cause, run the same command again.');
+    else
+      log(
+        `Progress is saved (${progress.batchesDone} of ${batchCount} batches); after fixing the cause, continue with --resume.`,
+      );
     throw error;
   }
   if (request.signal.aborted) {
+    if (await forget())
+      throw new InterruptedError(
+        'Import interrupted before any batch was acknowledged; nothing to resume.',
+        `Run it again: loyalty members import ${request.input.name}`,
+      );
     throw new InterruptedError(
       `Import interrupted after ${progress.batchesDone} of ${batchCount} batches; progress is saved.`,
       `Continue with: loyalty members import ${request.input.name} --resume`,
@@ -400,6 +415,10 @@ async function updatePhase(
   }
   return { updated: writer.state.updated ?? 0 };
 }
+
+/** Whether a checkpoint records no acknowledged batch and no updated member. */
+const nothingAcknowledged = (checkpoint: Readonly<Checkpoint>): boolean =>
+  Object.keys(checkpoint.acknowledged).length === 0 && !checkpoint.updated;
 
 function freshCheckpoint(
   request: ImportRequest,
