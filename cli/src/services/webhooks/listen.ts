@@ -24,6 +24,13 @@ import {
   writeResumePoint,
 } from './listen-resume.js';
 import { parseEvents } from './webhooks.js';
+import { isThisMachine, systemErrorCode } from '../../api-retries.js';
+
+/** A refused connection to this machine (the server is not running there). */
+function refusedOnThisMachine(error: unknown, apiUrl: string): boolean {
+  const cause = error instanceof CliError ? error.cause : error;
+  return systemErrorCode(cause) === 'ECONNREFUSED' && isThisMachine(apiUrl);
+}
 
 export type { FeedEvent } from './listen-forward.js';
 
@@ -224,6 +231,8 @@ export async function listen(ctx: Context, options: ListenOptions): Promise<void
         }
       } catch (error) {
         if (ctx.signal.aborted) break;
+        // Before the feed ever answered, a refused connection on this machine is a server that is not running.
+        if (!announced && refusedOnThisMachine(error, ctx.apiUrl)) throw error;
         if (saved && !announced && isInvalidCursor(error))
           throw new CliError(`The saved resume point is not a cursor of the event feed of ${ctx.apiUrl}.`, {
             exitCode: ExitCode.usage,
