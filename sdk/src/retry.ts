@@ -28,7 +28,7 @@ export interface RetryOptions {
    * `false` to make this outcome the call's answer (the response, or the `network_error` /
    * `timeout` error) instead of retrying.
    */
-  onRetry?: ((notice: RetryNotice) => boolean | undefined) | undefined;
+  onRetry?: ((notice: RetryNotice) => unknown) | undefined;
 }
 
 /** A retry about to be made (`RetryOptions.onRetry`). */
