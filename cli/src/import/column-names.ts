@@ -56,6 +56,7 @@ export const ALIASES: Record<ImportField, string[]> = {
   ],
   unsubscribed: [
     ...['unsubscribed', 'unsubscribe', 'optedout', 'optout', 'emailoptout', 'hasoptedoutofemail', 'donotemail'],
+    ...['unsubscribedfromallemail', 'blacklisted', 'emailblacklisted', 'blocklisted', 'emailblocklisted'],
     ...['abgemeldet', 'abmelden', 'abmeldung', 'newsletterabgemeldet', 'ausgetragen', 'abbestellt'], // de
     ...['desabonne', 'desabonnee', 'desabonnement', 'desinscrit', 'desinscrite', 'desinscription'], // fr
     ...['afgemeld', 'afmelden', 'afmelding', 'uitgeschreven', 'uitschrijving'], // nl
@@ -64,6 +65,7 @@ export const ALIASES: Record<ImportField, string[]> = {
   subscribed: [
     ...['subscribed', 'optin', 'optedin', 'emailoptin', 'consent', 'emailconsent', 'marketingconsent'],
     ...['newsletter', 'newsletterconsent', 'acceptsmarketing', 'acceptsemailmarketing', 'emailmarketing'],
+    ...['emailmarketingconsent', 'marketingemailconsent'],
     ...['einwilligung', 'newslettereinwilligung', 'werbeeinwilligung', 'zustimmung', 'abonniert', 'angemeldet'], // de
     ...['newsletterangemeldet', 'newsletteranmeldung', 'newsletterabonniert'], // de
     ...['consentement', 'abonne', 'abonnee', 'inscrit', 'inscrite', 'accordnewsletter', 'optinnewsletter'], // fr
@@ -86,6 +88,7 @@ export const ALIASES: Record<ImportField, string[]> = {
  */
 const CONSENT_STEMS = [
   ...['subscri', 'optin', 'optout', 'optedin', 'optedout', 'consent', 'newsletter', 'gdpr', 'donotemail', 'unsub'],
+  ...['blacklist', 'blocklist'],
   ...['acceptsmarketing', 'acceptsemail', 'emailpermission', 'marketingpermission'],
   ...['abmeld', 'abgemeld', 'anmeld', 'angemeld', 'einwillig', 'zustimm', 'abonn', 'abbestell', 'ausgetragen', 'dsgvo'], // de
   ...['desabonn', 'desinscri', 'inscri', 'rgpd'], // fr (abonn, consent: above)

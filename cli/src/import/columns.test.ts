@@ -137,6 +137,16 @@ describe('the columns of exports in English, German, French, Dutch and Spanish',
     });
   });
 
+  it('reads the consent columns of mailing tools and CRMs', () => {
+    // Brevo, HubSpot, Salesforce: opt-outs; Klaviyo: a consent state.
+    for (const header of ['EMAIL_BLACKLISTED', 'Unsubscribed from all email', 'Email Opt Out'])
+      expect(read(`Email;${header}`, ['a@example.org', 'true']).member).toMatchObject({ user: { unsubscribed: true } });
+    const klaviyo = (state: string) => read('Email;Email Marketing Consent', ['a@example.org', state]).member;
+    expect(klaviyo('SUBSCRIBED')).toMatchObject({ user: { unsubscribed: false } });
+    expect(klaviyo('NEVER_SUBSCRIBED')).toMatchObject({ user: { unsubscribed: true } });
+    expect(klaviyo('UNSUBSCRIBED')).toMatchObject({ user: { unsubscribed: true } });
+  });
+
   it('splits a full name, and reads "Name" beside a first name as the last name', () => {
     expect(read('Email;Full name', ['a@example.org', 'Anna Maria  Schmidt']).member).toEqual({
       ok: true,

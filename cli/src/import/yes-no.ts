@@ -29,7 +29,7 @@ const SUBSCRIBED_STATES = [
   ...['suscrito', 'suscrita', 'alta', 'de alta', 'dado de alta'],
 ];
 const UNSUBSCRIBED_STATES = [
-  ...['unsubscribed', 'opted out', 'optout'],
+  ...['unsubscribed', 'opted out', 'optout', 'never subscribed'],
   ...['abgemeldet', 'ausgetragen', 'abbestellt'],
   ...['desabonne', 'desabonnee', 'desinscrit', 'desinscrite'],
   ...['afgemeld', 'uitgeschreven'],
