@@ -50,7 +50,7 @@ export async function checkInput(
     source.format === 'csv'
       ? mapColumns(source.columns, options.explicit, skip)
       : new GrowingMapping(source.columns, options.explicit, skip);
-  const consent = new ConsentValues();
+  const consent = new ConsentValues(skip);
   const rejects = new RejectsWriter(options.rejectsPath(source.format), source.format, source.columns, source);
   const candidates = new DuplicateCandidates();
   const toMember = mapping.apply.bind(mapping);
@@ -58,7 +58,7 @@ export async function checkInput(
   try {
     for await (const row of source.rows) {
       rows += 1;
-      if (!row.error) consent.add(mapping.columns, row);
+      if (!row.error) consent.add(mapping.columns, row, source.columns);
       const verdict = checkRow(row, toMember, options.now);
       if (verdict.ok) candidates.add(verdict.user.email);
       else await rejects.add({ line: row.line, fields: row.fields, error: verdict.error });

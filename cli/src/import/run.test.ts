@@ -206,6 +206,11 @@ describe('runImport', () => {
       /"Newsletter-Abmeldung am" looks like consent/,
     ],
     [
+      'an unread column that says "unsubscribed"',
+      'email,Status\na@example.com,active\nb@example.com,Unsubscribed\n',
+      /The column "Status" says "Unsubscribed" on line 3 but is not read; nothing was sent\./,
+    ],
+    [
       'a consent column without a yes or a no',
       'email,Newsletter\na@example.com,weekly\nb@example.com,monthly\n',
       /"Newsletter" is read as consent \(subscribed\), but none of its values is a yes or a no \("weekly" on line 2, "monthly" on line 3\)/,

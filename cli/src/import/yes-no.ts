@@ -3,8 +3,12 @@
 // "subscribed"). Compared without case, accents or a trailing full stop.
 
 /** Lower case, no accents, no surrounding spaces or trailing full stop: "Sí." → "si". */
-export const foldWord = (value: string): string =>
-  value.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().trim().replace(/\.$/, '');
+export const foldWord = (value: string): string => {
+  // Most cells are ASCII: no accents to take off (this runs for every row of an import).
+  const plain = /^[\x20-\x7e]*$/.test(value) ? value : value.normalize('NFD').replace(/\p{M}/gu, '');
+  const word = plain.toLowerCase().trim();
+  return word.endsWith('.') ? word.slice(0, -1) : word;
+};
 
 const YES = [
   ...['true', 'yes', 'y', 't', 'on', '1', 'x', '✓', '✔', 'checked'],
