@@ -93,6 +93,10 @@ describe('retries that are made are said at once', () => {
     expect(lines).toEqual([
       'Cannot reach the API at http://127.0.0.1:3000 (ECONNREFUSED); retrying in 2 s (attempt 2 of 4)…',
     ]);
+    expect(decide({ ...notice, delayMs: 980 })).toBe(true);
+    expect(lines.at(-1)).toContain('retrying in 1 s (attempt 2 of 4)');
+    expect(decide({ ...notice, delayMs: 420 })).toBe(true);
+    expect(lines.at(-1)).toContain('retrying in 0.4 s (attempt 2 of 4)');
     // Another host: a refused connection may be a proxy between restarts; retried and said.
     expect(decide({ ...notice, url: 'https://api.example.com/tags' })).toBe(true);
   });

@@ -22,7 +22,7 @@ export function systemErrorCode(error: unknown): string | undefined {
 }
 
 const wait = (ms: number): string =>
-  ms < 50 ? 'now' : `in ${ms < 1000 ? (ms / 1000).toFixed(1) : Math.round(ms / 1000)} s`;
+  ms < 50 ? 'now' : `in ${ms < 950 ? (ms / 1000).toFixed(1) : Math.round(ms / 1000)} s`;
 
 export interface RetryReporting {
   apiUrl: string;
