@@ -1,6 +1,8 @@
 // What a command's action gets: resolved settings, output, the API client and Ctrl-C signal.
 import type { Command } from 'commander';
 import { onPacingWait } from './pacing.js';
+import { noteRetry, onApiRetry } from './api-retries.js';
+import { liveView } from './ui/live.js';
 import type { LoyaltyClient, LoyaltyClientOptions, RetryOptions } from '@loyalty/sdk';
 import { loadConfig, type ResolvedConfig, type SettingSource } from './settings.js';
 import { usageError } from './errors.js';
@@ -71,6 +73,16 @@ export async function contextOf(command: Command): Promise<Context> {
   });
   const apiUrl = config.settings.api_url.value.replace(/\/+$/, '');
   let client: LoyaltyClient | undefined;
+  // Whether the API has answered any call of this run: a refused connection before that is a
+  // server that is not running, and fails at once (api-retries.ts).
+  let answered = false;
+  const onRetry = onApiRetry({
+    apiUrl,
+    answered: () => answered,
+    say: (line, delayMs) => (liveView.active ? noteRetry(line, delayMs) : output.warn(line)),
+  });
+  const withRetries = (tuning: ClientTuning): ClientTuning =>
+    tuning.retry === false ? tuning : { ...tuning, retry: { ...tuning.retry, onRetry } };
   return {
     runtime,
     output,
@@ -92,9 +104,14 @@ export async function contextOf(command: Command): Promise<Context> {
     },
     client(tuning) {
       requireHttpUrl(config);
-      const fetch = observedFetch(runtime, options.debug ? output : undefined);
-      if (tuning) return createClient(createLoyaltyClient, config, apiUrl, tuning, fetch);
-      client ??= createClient(createLoyaltyClient, config, apiUrl, {}, fetch);
+      const observed = observedFetch(runtime, options.debug ? output : undefined);
+      const fetch: FetchLike = async (request) => {
+        const response = await observed(request);
+        answered = true;
+        return response;
+      };
+      if (tuning) return createClient(createLoyaltyClient, config, apiUrl, withRetries(tuning), fetch);
+      client ??= createClient(createLoyaltyClient, config, apiUrl, withRetries({}), fetch);
       return client;
     },
   };

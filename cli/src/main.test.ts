@@ -171,7 +171,9 @@ describe('exit codes and error output', { timeout: 20_000 }, () => {
     server.use(http.get(`${API}/tags`, () => HttpResponse.error()));
     const result = await runCli(['tags', 'list'], { env: loggedInEnv(await tempConfigHome()) });
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^✖ Cannot reach the API at http:\/\/api\.test/);
+    // Another host than this machine: the retries are made, each said as it starts.
+    expect(result.stderr).toMatch(/^! Cannot reach the API at http:\/\/api\.test; retrying .* \(attempt 2 of 4\)…$/m);
+    expect(result.stderr).toMatch(/^✖ Cannot reach the API at http:\/\/api\.test/m);
     expect(result.stderr).toContain('loyalty server');
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });

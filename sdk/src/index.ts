@@ -8,7 +8,7 @@ export { isLoyaltyError, LoyaltyError, toLoyaltyError, unwrap, type LoyaltyError
 export { wasReplayed } from './idempotency.js';
 export { requestIdOf } from './request-id.js';
 export type { PacingOptions } from './rate-limit.js';
-export type { RetryOptions } from './retry.js';
+export type { RetryNotice, RetryOptions } from './retry.js';
 export type { components, paths, webhooks } from './generated/openapi.js';
 export { EVENT_TYPES, type EventType } from './generated/event-types.js';
 export {

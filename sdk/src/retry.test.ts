@@ -175,6 +175,57 @@ describe('sendWithRetry', () => {
     await expect(done).rejects.toThrow(/ECONNREFUSED/);
   });
 
+  it('tells onRetry of each retry with its wait, and makes the outcome final when it says no', async () => {
+    const cause = new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:9') });
+    const notices: unknown[] = [];
+    const { attempt, sent } = scripted([json(503, {}), cause, cause]);
+    const done = sendWithRetry(
+      post(),
+      attempt,
+      {
+        ...policy,
+        onRetry: (notice) => {
+          notices.push(notice);
+          return notices.length < 2;
+        },
+      },
+      0,
+      () => 0.5,
+    );
+    const check = expect(done).rejects.toMatchObject({ code: 'network_error', cause });
+    await vi.runAllTimersAsync();
+    await check;
+    expect(sent).toHaveLength(2);
+    expect(notices).toEqual([
+      { method: 'POST', url: 'http://api.test/members', attempt: 1, maxAttempts: 4, delayMs: 50, status: 503 },
+      {
+        method: 'POST',
+        url: 'http://api.test/members',
+        attempt: 2,
+        maxAttempts: 4,
+        delayMs: 100,
+        error: expect.objectContaining({ code: 'network_error', cause }),
+      },
+    ]);
+  });
+
+  it('does not retry again what a retried call inside an attempt gave up on (a token request)', async () => {
+    const cause = new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:9') });
+    const inner = scripted([cause, cause, cause, cause, cause, cause, cause, cause]);
+    let outerAttempts = 0;
+    const outer: Attempt = async () => {
+      outerAttempts += 1;
+      await sendWithRetry(post(), inner.attempt, policy, 0, () => 0);
+      throw new Error('not reached');
+    };
+    const done = sendWithRetry(post(), outer, policy, 0, () => 0);
+    const check = expect(done).rejects.toMatchObject({ code: 'network_error', cause });
+    await vi.runAllTimersAsync();
+    await check;
+    expect(outerAttempts).toBe(1);
+    expect(inner.sent).toHaveLength(4);
+  });
+
   it('does not retry when retries are off', async () => {
     const { attempt, sent } = scripted([json(503, {}), json(200, {})]);
     expect((await sendWithRetry(post(), attempt, false, 0)).status).toBe(503);

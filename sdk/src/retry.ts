@@ -22,9 +22,34 @@ export interface RetryOptions {
    * Time spent waiting for a rate-limit slot does not count. Default 60 000.
    */
   deadlineMs?: number;
+  /**
+   * Called before each retry, once its wait is known: to tell a person that the call is being
+   * retried (a CLI that would otherwise be silent for seconds), or to decide against it. Return
+   * `false` to make this outcome the call's answer (the response, or the `network_error` /
+   * `timeout` error) instead of retrying.
+   */
+  onRetry?: ((notice: RetryNotice) => unknown) | undefined;
 }
 
-export const retryDefaults: Required<RetryOptions> = {
+/** A retry about to be made (`RetryOptions.onRetry`). */
+export interface RetryNotice {
+  method: string;
+  url: string;
+  /** The attempt that failed (1 for the first) and how many are allowed in all. */
+  attempt: number;
+  maxAttempts: number;
+  /** The wait before the next attempt. */
+  delayMs: number;
+  /** The retryable status that was answered (408, 409 in progress, 429, 5xx), when there was an answer. */
+  status?: number;
+  /** Why there was no answer: a `network_error` (its `cause` holds the system error) or a `timeout`. */
+  error?: LoyaltyError;
+}
+
+/** Retry options with every default filled in (`onRetry` stays optional). */
+export type RetryPolicy = Required<Omit<RetryOptions, 'onRetry'>> & Pick<RetryOptions, 'onRetry'>;
+
+export const retryDefaults: RetryPolicy = {
   maxAttempts: 4,
   baseDelayMs: 500,
   maxDelayMs: 20_000,
@@ -65,7 +90,7 @@ export type Attempt = (ctx: AttemptContext) => Promise<Response>;
 const retryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
 
 /** Full jitter: uniformly random below min(maxDelayMs, baseDelayMs * 2^(retry-1)). */
-export function backoffDelay(retry: number, options: Required<RetryOptions>, random = Math.random): number {
+export function backoffDelay(retry: number, options: RetryPolicy, random = Math.random): number {
   return Math.floor(random() * Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (retry - 1)));
 }
 
@@ -82,7 +107,7 @@ async function isInProgress(response: Response): Promise<boolean> {
 export async function retryDelay(
   response: Response | undefined,
   attempt: number,
-  options: Required<RetryOptions>,
+  options: RetryPolicy,
   random = Math.random,
 ): Promise<number | undefined> {
   if (response) {
@@ -93,6 +118,13 @@ export async function retryDelay(
   }
   return backoffDelay(attempt, options, random);
 }
+
+/**
+ * Errors that are the outcome of a whole retried call (the token request of a call with client
+ * credentials): a call that gets one from an attempt does not retry it again, so the retries of
+ * the two do not multiply (16 attempts and ten seconds against a server that is down).
+ */
+const retriesSpent = new WeakSet<object>();
 
 /** The error of a call that got no response; `requestId`: the id its last request was sent with. */
 function toThrown(error: unknown, requestId: string | undefined): LoyaltyError {
@@ -112,6 +144,13 @@ function toThrown(error: unknown, requestId: string | undefined): LoyaltyError {
   });
 }
 
+/** The error a call ends with when no attempt produced a response, marked as spent. */
+function spent(error: unknown, requestId: string | undefined): LoyaltyError {
+  const thrown = toThrown(error, requestId);
+  retriesSpent.add(thrown);
+  return thrown;
+}
+
 /**
  * Sends `template` through `attempt` until the outcome is final. Resolves with the last response
  * (errors stay values); throws the caller's abort reason when aborted, or a `LoyaltyError`
@@ -120,7 +159,7 @@ function toThrown(error: unknown, requestId: string | undefined): LoyaltyError {
 export async function sendWithRetry(
   template: Request,
   attempt: Attempt,
-  options: Required<RetryOptions> | false,
+  options: RetryPolicy | false,
   timeoutMs: number,
   random = Math.random,
 ): Promise<Response> {
@@ -160,14 +199,28 @@ export async function sendWithRetry(
       response = await attempt(ctx);
     } catch (e) {
       if (signal.aborted) throw signal.reason;
+      if (typeof e === 'object' && e !== null && retriesSpent.has(e)) throw spent(e, lastId);
       error = e;
     }
     // A final status needs no look at its body (most calls end here, without another await).
     if (response && response.status !== 409 && !retryableStatus(response.status)) return response;
     const delay = options && n < maxAttempts ? await retryDelay(response, n, options, random) : undefined;
-    if (delay === undefined || elapsed() + delay >= deadlineMs || Date.now() + delay > ctx.sendBy) {
+    const retry =
+      delay !== undefined &&
+      elapsed() + delay < deadlineMs &&
+      Date.now() + delay <= ctx.sendBy &&
+      options &&
+      options.onRetry?.({
+        method: template.method,
+        url: template.url,
+        attempt: n,
+        maxAttempts,
+        delayMs: delay,
+        ...(response ? { status: response.status } : { error: toThrown(error, lastId) }),
+      }) !== false;
+    if (!retry || delay === undefined) {
       if (response) return response;
-      throw toThrown(error, lastId);
+      throw spent(error, lastId);
     }
     // Free the connection of a response nobody will read (not awaited: a teed body settles late).
     response?.body?.cancel().catch(() => {});

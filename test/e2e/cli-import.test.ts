@@ -8,6 +8,7 @@ import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { cliSandbox, describeRun, type CliSandbox } from '#test-helpers/cli.js';
 import { startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
+import { closedPortUrl } from '#test-helpers/closed-port.js';
 
 const ROWS = 10_000;
 const BATCH_SIZE = 250;
@@ -86,26 +87,43 @@ it('--dry-run validates every row, writes the rejects file and creates nothing',
   expect(existsSync(path.join(cli.dir, 'config/loyalty/imports'))).toBe(false);
 });
 
-it('with a wrong client secret the real server says 401: exit 4, one line, nothing created; --resume after fixing it', async () => {
+it('with a wrong client secret the real server says 401: exit 4, one line, nothing created, no checkpoint; the same command after fixing it', async () => {
   await writeFile(path.join(cli.dir, 'few.csv'), 'email\nfew1@example.org\nfew2@example.org\n');
   const args = ['members', 'import', 'few.csv', '--checkpoint', 'few-checkpoint.json'];
   const refused = await cli.run(args, { env: { LOYALTY_CLIENT_SECRET: 'not-the-secret' } });
   expect(refused.code, describeRun(refused)).toBe(4);
   expect(refused.stdout).toBe('');
-  expect(refused.stderr).toContain(
-    'Progress is saved (0 of 1 batches); after fixing the cause, continue with --resume.\n',
-  );
+  expect(refused.stderr).toContain('Nothing was imported; after fixing the cause, run the same command again.\n');
   expect(refused.stderr).toMatch(
     /\n✖ The API refused the client credentials \(invalid_client\)\. \(request id: [^)]+\)\n\s+→ Check them with `loyalty config list`, then run `loyalty login`\.\n$/,
   );
   expect(refused.stderr).not.toMatch(/^\s+at /m);
   expect(await brandMembers('%')).toBe(0);
+  expect(existsSync(path.join(cli.dir, 'few-checkpoint.json'))).toBe(false);
 
-  const resumed = await cli.run([...args, '--resume']);
-  expect(resumed.code, describeRun(resumed)).toBe(0);
-  expect(resumed.stdout).toMatch(/^\s+new\s+2$/m);
+  const again = await cli.run(args);
+  expect(again.code, describeRun(again)).toBe(0);
+  expect(again.stdout).toMatch(/^\s+new\s+2$/m);
   expect(await brandMembers('few%')).toBe(2);
   expect(existsSync(path.join(cli.dir, 'few-checkpoint.json'))).toBe(false);
+});
+
+it('with the server down the import fails fast and leaves no checkpoint: once it is up, the same command imports', async () => {
+  await writeFile(path.join(cli.dir, 'down.csv'), 'email\ndown1@example.org\ndown2@example.org\n');
+  const args = ['members', 'import', 'down.csv', '--checkpoint', 'down-checkpoint.json'];
+  const started = Date.now();
+  const down = await cli.run(args, { env: { LOYALTY_API_URL: await closedPortUrl() } });
+  const seconds = (Date.now() - started) / 1000;
+  expect(down.code, describeRun(down)).toBe(1);
+  expect(down.stderr).toMatch(/✖ Cannot reach the API at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/);
+  expect(down.stderr).toContain('Nothing was imported; after fixing the cause, run the same command again.');
+  // Node's start-up included, on a busy machine; before, the retries took about 10 s.
+  expect(seconds, describeRun(down)).toBeLessThan(5);
+  expect(existsSync(path.join(cli.dir, 'down-checkpoint.json'))).toBe(false);
+
+  const up = await cli.run(args);
+  expect(up.code, describeRun(up)).toBe(0);
+  expect(up.stdout).toMatch(/^\s+new\s+2$/m);
 });
 
 it('survives SIGKILL mid-way: --resume creates exactly the valid rows once, exit 3, rejects file with the bad rows', async () => {
@@ -261,6 +279,44 @@ it('imports a semicolon CSV as Excel writes it (BOM, CRLF, quoted ";"), naming t
     { email: 'lea.weiss@example.at', first_name: 'Lea "Leni"', last_name: 'Weiß' },
     { email: 'ole@example.dk', first_name: 'Øle', last_name: null },
   ]);
+});
+
+it('imports the opt-outs of a German Excel export ("Abgemeldet": yes, ja) as unsubscribed', async () => {
+  await writeFile(
+    path.join(cli.dir, 'abgemeldet.csv'),
+    '\uFEFFE-Mail;Vorname;Nachname;Abgemeldet;Anmeldedatum\r\n' +
+      'ab1@example.de;Anna;Schmidt;yes;2024-05-01\r\n' +
+      'ab2@example.de;Bernd;Meier;nein;2024-05-02\r\n' +
+      'ab3@example.de;Clara;Wolf;ja;\r\n',
+  );
+  const result = await cli.run(['members', 'import', 'abgemeldet.csv']);
+  expect(result.code, describeRun(result)).toBe(0);
+  expect(result.stderr).not.toContain('Columns not imported');
+  const rows = await live.db
+    .sql`SELECT m.email, bm.unsubscribed FROM brand_members bm JOIN members m ON m.id = bm.member_id
+    WHERE m.email LIKE 'ab_@example.de' ORDER BY m.email`;
+  expect(rows.map((r) => ({ ...r }))).toEqual([
+    { email: 'ab1@example.de', unsubscribed: true },
+    { email: 'ab2@example.de', unsubscribed: false },
+    { email: 'ab3@example.de', unsubscribed: true },
+  ]);
+});
+
+it('stops at a consent-looking column it cannot read: exit 2, naming --map, nothing sent', async () => {
+  const before = Number((await live.db.sql`SELECT count(*)::int AS n FROM members`)[0]!.n);
+  await writeFile(
+    path.join(cli.dir, 'unread.csv'),
+    'E-Mail;Vorname;Newsletter-Abmeldung am\r\nun1@example.de;Uta;2024-03-01\r\nun2@example.de;Udo;\r\n',
+  );
+  const result = await cli.run(['members', 'import', 'unread.csv', '--checkpoint', 'unread-checkpoint.json']);
+  expect(result.code, describeRun(result)).toBe(2);
+  expect(result.stderr).toContain(
+    '✖ The column "Newsletter-Abmeldung am" looks like consent (opt-out or opt-in) but is not read; nothing was sent.',
+  );
+  expect(result.stderr).toContain("--map 'unsubscribed=Newsletter-Abmeldung am'");
+  expect(result.stdout).toBe('');
+  expect(existsSync(path.join(cli.dir, 'unread-checkpoint.json'))).toBe(false);
+  expect(Number((await live.db.sql`SELECT count(*)::int AS n FROM members`)[0]!.n)).toBe(before);
 });
 
 it('refuses a binary file, a non-UTF-8 file and broken quoting in one line with file:line:column, exit 2, nothing created', async () => {

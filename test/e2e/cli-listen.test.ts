@@ -2,13 +2,14 @@
 // events of one type to their own receiver and the rest to the catch-all, a receiver that fails
 // twice getting the event on attempt 3 without holding up the other, and `--resume` forwarding the
 // events that happened while it was stopped, exactly once.
-import { stat } from 'node:fs/promises';
+import { rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { constructEvent } from '@loyalty/sdk/webhooks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { cliSandbox, describeRun, type CliSandbox } from '#test-helpers/cli.js';
+import { closedPortUrl } from '#test-helpers/closed-port.js';
 import { fetchToken, startLiveServer, type LiveServer } from '#test-helpers/live-server.js';
 
 type Received = { id: string; type: string; headers: IncomingHttpHeaders; body: string; at: number };
@@ -189,6 +190,52 @@ it('--resume forwards the events that happened while listen was stopped, exactly
     ]);
     expect(target.received.map((r) => r.id)).toEqual(expected.map((e) => e.id));
     expect(ended.stdout).not.toContain(expected[0]!.id);
+  } finally {
+    await target.close();
+  }
+});
+
+it('Ctrl-C with a backlog of an import says in one line how many events were not forwarded, and --resume forwards them', async () => {
+  const rows = 300;
+  // No resume point from the test above: this run, without --resume, saves its own.
+  await rm(path.join(cli.env.XDG_CONFIG_HOME!, 'loyalty', 'listen-state.json'), { force: true });
+  await writeFile(
+    path.join(cli.dir, 'backlog.csv'),
+    `email\n${Array.from({ length: rows }, (_, i) => `backlog-${i + 1}@example.org`).join('\n')}\n`,
+  );
+  const down = `${await closedPortUrl()}/hooks`; // a receiver that is not running: every forward waits to retry
+  const listener = cli.spawn(['webhooks', 'listen', '--forward-to', down, '--wait', '2'], { timeoutMs: 90_000 });
+  let printed: string[] = [];
+  try {
+    await listener.waitFor(/Listening for all events on /);
+    const imported = await cli.run(['members', 'import', 'backlog.csv']);
+    expect(imported.code, describeRun(imported)).toBe(0);
+    const count = () => listener.stdout.match(/member\.created/g)?.length ?? 0;
+    const deadline = Date.now() + 60_000;
+    while (count() < rows && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    printed = [...listener.stdout.matchAll(/member\.created\s+(\S+)/g)].map((m) => m[1]!);
+    expect(printed).toHaveLength(rows);
+  } finally {
+    listener.child.kill('SIGINT');
+  }
+  const stopped = await listener.exited;
+  expect(stopped.code, describeRun(stopped)).toBe(130);
+  const lines = stopped.stderr.split('\n').filter((line) => /not forwarded|abandoned/.test(line));
+  expect(lines, describeRun(stopped)).toEqual([`! ${rows} events not forwarded; rerun with --resume to receive them.`]);
+
+  const target = await receiver();
+  try {
+    const resumed = cli.spawn(['webhooks', 'listen', '--forward-to', target.url, '--resume', '--wait', '2'], {
+      timeoutMs: 90_000,
+    });
+    await resumed.waitFor(
+      new RegExp(`Resuming from the point saved \\S+ \\(${rows} not acknowledged then: forwarded again\\)\\.`),
+    );
+    await target.until(() => target.received.length >= rows, `the ${rows} events of the backlog`);
+    resumed.child.kill('SIGINT');
+    const ended = await resumed.exited;
+    expect(ended.code, describeRun(ended)).toBe(130);
+    expect(target.received.map((r) => r.id)).toEqual(printed);
   } finally {
     await target.close();
   }

@@ -1,7 +1,10 @@
 // The first pass of an import: every row read, counted and validated, the invalid ones written to
 // the rejects file as they are found, and a 32-bit hash of each valid e-mail kept to find the rows
 // that may repeat an earlier e-mail. Nothing else is held, so any length is checked in flat memory.
-import { GrowingMapping, mapColumns, type ColumnMapping, type MemberField } from './columns.js';
+import { GrowingMapping, mapColumns, type ColumnMapping, type ExplicitMapping } from './columns.js';
+import { ConsentValues } from './consent-values.js';
+import { rm } from 'node:fs/promises';
+import { CliError, ExitCode } from '../errors.js';
 import { openImportSource, type InputFormat, type ReadOptions } from './parse.js';
 import { RejectsWriter } from './rejects.js';
 import type { Chunks } from './reread.js';
@@ -25,7 +28,9 @@ export interface CheckedInput {
 }
 
 export interface CheckOptions extends ReadOptions {
-  explicit: Partial<Record<MemberField, string>>;
+  explicit: ExplicitMapping;
+  /** Columns not to read (--skip-column). */
+  skip?: readonly string[] | undefined;
   /** The rejects file as named (relative to `cwd`), from the input's name and format when not given. */
   rejectsPath: (format: InputFormat) => string;
   now: Date;
@@ -40,10 +45,12 @@ export async function checkInput(
   options: CheckOptions,
 ): Promise<{ input: CheckedInput; rejects: RejectsWriter }> {
   const source = await openImportSource(chunks, options);
+  const skip = options.skip ?? [];
   const mapping =
     source.format === 'csv'
-      ? mapColumns(source.columns, options.explicit)
-      : new GrowingMapping(source.columns, options.explicit);
+      ? mapColumns(source.columns, options.explicit, skip)
+      : new GrowingMapping(source.columns, options.explicit, skip);
+  const consent = new ConsentValues(skip);
   const rejects = new RejectsWriter(options.rejectsPath(source.format), source.format, source.columns, source);
   const candidates = new DuplicateCandidates();
   const toMember = mapping.apply.bind(mapping);
@@ -51,6 +58,7 @@ export async function checkInput(
   try {
     for await (const row of source.rows) {
       rows += 1;
+      if (!row.error) consent.add(mapping.columns, row, source.columns);
       const verdict = checkRow(row, toMember, options.now);
       if (verdict.ok) candidates.add(verdict.user.email);
       else await rejects.add({ line: row.line, fields: row.fields, error: verdict.error });
@@ -61,8 +69,14 @@ export async function checkInput(
         options.onRows?.(rows, rejects.count);
       }
     }
+    // JSON Lines: judged now that every key is known (an e-mail key, each --map column present).
+    if (source.format !== 'csv') mapColumns(source.columns, options.explicit, skip);
+    consent.judge();
   } catch (error) {
     await rejects.close();
+    // Refused before anything was sent: no rejects file from this run is left behind.
+    if (rejects.count > 0 && error instanceof CliError && error.exitCode === ExitCode.usage)
+      await rm(rejects.path, { force: true });
     throw error;
   }
   options.onRows?.(rows, rejects.count);
@@ -73,8 +87,7 @@ export async function checkInput(
       delimiter: source.delimiter,
       bom: source.bom,
       sha256: source.sha256(),
-      // JSON Lines: judged now that every key is known (an e-mail key, each --map column present).
-      mapping: source.format === 'csv' ? mapping : mapColumns(source.columns, options.explicit),
+      mapping: source.format === 'csv' ? mapping : mapColumns(source.columns, options.explicit, skip),
       rows,
       invalid: rejects.count,
       candidates: candidates.result(),

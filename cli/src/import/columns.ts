@@ -1,36 +1,39 @@
-// Maps input columns to the signup fields. Common spellings are recognised ("E-mail",
-// "First name", "surname"); anything else can be named with --map field=column.
+// Maps input columns to the sign-up fields. The common spellings of each column in English,
+// German, French, Dutch and Spanish are recognised (column-names.ts); anything else can be named
+// with --map field=column. A column that looks like consent is read, or the import stops.
 import { usageError } from '../errors.js';
-import type { SignupUser } from '../generated/signup-user.js';
+import { ALIASES, type ImportField, looksLikeConsent, type MemberField, normalizeHeader } from './column-names.js';
 
-/** A field of a sign-up (the users item of POST /members/signups). */
-export type MemberField = keyof SignupUser;
-export type MemberFields = Partial<Record<MemberField, unknown>>;
+export type { ImportField, MemberField };
+/** A row's fields by what they are read as (a full name and an opt-in are resolved by validate.ts). */
+export type MemberFields = Partial<Record<ImportField, unknown>>;
+export type ExplicitMapping = Partial<Record<ImportField, string>>;
 
-/**
- * The column names each field is recognised by (normalized), in column order. A Record of every
- * field: it compiles only while it names each field of the sign-up item, and no other.
- */
-const ALIASES: Record<MemberField, string[]> = {
-  email: ['email', 'emailaddress', 'mail', 'mailaddress'],
-  first_name: ['firstname', 'givenname', 'forename', 'first', 'vorname'],
-  last_name: ['lastname', 'surname', 'familyname', 'last', 'nachname'],
-  unsubscribed: ['unsubscribed', 'unsubscribe', 'optedout', 'optout'],
-  subscribed_at: ['subscribedat', 'subscriptiondate', 'signupdate', 'signedupat', 'joinedat', 'joined'],
-};
+/** What a column can be mapped to, in column order. */
+export const MEMBER_FIELDS = Object.keys(ALIASES) as readonly ImportField[];
+/** The fields that carry consent. */
+export const CONSENT_FIELDS: readonly ImportField[] = ['unsubscribed', 'subscribed'];
 
-/** The fields of a sign-up, in column order. */
-export const MEMBER_FIELDS = Object.keys(ALIASES) as readonly MemberField[];
-
-const normalize = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]/g, '');
-
-const BY_ALIAS = new Map<string, MemberField>(
+const BY_ALIAS = new Map<string, ImportField>(
   MEMBER_FIELDS.flatMap((field) => ALIASES[field].map((alias) => [alias, field] as const)),
 );
 
+/** "Name" in English, French, Dutch: a full name alone, the last name beside a first name. */
+const SHORT_NAMES = ['name', 'nom', 'naam'];
+
+/** The field a header is a spelling of ("Customer E-mail" too), if any. */
+function aliasOf(column: string): ImportField | undefined {
+  const name = normalizeHeader(column);
+  return BY_ALIAS.get(name) ?? BY_ALIAS.get(name.replace(/^(member|user|customer|contact|subscriber|kunden?)/, ''));
+}
+
+/** A flag and its value as typed in a shell: `--map 'subscribed=Newsletter Status'`. */
+export const shellFlag = (flag: string, value: string): string =>
+  `${flag} ${/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`}`;
+
 /** Parses repeated `--map field=column` values. */
-export function parseMapOptions(values: readonly string[]): Partial<Record<MemberField, string>> {
-  const explicit: Partial<Record<MemberField, string>> = {};
+export function parseMapOptions(values: readonly string[]): ExplicitMapping {
+  const explicit: ExplicitMapping = {};
   for (const value of values) {
     const at = value.indexOf('=');
     const field = at > 0 ? value.slice(0, at).trim() : '';
@@ -40,30 +43,33 @@ export function parseMapOptions(values: readonly string[]): Partial<Record<Membe
         `Use --map <field>=<column>, where field is one of ${MEMBER_FIELDS.join(', ')}.`,
       );
     }
-    explicit[field as MemberField] = value.slice(at + 1);
+    explicit[field as ImportField] = value.slice(at + 1);
   }
   return explicit;
 }
 
 export interface ColumnMapping {
   /** input column → field */
-  readonly columns: ReadonlyMap<string, MemberField>;
+  readonly columns: ReadonlyMap<string, ImportField>;
   apply(fields: Record<string, unknown>): MemberFields;
 }
 
 /** The mapping of what the columns are, without judging it: explicit fields are taken even before their column is seen. */
 function buildMapping(
   columns: readonly string[],
-  explicit: Partial<Record<MemberField, string>>,
-): { mapped: Map<string, MemberField>; taken: Set<MemberField> } {
-  const mapped = new Map<string, MemberField>();
-  const taken = new Set<MemberField>(Object.keys(explicit) as MemberField[]);
-  for (const [field, column] of Object.entries(explicit) as [MemberField, string][])
+  explicit: ExplicitMapping,
+  skip: readonly string[] = [],
+): { mapped: Map<string, ImportField>; taken: Set<ImportField> } {
+  const mapped = new Map<string, ImportField>();
+  const taken = new Set<ImportField>(Object.keys(explicit) as ImportField[]);
+  for (const [field, column] of Object.entries(explicit) as [ImportField, string][])
     if (columns.includes(column)) mapped.set(column, field);
+  // Beside a first-name column, "Name" ("Vorname;Name", "Prénom;Nom") is the last name.
+  const hasFirstName = taken.has('first_name') || columns.some((column) => aliasOf(column) === 'first_name');
   for (const column of columns) {
-    if (mapped.has(column)) continue;
-    const field =
-      BY_ALIAS.get(normalize(column)) ?? BY_ALIAS.get(normalize(column).replace(/^(member|user|customer)/, ''));
+    if (mapped.has(column) || skip.includes(column)) continue;
+    let field = aliasOf(column);
+    if (field === 'name' && hasFirstName && SHORT_NAMES.includes(normalizeHeader(column))) field = 'last_name';
     if (field && !taken.has(field)) {
       mapped.set(column, field);
       taken.add(field);
@@ -72,13 +78,15 @@ function buildMapping(
   return { mapped, taken };
 }
 
-function mappingOf(mapped: ReadonlyMap<string, MemberField>): ColumnMapping {
+function mappingOf(mapped: ReadonlyMap<string, ImportField>): ColumnMapping {
   return {
     columns: mapped,
     apply(fields) {
       const result: MemberFields = {};
       for (const [column, field] of mapped) {
         if (column in fields) result[field] = fields[column];
+        // A JSON object without the opt-in key gave no consent, like an empty cell.
+        else if (field === 'subscribed') result[field] = undefined;
       }
       return result;
     },
@@ -87,13 +95,15 @@ function mappingOf(mapped: ReadonlyMap<string, MemberField>): ColumnMapping {
 
 /**
  * Builds the mapping for the columns of a file. For JSON Lines, where each object may have
- * other keys, pass every key seen; the first column that maps to a field wins.
+ * other keys, pass every key seen; the first column that maps to a field wins. `skip`: columns
+ * not to read (--skip-column), consent-looking or not.
  */
 export function mapColumns(
   columns: readonly string[],
-  explicit: Partial<Record<MemberField, string>> = {},
+  explicit: ExplicitMapping = {},
+  skip: readonly string[] = [],
 ): ColumnMapping {
-  for (const [field, column] of Object.entries(explicit) as [MemberField, string][]) {
+  for (const [field, column] of Object.entries(explicit) as [ImportField, string][]) {
     if (!columns.includes(column)) {
       throw usageError(
         `--map ${field}=${column}: the input has no column "${column}".`,
@@ -101,14 +111,26 @@ export function mapColumns(
       );
     }
   }
-  const { mapped } = buildMapping(columns, explicit);
+  const { mapped } = buildMapping(columns, explicit, skip);
   if (![...mapped.values()].includes('email')) {
     throw usageError(
       `No e-mail column found (columns: ${columns.join(', ') || 'none'}).`,
       'Name the column "email", or pass --map email=<column>.',
     );
   }
+  const unread = columns.find((column) => !mapped.has(column) && !skip.includes(column) && looksLikeConsent(column));
+  if (unread !== undefined) throw unreadConsent(unread);
   return mappingOf(mapped);
+}
+
+/** A consent-looking column that is not read: the import stops before anything is sent. */
+function unreadConsent(column: string): Error {
+  return usageError(
+    `The column "${column}" looks like consent (opt-out or opt-in) but is not read; nothing was sent.`,
+    `Say how to read it: ${shellFlag('--map', `unsubscribed=${column}`)} if "yes" there means unsubscribed, ` +
+      `${shellFlag('--map', `subscribed=${column}`)} if it means subscribed (opted in), ` +
+      `or ${shellFlag('--skip-column', column)} if it is not about consent.`,
+  );
 }
 
 /**
@@ -120,15 +142,17 @@ export class GrowingMapping implements ColumnMapping {
   #seen = 0;
   #mapping: ColumnMapping = mappingOf(new Map());
   readonly #columns: readonly string[];
-  readonly #explicit: Partial<Record<MemberField, string>>;
+  readonly #explicit: ExplicitMapping;
+  readonly #skip: readonly string[];
 
   /** `columns` grows as rows are read. */
-  constructor(columns: readonly string[], explicit: Partial<Record<MemberField, string>> = {}) {
+  constructor(columns: readonly string[], explicit: ExplicitMapping = {}, skip: readonly string[] = []) {
     this.#columns = columns;
     this.#explicit = explicit;
+    this.#skip = skip;
   }
 
-  get columns(): ReadonlyMap<string, MemberField> {
+  get columns(): ReadonlyMap<string, ImportField> {
     return this.#current().columns;
   }
 
@@ -139,7 +163,7 @@ export class GrowingMapping implements ColumnMapping {
   #current(): ColumnMapping {
     if (this.#columns.length !== this.#seen) {
       this.#seen = this.#columns.length;
-      this.#mapping = mappingOf(buildMapping(this.#columns, this.#explicit).mapped);
+      this.#mapping = mappingOf(buildMapping(this.#columns, this.#explicit, this.#skip).mapped);
     }
     return this.#mapping;
   }

@@ -1,5 +1,7 @@
 import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
@@ -158,5 +160,33 @@ describe('OrderedRejects', () => {
     await ordered.writer.close();
     const lines = (parse(await readFile(path, 'utf8')) as string[][]).slice(1).map((r) => r[1]);
     expect(lines).toEqual(['line 4: bad', 'line 11: bad', 'line 12: bad', 'line 15: bad']);
+  });
+});
+
+describe('rejects files in this repository', () => {
+  // The README walkthrough imports fixtures/members-sample.csv: its rejects file, written beside it,
+  // holds personal data and must not show up as a file to commit.
+  const root = fileURLToPath(new URL('../../../', import.meta.url));
+  const inGit = spawnSync('git', ['rev-parse', '--is-inside-work-tree'], { cwd: root }).status === 0;
+
+  it.skipIf(!inGit)('are ignored by git wherever they are written (skipped outside a git checkout)', () => {
+    const written = [
+      defaultRejectsPath('fixtures/members-sample.csv', 'csv'),
+      defaultRejectsPath('fixtures/members-sample.jsonl', 'jsonl'),
+      defaultRejectsPath('fixtures/members-excel-semicolon.csv', 'csv'),
+      defaultRejectsPath('members.txt', 'csv'),
+      defaultRejectsPath('-', 'csv'),
+      defaultRejectsPath('-', 'jsonl'),
+    ];
+    expect(written).toContain('fixtures/members-sample.rejects.csv');
+    const check = spawnSync('git', ['check-ignore', '--no-index', '--verbose', ...written], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    const ignored = check.stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split('\t')[1]);
+    expect(ignored).toEqual(written);
   });
 });

@@ -171,6 +171,85 @@ describe('runImport', () => {
     expect(await readdir(join(dir, 'config', 'imports'))).toEqual([]);
   });
 
+  it('leaves no checkpoint when nothing was acknowledged, so the next run starts without --resume', async () => {
+    const { base, dir } = await setup();
+    const api = fakeSignupsApi();
+    const down: SendSignups = async () => {
+      throw new CliError('Cannot reach the API at http://127.0.0.1:3000 (ECONNREFUSED).');
+    };
+    const logs: string[] = [];
+    await expect(runImport(base(csvOf(30), down, { log: (m) => logs.push(m) }))).rejects.toThrow(/Cannot reach/);
+    expect(logs.join('\n')).not.toMatch(/--resume/);
+    expect(logs.join('\n')).toMatch(/Nothing was imported/);
+    expect(await readdir(join(dir, 'config', 'imports')).catch(() => [])).toEqual([]);
+
+    const controller = new AbortController();
+    const interrupted: SendSignups = async (_users, options) => {
+      controller.abort();
+      options.signal.throwIfAborted();
+      throw new Error('not reached');
+    };
+    await expect(runImport(base(csvOf(30), interrupted, { signal: controller.signal }))).rejects.toMatchObject({
+      exitCode: ExitCode.interrupted,
+      message: expect.stringMatching(/before any batch was acknowledged/),
+    });
+    expect(await readdir(join(dir, 'config', 'imports')).catch(() => [])).toEqual([]);
+
+    const summary = await runImport(base(csvOf(30), api.send));
+    expect(summary).toMatchObject({ new: 30, resumed_batches: 0 });
+  });
+
+  it.each([
+    [
+      'an unread consent-looking column',
+      'email,Newsletter-Abmeldung am\na@example.com,2024-01-01\n',
+      /"Newsletter-Abmeldung am" looks like consent/,
+    ],
+    [
+      'an unread column that says "unsubscribed"',
+      'email,Status\na@example.com,active\nb@example.com,Unsubscribed\n',
+      /The column "Status" says "Unsubscribed" on line 3 but is not read; nothing was sent\./,
+    ],
+    [
+      'a consent column without a yes or a no',
+      'email,Newsletter\na@example.com,weekly\nb@example.com,monthly\n',
+      /"Newsletter" is read as consent \(subscribed\), but none of its values is a yes or a no \("weekly" on line 2, "monthly" on line 3\)/,
+    ],
+  ])('stops at %s before anything is sent: exit 2, no rejects file, no checkpoint', async (_what, content, message) => {
+    const { base, dir } = await setup();
+    const api = fakeSignupsApi();
+    const run = runImport(base(content, api.send));
+    await expect(run).rejects.toMatchObject({ exitCode: ExitCode.usage, message: expect.stringMatching(message) });
+    expect(api.calls).toEqual([]);
+    expect(await readdir(dir)).not.toContain('members.rejects.csv');
+    expect(await readdir(join(dir, 'config', 'imports')).catch(() => [])).toEqual([]);
+  });
+
+  it('reads a German Excel opt-out column ("Abgemeldet": ja, yes) as unsubscribed', async () => {
+    const { base } = await setup();
+    const sent: Array<Record<string, unknown>> = [];
+    const api = fakeSignupsApi();
+    const recording: SendSignups = async (users, options) => {
+      sent.push(...users);
+      return api.send(users, options);
+    };
+    const content =
+      '\uFEFFE-Mail;Vorname;Nachname;Abgemeldet;Anmeldedatum\r\n' +
+      'a@example.de;Anna;Schmidt;ja;2024-05-01\r\nb@example.de;Bernd;Meier;nein;\r\nc@example.de;Clara;Wolf;yes;\r\n';
+    await runImport(base(content, recording));
+    expect(sent).toEqual([
+      {
+        email: 'a@example.de',
+        first_name: 'Anna',
+        last_name: 'Schmidt',
+        unsubscribed: true,
+        subscribed_at: '2024-05-01T00:00:00Z',
+      },
+      { email: 'b@example.de', first_name: 'Bernd', last_name: 'Meier', unsubscribed: false },
+      { email: 'c@example.de', first_name: 'Clara', last_name: 'Wolf', unsubscribed: true },
+    ]);
+  });
+
   it('reports progress up to the last batch', async () => {
     const { base } = await setup();
     const api = fakeSignupsApi();

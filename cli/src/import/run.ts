@@ -7,7 +7,7 @@ import { acceptedRows, InputChanged } from './accepted.js';
 import type { ImportIdentity } from './batch.js';
 import { checkInput, type CheckedInput } from './check.js';
 import { CheckpointWriter, defaultCheckpointPath, readCheckpoint, type Checkpoint } from './checkpoint.js';
-import type { MemberField } from './columns.js';
+import type { ExplicitMapping } from './columns.js';
 import type { InputFormat } from './parse.js';
 import { defaultRejectsPath, OrderedRejects, RejectsWriter } from './rejects.js';
 import { rereadable, type Chunks, type Rereadable } from './reread.js';
@@ -65,7 +65,9 @@ export interface ImportRequest {
   configDir: string;
   batchSize: number;
   concurrency: number;
-  mapping?: Partial<Record<MemberField, string>>;
+  mapping?: ExplicitMapping;
+  /** Columns not to read (--skip-column), also when they look like consent. */
+  skipColumns?: readonly string[] | undefined;
   dryRun?: boolean;
   resume?: boolean;
   restart?: boolean;
@@ -136,6 +138,7 @@ async function importPasses(request: ImportRequest, reading: Rereadable): Promis
     delimiter: request.input.delimiter,
     name,
     explicit: request.mapping ?? {},
+    skip: request.skipColumns,
     rejectsPath: (format) => {
       rejectsPath = request.rejectsPath ?? defaultRejectsPath(request.input.name, format);
       return resolve(request.cwd ?? '.', rejectsPath);
@@ -191,11 +194,18 @@ async function afterCheck(
   );
   if (ignored.length > 0)
     log(`Columns not imported: ${ignored.join(', ')} (no member field; --map <field>=<column> reads one).`);
+  const optIns = [...input.mapping.columns].flatMap(([column, field]) => (field === 'subscribed' ? [column] : []));
+  if (optIns.length > 0)
+    log(
+      `Consent: ${optIns.map((c) => JSON.stringify(c)).join(', ')} read as opt-in: "no" or empty means unsubscribed.`,
+    );
   const identity: ImportIdentity = { sha256: input.sha256, brandId: request.brandId };
   const checkpointPath =
     request.checkpointPath ?? defaultCheckpointPath(request.configDir, { ...identity, apiUrl: request.apiUrl });
 
-  const existing = request.dryRun || request.restart ? undefined : await readCheckpoint(checkpointPath);
+  const found = request.dryRun || request.restart ? undefined : await readCheckpoint(checkpointPath);
+  // A checkpoint of a run that had nothing acknowledged holds nothing to continue.
+  const existing = found && !nothingAcknowledged(found) ? found : undefined;
   if (existing && existing.source.sha256 !== input.sha256) {
     throw new CliError(`The checkpoint ${checkpointPath} belongs to a different file.`, {
       hint: 'Pass the original file, or --restart to start over.',
@@ -286,7 +296,13 @@ async function afterCheck(
   };
   tally();
   report();
-  await writer.save();
+  // Written at the first acknowledged batch (CheckpointWriter.acknowledge): a run that sends
+  // nothing, or nothing the API answered, leaves no checkpoint to --resume.
+  const forget = async (): Promise<boolean> => {
+    if (!nothingAcknowledged(writer.state)) return false;
+    await writer.remove();
+    return true;
+  };
 
   const earlierRejects = new Map(
     Object.values(writer.state.acknowledged).flatMap((outcome) =>
@@ -311,12 +327,19 @@ async function afterCheck(
       },
     });
   } catch (error) {
-    log(
-      `Progress is saved (${progress.batchesDone} of ${batchCount} batches); after fixing the cause, continue with --resume.`,
-    );
+    if (await forget()) log('Nothing was imported; after fixing the cause, run the same command again.');
+    else
+      log(
+        `Progress is saved (${progress.batchesDone} of ${batchCount} batches); after fixing the cause, continue with --resume.`,
+      );
     throw error;
   }
   if (request.signal.aborted) {
+    if (await forget())
+      throw new InterruptedError(
+        'Import interrupted before any batch was acknowledged; nothing to resume.',
+        `Run it again: loyalty members import ${request.input.name}`,
+      );
     throw new InterruptedError(
       `Import interrupted after ${progress.batchesDone} of ${batchCount} batches; progress is saved.`,
       `Continue with: loyalty members import ${request.input.name} --resume`,
@@ -392,6 +415,10 @@ async function updatePhase(
   }
   return { updated: writer.state.updated ?? 0 };
 }
+
+/** Whether a checkpoint records no acknowledged batch and no updated member. */
+const nothingAcknowledged = (checkpoint: Readonly<Checkpoint>): boolean =>
+  Object.keys(checkpoint.acknowledged).length === 0 && !checkpoint.updated;
 
 function freshCheckpoint(
   request: ImportRequest,

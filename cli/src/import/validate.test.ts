@@ -37,7 +37,7 @@ describe('validateMember', () => {
     [{ email: 'a@b' }, '"a@b" is not an e-mail address'],
     [{ email: 'a b@example.com' }, '"a b@example.com" is not an e-mail address'],
     [{ email: 'a@example.com', first_name: 'x'.repeat(192) }, 'first_name is longer than 191 characters'],
-    [{ email: 'a@example.com', unsubscribed: 'maybe' }, 'unsubscribed must be true or false (got "maybe")'],
+    [{ email: 'a@example.com', unsubscribed: 'maybe' }, 'unsubscribed must be yes or no (got "maybe")'],
     [
       { email: 'a@example.com', subscribed_at: 'yesterday' },
       'subscribed_at "yesterday" is not a date-time (use e.g. 2024-05-01T10:00:00Z)',

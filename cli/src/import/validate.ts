@@ -6,24 +6,39 @@
 // left as it is for the schema to reject. An e-mail may appear only once per file (seen-emails.ts).
 import { validateSignupUser, type SchemaError, type SignupUser } from '../generated/signup-user.js';
 import type { MemberFields } from './columns.js';
+import { readConsentCell, unsubscribedBy } from './yes-no.js';
 
 export type { SignupUser };
 
 export type RowVerdict = { ok: true; user: SignupUser } | { ok: false; error: string };
 
-const TRUE_WORDS = new Set(['true', '1', 'yes', 'y', 't', 'on']);
-const FALSE_WORDS = new Set(['false', '0', 'no', 'n', 'f', 'off']);
-
+/** A yes/no cell in any of the import's languages (yes-no.ts): true, false, undefined when empty. */
 export function parseBooleanish(value: unknown): boolean | undefined | 'invalid' {
-  if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value === 'boolean') return value;
-  if (value === 0 || value === 1) return value === 1;
-  if (typeof value !== 'string') return 'invalid';
-  const word = value.trim().toLowerCase();
-  if (word === '') return undefined;
-  if (TRUE_WORDS.has(word)) return true;
-  if (FALSE_WORDS.has(word)) return false;
-  return 'invalid';
+  const cell = readConsentCell(value);
+  if (cell.kind === 'answer') return cell.yes;
+  return cell.kind === 'empty' ? undefined : 'invalid';
+}
+
+/**
+ * Whether the row's member is unsubscribed: by an opt-out column, an opt-in column (inverted), or
+ * both (unsubscribed when either says so: an opt-out is never lost). `invalid` names the field
+ * whose value is neither yes nor no.
+ */
+function consentOf(fields: MemberFields): { unsubscribed?: boolean; invalid?: 'unsubscribed' | 'subscribed' } {
+  const optOut = 'unsubscribed' in fields ? unsubscribedBy(fields.unsubscribed, false) : undefined;
+  const optIn = 'subscribed' in fields ? unsubscribedBy(fields.subscribed, true) : undefined;
+  if (optOut === 'invalid') return { invalid: 'unsubscribed' };
+  if (optIn === 'invalid') return { invalid: 'subscribed' };
+  if (optOut === undefined && optIn === undefined) return {};
+  return { unsubscribed: optOut === true || optIn === true };
+}
+
+/** A full name split at its last space: "Anna Maria Schmidt" → Anna Maria, Schmidt. */
+function splitName(value: unknown): { first_name?: unknown; last_name?: unknown } {
+  if (typeof value !== 'string') return value === undefined || value === null ? {} : { first_name: value };
+  const name = value.trim().replace(/\s+/g, ' ');
+  const at = name.lastIndexOf(' ');
+  return at < 0 ? { first_name: name } : { first_name: name.slice(0, at), last_name: name.slice(at + 1) };
 }
 
 // 2024-05-01, 2024-05-01 10:00:00, 2024-05-01T10:00:00Z, 2024-05-01T10:00:00.123+02:00
@@ -100,7 +115,9 @@ function schemaProblem(error: SchemaError, raw: Record<string, unknown>): string
   return `${name} ${error.message ?? `fails ${error.keyword}`}`;
 }
 
-export function validateMember(fields: MemberFields, now: Date): RowVerdict {
+export function validateMember(read: MemberFields, now: Date): RowVerdict {
+  // A full name fills only the name fields that have no column of their own.
+  const fields: MemberFields = 'name' in read ? { ...splitName(read.name), ...read } : read;
   const candidate: Record<string, unknown> = {};
   const email = text(fields.email);
   if (email !== undefined && email !== null && email !== '') candidate.email = email;
@@ -108,9 +125,15 @@ export function validateMember(fields: MemberFields, now: Date): RowVerdict {
     const value = text(fields[key]);
     if (value !== undefined && value !== null && value !== '') candidate[key] = value;
   }
-  const unsubscribed = parseBooleanish(fields.unsubscribed);
-  if (unsubscribed !== undefined)
-    candidate.unsubscribed = unsubscribed === 'invalid' ? fields.unsubscribed : unsubscribed;
+  const consent = consentOf(fields);
+  if (consent.invalid) {
+    const shown = fields[consent.invalid];
+    return {
+      ok: false,
+      error: `${consent.invalid} must be yes or no (got ${typeof shown === 'string' ? `"${shown}"` : JSON.stringify(shown)})`,
+    };
+  }
+  if (consent.unsubscribed !== undefined) candidate.unsubscribed = consent.unsubscribed;
   const subscribedAt = text(fields.subscribed_at);
   let date: Date | undefined;
   if (typeof subscribedAt === 'string' && subscribedAt !== '') {

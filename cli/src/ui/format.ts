@@ -37,7 +37,11 @@ export function progressBar(done: number, total: number, width = 24): string {
 }
 
 /** An import's progress as shown: `waiting` says the calls wait for the per-token rate limit. */
-export type ImportProgressView = ImportProgress & { waiting?: string | undefined };
+export type ImportProgressView = ImportProgress & {
+  waiting?: string | undefined;
+  /** A retry being waited for ("Cannot reach the API at …; retrying in 2 s (attempt 2 of 4)…"). */
+  retrying?: string | undefined;
+};
 
 /** The counters of a voucher job that the progress displays show: fields of the document's VoucherJob. */
 export type VoucherJobProgress = Pick<

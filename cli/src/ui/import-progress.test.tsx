@@ -58,4 +58,10 @@ describe('ImportProgress', () => {
     const flowing = render(<ImportProgress file="m.csv" progress={base} now={10_000} />);
     expect(flowing.lastFrame()).not.toContain('rate limit');
   });
+
+  it('shows a retry being waited for in the view (no line may be written under it)', () => {
+    const line = 'Cannot reach the API at http://127.0.0.1:3000 (ECONNREFUSED); retrying in 2 s (attempt 2 of 4)…';
+    const { lastFrame } = render(<ImportProgress file="m.csv" progress={{ ...base, retrying: line }} now={10_000} />);
+    expect(lastFrame()).toContain(line);
+  });
 });

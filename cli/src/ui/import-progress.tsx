@@ -45,6 +45,7 @@ export function ImportProgress({ file, progress: p, now }: ImportProgressProps) 
         {rate ? ` · ${formatCount(rate)} rows/s` : ''}
         {done ? '' : ` · ETA ${formatDuration(etaSeconds(p.rowsDone, p.rowsTotal, rate))}`}
       </Text>
+      {p.retrying && !done ? <Text color="yellow">{p.retrying}</Text> : null}
       {p.waiting && !done ? (
         <Text color="yellow">{p.waiting}: the token's limit bounds this run, not the server (see --help)</Text>
       ) : null}

@@ -20,7 +20,13 @@ export function membersImportCommand(): Command {
     )
     .option(
       '--map <field=column>',
-      'read a field from another column (email, first_name, last_name, unsubscribed, subscribed_at); repeatable',
+      'read a field from a column: email, first_name, last_name, name (full name), unsubscribed (yes = opted out), subscribed (yes = opted in), subscribed_at; repeatable',
+      collect,
+      [],
+    )
+    .option(
+      '--skip-column <column>',
+      'do not read this column, also when it looks like consent (opt-out, opt-in); repeatable',
       collect,
       [],
     )
@@ -74,7 +80,10 @@ export function membersImportCommand(): Command {
         '\nThe file is read twice: first to check every row (rejects are written then; about 5 s for a million rows),\n' +
         'then to send it. stdin is copied to a private temporary file for the second reading, removed at the end.\n' +
         "--update holds the brand's members in memory (about 200 bytes each).\n" +
-        '\nExit codes: 0 all rows imported, 2 usage error or unreadable file, 3 some rows rejected (see the rejects file),\n130 interrupted (resume with --resume).\n',
+        '\nExit codes: 0 all rows imported; 1 the API failed or cannot be reached (nothing sent: run it again; some\n' +
+        'batches sent: --resume); 2 usage error: a file that is missing or cannot be read (a directory, broken quoting,\n' +
+        'binary, not UTF-8), or a consent column that is not read; 3 some rows rejected (see the rejects file);\n' +
+        '4 credentials refused; 130 interrupted.\n',
     )
     .action(async (file: string, options: ImportOptions, command: Command) => {
       await (await import('../../services/members/import.js')).importMembers(await contextOf(command), file, options);

@@ -208,7 +208,7 @@ describe('loyalty api', { timeout: 20_000 }, () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--input bad.json is not JSON');
     const missing = await runCli(['api', 'POST', '/tags', '-F', 'tag=@nope.txt'], { env: await env(), cwd: dir });
-    expect(missing.code).toBe(1);
+    expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('Cannot read nope.txt: no such file.');
     expect(api.requests).toHaveLength(0);
   });

@@ -16,12 +16,12 @@ function cannotRead(path: string, error: unknown): CliError {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'EISDIR')
     return usageError(`Cannot read ${path || '""'}: it is a directory.`, 'Pass a file, or - to read from stdin.');
-  return new CliError(
-    `Cannot read ${path}${code === 'ENOENT' ? ': no such file' : `: ${code ?? (error as Error).message}`}.`,
-    {
-      hint: code === 'ENOENT' ? 'Check the path, or pass - to read from stdin.' : undefined,
-    },
-  );
+  const message = `Cannot read ${path}${code === 'ENOENT' ? ': no such file' : `: ${code ?? (error as Error).message}`}.`;
+  // A path named on the command line that cannot be opened is a mistake in the command: exit 2.
+  if (code === 'ENOENT' || code === 'ENOTDIR')
+    return usageError(message, 'Check the path, or pass - to read from stdin.');
+  if (code === 'EACCES' || code === 'EPERM') return usageError(message);
+  return new CliError(message);
 }
 
 export async function readTextInput(ctx: Context, path: string): Promise<string> {

@@ -230,10 +230,12 @@ describe('loyalty members import', { timeout: 20_000 }, () => {
     );
   });
 
-  it('names the file when it does not exist', async () => {
+  it('names the file when it does not exist: a usage error (exit 2), as --help says', async () => {
     const dir = await tempConfigHome();
     const result = await runCli(['members', 'import', 'missing.csv'], { env: loggedInEnv(dir), cwd: dir });
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stderr).toContain('Cannot read missing.csv: no such file.');
+    const help = await runCli(['members', 'import', '--help'], { env: loggedInEnv(dir), cwd: dir });
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain('2 usage error: a file that is missing or cannot be read');
   });
 });

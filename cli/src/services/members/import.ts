@@ -11,6 +11,7 @@ import { parseDelimiter } from '../../import/csv-dialect.js';
 import { formatFromName, type InputFormat } from '../../import/parse.js';
 import { runImport, startingProgress, type ImportSummary } from '../../import/run.js';
 import type { SendSignups } from '../../import/send-signups.js';
+import { retryNote, watchRetries } from '../../api-retries.js';
 import { pacingNote, watchPacing } from '../../pacing.js';
 import { formatCount, type ImportProgressView } from '../../ui/format.js';
 import { liveView } from '../../ui/live.js';
@@ -23,6 +24,7 @@ export interface ImportOptions {
   format?: string;
   delimiter?: string;
   map: string[];
+  skipColumn: string[];
   batchSize: string;
   concurrency: string;
   dryRun?: boolean;
@@ -138,7 +140,9 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
     else ctx.output.info(message);
   };
   // A wait for the rate limit can last most of a minute with no batch answered: show it as it starts.
-  const unwatch = watchPacing(() => reporter.update({ ...last, waiting: pacingNote() }));
+  const redraw = (): void => reporter.update({ ...last, waiting: pacingNote(), retrying: retryNote() });
+  const unwatchPacing = watchPacing(redraw);
+  const unwatchRetries = watchRetries(redraw);
   try {
     summary = await runImport({
       input: {
@@ -155,6 +159,7 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
       batchSize,
       concurrency,
       mapping,
+      skipColumns: options.skipColumn,
       dryRun: Boolean(options.dryRun),
       resume: Boolean(options.resume),
       restart: Boolean(options.restart),
@@ -171,12 +176,13 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
         : undefined,
       onProgress: (progress) => {
         last = progress;
-        reporter.update({ ...progress, waiting: pacingNote() });
+        reporter.update({ ...progress, waiting: pacingNote(), retrying: retryNote() });
       },
       log,
     });
   } finally {
-    unwatch();
+    unwatchPacing();
+    unwatchRetries();
     await reporter.finish(last);
     for (const message of held) ctx.output.info(message);
   }

@@ -54,12 +54,8 @@ export function printForward(output: Output, report: ForwardReport, resuming: bo
     return;
   }
   const paint = output.err;
-  if (outcome === 'abandoned') {
-    output.info(
-      `  ${paint.yellow('→ abandoned')} POST ${url} · ${event.id}: stopped before the receiver acknowledged it${resuming ? '; --resume forwards it again' : ''}`,
-    );
-    return;
-  }
+  // Abandoned at Ctrl-C: counted in one line at the end (listen.ts), not one line each.
+  if (outcome === 'abandoned') return;
   const where = `POST ${url} [${ms} ms] attempt ${attempt}/${attempts} · ${event.id}`;
   if (outcome === 'delivered') {
     output.info(`  ${paint.green(`→ ${status}`)} ${where}`);

@@ -297,7 +297,7 @@ describe('loyalty webhooks listen: forwarding', { timeout: 20_000 }, () => {
     expect(second.received.map((r) => r.id)).toEqual(['e-3', 'e-4']);
     expect(run2.stdout).not.toMatch(/e-[012]/);
     expect(run2.stderr).toContain('gave up after 1 attempt, --resume forwards it again');
-    expect(run2.stderr).toContain('1 event was not acknowledged and will be forwarded again');
+    expect(run2.stderr).toContain('1 event not forwarded; rerun with --resume to receive them.');
 
     f.events.push(event('e-5'));
     const third = await receiver();
@@ -336,14 +336,42 @@ describe('loyalty webhooks listen: forwarding', { timeout: 20_000 }, () => {
     expect(took).toBeGreaterThanOrEqual(4000);
     expect(took).toBeLessThan(8000);
     expect(result.stderr).toContain('Finishing the forward in flight (at most 5 s)…');
-    expect(result.stderr).toContain(`→ abandoned POST ${url} · e-1: stopped before the receiver acknowledged it`);
-    expect(result.stderr).toContain('1 event was not acknowledged and will be forwarded again');
+    expect(result.stderr).not.toContain('abandoned');
+    expect(result.stderr).toContain('! 1 event not forwarded; rerun with --resume to receive them.\n');
     const state = JSON.parse(await readFile(stateFileOf(join(home, 'loyalty')), 'utf8')) as {
       listen: Record<string, { cursor: string; unsettled: Array<{ id: string }> }>;
     };
     expect(Object.values(state.listen)).toEqual([
       expect.objectContaining({ cursor: '0', unsettled: [expect.objectContaining({ id: 'e-1', url })] }),
     ]);
+  });
+
+  it('Ctrl-C with a backlog, without --resume: one line for all of them, and --resume forwards them', async () => {
+    const home = await tempConfigHome();
+    const env = loggedInEnv(home);
+    const f = feed();
+    const down = await receiver();
+    down.close(); // connection refused: each forward waits to retry
+    const backlog = Array.from({ length: 120 }, (_, i) => event(`b-${i + 1}`));
+    const run1 = await runUntil(['webhooks', 'listen', '--forward-to', down.url], env, () => {
+      if (f.polls() >= 1 && !f.events.length) f.events.push(...backlog);
+      return f.polls() >= 4;
+    });
+    expect(run1.code).toBe(130);
+    expect(run1.stdout.match(/b-\d+/g)).toHaveLength(120);
+    const summary = run1.stderr.split('\n').filter((line) => /not forwarded|abandoned/.test(line));
+    expect(summary).toEqual(['! 120 events not forwarded; rerun with --resume to receive them.']);
+
+    const up = await receiver();
+    const run2 = await runUntil(
+      ['webhooks', 'listen', '--forward-to', up.url, '--resume'],
+      env,
+      () => up.received.length === 120,
+    );
+    up.close();
+    expect(run2.stderr).toContain('(120 not acknowledged then: forwarded again)');
+    expect(up.received.map((r) => r.id)).toEqual(backlog.map((e) => e.id));
+    expect(run2.stderr).toContain('Resume point saved: `--resume` continues from here.');
   });
 
   it.each([

@@ -24,6 +24,13 @@ import {
   writeResumePoint,
 } from './listen-resume.js';
 import { parseEvents } from './webhooks.js';
+import { isThisMachine, systemErrorCode } from '../../api-retries.js';
+
+/** A refused connection to this machine (the server is not running there). */
+function refusedOnThisMachine(error: unknown, apiUrl: string): boolean {
+  const cause = error instanceof CliError ? error.cause : error;
+  return systemErrorCode(cause) === 'ECONNREFUSED' && isThisMachine(apiUrl);
+}
 
 export type { FeedEvent } from './listen-forward.js';
 
@@ -145,7 +152,7 @@ export async function listen(ctx: Context, options: ListenOptions): Promise<void
     else if (outcome === 'rejected') tracker.reject(event.id);
     else if (outcome === 'failed' || outcome === 'abandoned')
       tracker.leaveUnsettled({ id: event.id, type: event.type, url, last: String(status ?? error ?? outcome) });
-    if (outcome !== 'retrying') saver.request();
+    if (outcome !== 'retrying' && options.resume) saver.request();
   };
   const queues = new Map<string, DestinationQueue>();
   const queueFor = (url: string): DestinationQueue => {
@@ -217,13 +224,17 @@ export async function listen(ctx: Context, options: ListenOptions): Promise<void
           announce(ctx, { types, resume: options.resume }, plan, secret, saved);
         }
         const { forwarded, skipped } = handle(first ? (replay > 0 ? page.data.slice(-replay) : []) : page.data);
-        if (options.resume) {
+        // Followed in every run that forwards, so that what a Ctrl-C leaves unforwarded can be
+        // kept for --resume (saved as it goes only with --resume; see the end).
+        if (secret) {
           tracker ??= new ResumeTracker({ cursor: page.next_cursor });
           if (!first) tracker.addPage(page.next_cursor, forwarded, skipped);
-          if (first || moved || forwarded.length || skipped.length) saver.request();
+          if (options.resume && (first || moved || forwarded.length || skipped.length)) saver.request();
         }
       } catch (error) {
         if (ctx.signal.aborted) break;
+        // Before the feed ever answered, a refused connection on this machine is a server that is not running.
+        if (!announced && refusedOnThisMachine(error, ctx.apiUrl)) throw error;
         if (saved && !announced && isInvalidCursor(error))
           throw new CliError(`The saved resume point is not a cursor of the event feed of ${ctx.apiUrl}.`, {
             exitCode: ExitCode.usage,
@@ -244,16 +255,43 @@ export async function listen(ctx: Context, options: ListenOptions): Promise<void
     }
   } finally {
     await stopForwarding(ctx, [...queues.values()]);
-    if (tracker) {
-      await saver.flush();
-      const { unsettled } = tracker.point();
-      output.info(
-        `Resume point saved${unsettled.length ? `; ${unsettled.length} event${unsettled.length === 1 ? ' was' : 's were'} not acknowledged and will be forwarded again` : ''}: \`--resume\` continues from here.`,
-      );
-    }
+    if (tracker) await keepUnforwarded(ctx, { tracker, saver, resume: Boolean(options.resume), key });
     if (ctx.signal.aborted) output.info('Stopped listening.');
   }
   throw new CliError('', { exitCode: ExitCode.interrupted });
+}
+
+/**
+ * At the end of a run that forwards: one line for the events not forwarded (abandoned at Ctrl-C,
+ * or out of retries), and a resume point from which `--resume` forwards them. A run with --resume
+ * saves its own; a run without it saves one only when there is none, since an earlier run's point
+ * comes before these events and a resumed run forwards them from there too.
+ */
+async function keepUnforwarded(
+  ctx: Context,
+  run: { tracker: ResumeTracker; saver: ResumeSaver; resume: boolean; key: string },
+): Promise<void> {
+  const { output } = ctx;
+  const configDir = ctx.config.configDir;
+  const point = run.tracker.point();
+  const count = point.unsettled.length;
+  let earlier: ResumePoint | undefined;
+  if (run.resume) await run.saver.flush();
+  else if (count > 0) {
+    earlier = await readResumePoint(configDir, run.key);
+    if (!earlier)
+      await writeResumePoint(configDir, run.key, point).catch((error: unknown) =>
+        output.warn(`Could not save the resume point in ${stateFileOf(configDir)}: ${(error as Error).message}`),
+      );
+  }
+  if (count === 0) {
+    if (run.resume) output.info('Resume point saved: `--resume` continues from here.');
+    return;
+  }
+  output.warn(
+    `${count} event${count === 1 ? '' : 's'} not forwarded; rerun with --resume to receive them` +
+      (earlier ? ` (it starts from the point saved ${earlier.saved_at}, before them).` : '.'),
+  );
 }
 
 async function stopForwarding(ctx: Context, queues: DestinationQueue[]): Promise<void> {
