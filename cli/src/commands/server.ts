@@ -18,7 +18,10 @@ export function serverCommand(): Command {
       '--data-dir <dir>',
       'embedded PostgreSQL data directory (LOYALTY_DATA_DIR; default: $XDG_DATA_HOME/loyalty or ~/.local/share/loyalty when installed with npm; in the repository, the nearest .loyalty/data from this folder up, or a new one here)',
     )
-    .option('--pg-port <port>', 'port of the embedded PostgreSQL (LOYALTY_PG_PORT; default 5432, which on its private Unix socket only names the socket file; on Windows a free TCP port)')
+    .option(
+      '--pg-port <port>',
+      'port of the embedded PostgreSQL (LOYALTY_PG_PORT; default 5432, which on its private Unix socket only names the socket file; on Windows a free TCP port)',
+    )
     .option(
       '--fixtures <file>',
       'fixture file loaded at start, or "none" (LOYALTY_FIXTURES; default: the demo fixtures shipped with the server)',
