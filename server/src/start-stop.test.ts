@@ -94,6 +94,18 @@ describe('stopping node server/dist/start.js', () => {
     await expectNothingLeft(dataDir);
   }, 180_000);
 
+  it('SIGINT to the whole process group of a real `npm start` (npm, sh and node alike): the server stops cleanly, nothing left', async () => {
+    const dataDir = path.join(dir, 'data');
+    const server = await startInGroup(dataDir, ['npm', 'start', '--silent']);
+    process.kill(-server.child.pid!, 'SIGINT');
+    const [code, signal] = await server.exited;
+    // npm ends with the signal's status (130) or passes on node's 0; either way the server itself stopped cleanly.
+    expect([0, 130], server.output()).toContain(code ?? (signal === 'SIGINT' ? 130 : -1));
+    expect(badLines(server.output())).toEqual([]);
+    expect(server.output()).toContain('SIGINT received');
+    await expectNothingLeft(dataDir);
+  }, 180_000);
+
   // SIGHUP: the terminal the server runs in is closed.
   it.each(['SIGTERM', 'SIGHUP'] as const)(
     '%s to the process alone: exit 0, nothing at error level, nothing left',
