@@ -181,8 +181,10 @@ describe('receiver faults: each attempt ends within the timeout, with the error 
     expect(result).toMatchObject({ statusCode: 200, error: null });
     expect(result.snippet).toMatch(/^a+$/);
     expect(result.snippet!.length).toBeLessThanOrEqual(TIMEOUT / 200 + 1);
-    // The attempt is timed from its start, the timer from just before: under load they part by tens of ms.
-    expect(result.durationMs).toBeGreaterThanOrEqual(TIMEOUT - 150);
+    // The attempt is timed from its start, the timer from just before: under load they part, by up
+    // to 160 ms in 2 of 3 full runs of the suite on a loaded 2-core machine (640 against 800). A
+    // timeout shorter than configured by more than that still fails here.
+    expect(result.durationMs).toBeGreaterThanOrEqual(TIMEOUT - 300);
     expect(result.durationMs).toBeLessThan(TIMEOUT + MARGIN);
     expect(result.waitedMs).toBeLessThan(TIMEOUT + MARGIN);
     // And the connection is dropped, not left open for the receiver to keep dripping into.
