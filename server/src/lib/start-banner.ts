@@ -13,7 +13,7 @@ export type StartFacts = {
   database: { version: string; where: string };
 };
 
-/** The line tests, benches and the CLI wait for (CONTRACT.md: "prints the base URL when it is ready"). */
+/** The line tests, benches and the CLI wait for: the start prints the base URL when it is ready (docs/server.md, "Starting"). */
 export const listeningLine = (uri: string): string => `Loyalty reference server listening on ${uri}`;
 
 /**

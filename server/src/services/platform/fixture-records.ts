@@ -1,4 +1,5 @@
 import type { Tx } from '../../db/pool.js';
+import { PROFILE_FIELDS } from '../members/members.js';
 
 /**
  * An organization's records in a fixture file: what the API makes (tags, members, passes, voucher
@@ -57,18 +58,6 @@ export function withoutRecordsOf<T extends FixtureRecords>(organization: T): T {
   return copy;
 }
 
-const PROFILE = [
-  'first_name',
-  'last_name',
-  'phone_number',
-  'birth_day',
-  'street',
-  'house_number',
-  'postcode',
-  'city',
-  'country',
-] as const;
-
 /** Exactly one of coupon_id and storecard_id, or an error naming the record. */
 function voucherOf(what: string, r: { id: string; coupon_id?: string; storecard_id?: string }) {
   if ((r.coupon_id === undefined) === (r.storecard_id === undefined))
@@ -89,7 +78,7 @@ function voucherOf(what: string, r: { id: string; coupon_id?: string; storecard_
 export async function loadRecords(tx: Tx, organizationId: string, records: FixtureRecords): Promise<void> {
   const org = organizationId;
   for (const m of records.members ?? []) {
-    const profile = Object.fromEntries(PROFILE.map((f) => [f, m[f] ?? null]));
+    const profile = Object.fromEntries(PROFILE_FIELDS.map((f) => [f, m[f] ?? null]));
     await tx`INSERT INTO members ${tx({ id: m.id, organization_id: org, email: m.email, ...profile })}
              ON CONFLICT DO NOTHING`;
     await tx`INSERT INTO brand_members (brand_id, member_id, unsubscribed, subscribed_at)
