@@ -1,5 +1,5 @@
 import type { Tx } from '../../db/pool.js';
-import { PROFILE_FIELDS } from '../members/members.js';
+import { PROFILE_FIELDS, type ProfileInput } from '../members/members.js';
 
 /**
  * An organization's records in a fixture file: what the API makes (tags, members, passes, voucher
@@ -8,22 +8,13 @@ import { PROFILE_FIELDS } from '../members/members.js';
  */
 export type FixtureRecords = {
   tags?: { id: string; brand_id: string; tag: string; external_reference: string; member_ids?: string[] }[];
-  members?: {
+  members?: ({
     id: string;
     brand_id: string;
     email: string;
     unsubscribed?: boolean;
     subscribed_at?: string;
-    first_name?: string | null;
-    last_name?: string | null;
-    phone_number?: string | null;
-    birth_day?: string | null;
-    street?: string | null;
-    house_number?: string | null;
-    postcode?: string | null;
-    city?: string | null;
-    country?: string | null;
-  }[];
+  } & ProfileInput)[];
   passes?: {
     id: string;
     brand_id: string;
