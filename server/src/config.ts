@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import Joi from 'joi';
+import { type WalletConfig, walletConfigOf, walletConfigProblems, walletEnvSchema } from './config-wallet.js';
 
 /** This package's directory (server/ in the repository, node_modules/@loyalty/server installed). */
 const packageRoot = new URL('../', import.meta.url);
@@ -86,6 +87,8 @@ export type Config = {
    * operator. Never logged.
    */
   sandboxOperatorToken: string | undefined;
+  /** Wallet passes: Apple signing and pushes, Google Wallet (config-wallet.ts). */
+  wallet: WalletConfig;
   /** LOYALTY_LOG_LEVEL: the least level of the structured log on stdout (pino's levels, or silent). */
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 };
@@ -161,13 +164,15 @@ const schema = Joi.object({
     .valid('trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent')
     .empty('')
     .default('info'),
+  ...walletEnvSchema,
 }).unknown(true);
 
 export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const { value, error } = schema.validate(env, { abortEarly: false, convert: true });
-  if (error) throw new ConfigError(`Invalid configuration: ${error.details.map((d) => d.message).join('; ')}`);
+  const problems = [...(error?.details.map((d) => d.message) ?? []), ...(error ? [] : walletConfigProblems(value))];
+  if (problems.length) throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   return {
     port: value.PORT,
     host: value.HOST,
@@ -199,6 +204,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsCacheSeconds: value.LOYALTY_METRICS_CACHE_SECONDS,
     apiProcesses: value.LOYALTY_API_PROCESSES,
     logLevel: value.LOYALTY_LOG_LEVEL,
+    wallet: walletConfigOf(value),
     sandbox: value.LOYALTY_SANDBOX === undefined ? !value.DATABASE_URL : value.LOYALTY_SANDBOX === '1',
     sandboxOperatorToken: value.LOYALTY_SANDBOX_OPERATOR_TOKEN,
     shutdownGraceMs: value.LOYALTY_SHUTDOWN_GRACE_MS,

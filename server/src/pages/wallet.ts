@@ -1,4 +1,4 @@
-import type { WalletPass } from '../services/passes/wallet-page.js';
+import type { WalletPass } from '../services/wallet/wallet-pass.js';
 import { html, trustedHtml, type SafeHtml } from './html.js';
 import { page } from './layout.js';
 

@@ -6,7 +6,7 @@ import { docsPage } from '../pages/docs.js';
 import { docsBundle } from '../pages/docs-bundle.js';
 import { landingPage } from '../pages/landing.js';
 import { walletNotFoundPage, walletPage } from '../pages/wallet.js';
-import { findWalletPass } from '../services/passes/wallet-page.js';
+import { findWalletPass } from '../services/wallet/wallet-pass.js';
 import type { RouteDef } from './types.js';
 
 /** This package's version (server/package.json, found from src/ and dist/ alike). */
