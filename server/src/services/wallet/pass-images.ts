@@ -54,16 +54,15 @@ function badge(width: number, height: number, size: number, colour: Rgb, initial
     const scale = Math.max(1, Math.floor((size * 0.6) / GLYPH_HEIGHT));
     const left = Math.floor((size - GLYPH_WIDTH * scale) / 2);
     const up = top + Math.floor((size - GLYPH_HEIGHT * scale) / 2);
-    glyph.forEach((row, gy) =>
-      row.forEach((set, gx) => {
-        if (!set) return;
+    for (const [gy, row] of glyph.entries())
+      for (const [gx, set] of row.entries()) {
+        if (!set) continue;
         for (let dy = 0; dy < scale; dy++)
           for (let dx = 0; dx < scale; dx++) {
             const i = ((up + gy * scale + dy) * width + left + gx * scale + dx) * 4;
             png.data.fill(255, i, i + 4);
           }
-      }),
-    );
+      }
   }
   return PNG.sync.write(png, { colorType: 6 });
 }
