@@ -41,7 +41,7 @@ export async function pkpassVersionOf(app: AppContext, pass: WalletPass): Promis
   });
   const digest = createHash('sha256')
     .update(JSON.stringify(content))
-    .update(`\n${pass.brand_name}\n${signing.fingerprint}`)
+    .update(`\n${signing.fingerprint}`)
     .digest('base64url');
   return { etag: `"${digest.slice(0, 32)}"`, lastModified: versionTimeOf(pass), content, signing };
 }
@@ -52,12 +52,17 @@ export async function pkpassVersionOf(app: AppContext, pass: WalletPass): Promis
  */
 export async function pkpassFor(app: AppContext, pass: WalletPass): Promise<Pkpass> {
   const version = await pkpassVersionOf(app, pass);
+  return { body: pkpassBodyOf(version), etag: version.etag, lastModified: version.lastModified };
+}
+
+/** The archive of a version: from this process's cache, or signed now (a few milliseconds). */
+export function pkpassBodyOf(version: PkpassVersion): Buffer {
   let body = built.get(version.etag);
   if (!body) {
-    body = buildPkpass(version.content, version.signing, pass.brand_name);
+    body = buildPkpass(version.content, version.signing);
     built.set(version.etag, body);
   }
-  return { body, etag: version.etag, lastModified: version.lastModified };
+  return body;
 }
 
 /** A pass changes when its row does (updated_at) and when it expires, which changes no row. */
@@ -71,7 +76,8 @@ function versionTimeOf(pass: WalletPass): Date {
 const SECTIONS = ['headerFields', 'primaryFields', 'secondaryFields', 'auxiliaryFields', 'backFields'] as const;
 
 /** Signs the pass with passkit-generator: pass.json, images, manifest (SHA-1s), detached PKCS#7 signature; a zip. */
-function buildPkpass(content: PassContent, signing: AppleSigning, brandName: string): Buffer {
+function buildPkpass(content: PassContent, signing: AppleSigning): Buffer {
+  const brandName = content.props.organizationName;
   let files = images.get(brandName);
   if (!files) {
     files = passImagesOf(brandName);

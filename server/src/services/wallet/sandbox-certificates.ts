@@ -85,9 +85,11 @@ export async function generateSandboxCertificates(): Promise<SandboxCertificates
   ]);
   passCert.sign(ca.key, forge.md.sha256.create());
 
+  // forge writes CRLF line ends; openssl and node write LF, and so does this.
+  const lf = (pem: string) => pem.replaceAll('\r\n', '\n');
   return {
-    caCert: forge.pki.certificateToPem(caCert),
-    passCert: forge.pki.certificateToPem(passCert),
+    caCert: lf(forge.pki.certificateToPem(caCert)),
+    passCert: lf(forge.pki.certificateToPem(passCert)),
     passKey: pass.pem,
   };
 }
