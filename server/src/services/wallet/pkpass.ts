@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { PKPass } from 'passkit-generator';
-import type { AppContext } from '../../context.js';
+import type { Config } from '../../config.js';
 import { type AppleSigning, appleSigningOf } from './apple-signing.js';
 import { expiryInstantOf, type PassContent, passContentOf } from './pass-content.js';
 import { type PassImages, passImagesOf } from './pass-images.js';
@@ -16,6 +16,12 @@ export type Pkpass = {
   lastModified: Date;
 };
 
+/**
+ * What building a pass reads of the app (context.ts's AppContext is one: services import no
+ * context, so it is named by its shape here).
+ */
+export type PkpassApp = { config: Pick<Config, 'secretKey' | 'dataDir' | 'wallet'>; baseUrl: () => string };
+
 /** A pass version's validators without its archive: what a conditional request needs (no signing). */
 export type PkpassVersion = Omit<Pkpass, 'body'> & { content: PassContent; signing: AppleSigning };
 
@@ -28,7 +34,7 @@ const images = new LRUCache<string, PassImages>({ max: 256 });
  * The version of this pass as it is now: its ETag (a hash of everything its pass.json says, its
  * images' brand and the signing certificate, so the same in every process), and its time.
  */
-export async function pkpassVersionOf(app: AppContext, pass: WalletPass): Promise<PkpassVersion> {
+export async function pkpassVersionOf(app: PkpassApp, pass: WalletPass): Promise<PkpassVersion> {
   const { secretKey } = app.config;
   if (!secretKey)
     throw new Error('Apple passes need the server secret key (LOYALTY_SECRET_KEY) for their authenticationToken');
@@ -50,7 +56,7 @@ export async function pkpassVersionOf(app: AppContext, pass: WalletPass): Promis
  * The `.pkpass` of this pass as it is now, built on demand and cached per version (never at
  * issue time). Used by GET /wallet/{code}.pkpass and the web service's GET /v1/passes/….
  */
-export async function pkpassFor(app: AppContext, pass: WalletPass): Promise<Pkpass> {
+export async function pkpassFor(app: PkpassApp, pass: WalletPass): Promise<Pkpass> {
   const version = await pkpassVersionOf(app, pass);
   return { body: pkpassBodyOf(version), etag: version.etag, lastModified: version.lastModified };
 }
