@@ -64,6 +64,8 @@ export function passContentOf(
   }: { baseUrl: string; secretKey: string; passTypeId: string; teamId: string },
 ): PassContent {
   const voided = pass.status !== 'active';
+  // Wallet needs a non-empty organizationName and logoText; a brand is named, but be safe.
+  const brand = pass.brand_name.trim() || 'Loyalty';
   const expires: PassField[] = pass.expiration_date
     ? [
         {
@@ -77,7 +79,7 @@ export function passContentOf(
   const status: PassField = { key: 'status', label: 'Status', value: STATUS_TEXT[pass.status] };
   const back: PassField[] = [
     { key: 'code', label: 'Pass code', value: pass.pass_code },
-    { key: 'issuer', label: 'Issued by', value: pass.brand_name },
+    { key: 'issuer', label: 'Issued by', value: brand },
   ];
   const fields: PassContent['fields'] =
     pass.kind === 'storecard'
@@ -93,7 +95,7 @@ export function passContentOf(
         }
       : {
           headerFields: [status],
-          primaryFields: [{ key: 'offer', label: pass.brand_name, value: pass.title }],
+          primaryFields: [{ key: 'offer', label: brand, value: pass.title }],
           secondaryFields: [],
           auxiliaryFields: expires,
           backFields: back,
@@ -107,10 +109,10 @@ export function passContentOf(
       serialNumber: serialNumberOf(pass.id),
       authenticationToken: authenticationTokenOf(secretKey, pass.id),
       webServiceURL: webServiceUrlOf(baseUrl),
-      organizationName: pass.brand_name,
-      description: `${pass.brand_name}: ${pass.title}`,
-      logoText: pass.brand_name,
-      backgroundColor: cssRgb(brandColour(pass.brand_name)),
+      organizationName: brand,
+      description: `${brand}: ${pass.title}`,
+      logoText: brand,
+      backgroundColor: cssRgb(brandColour(brand)),
       foregroundColor: 'rgb(255, 255, 255)',
       labelColor: 'rgb(220, 220, 220)',
       ...(voided && { voided: true as const }),
