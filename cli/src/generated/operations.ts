@@ -25,6 +25,8 @@ export const OPERATIONS: readonly Operation[] = [
   {"method":"GET","path":"/openapi.yaml","operationId":"getOpenApiDocument","fields":"query"},
   {"method":"GET","path":"/","operationId":"getLandingPage","fields":"query"},
   {"method":"GET","path":"/wallet/{code}","operationId":"getWalletPage","fields":"query"},
+  {"method":"GET","path":"/wallet/{code}.pkpass","operationId":"getWalletPkpass","fields":"query"},
+  {"method":"GET","path":"/sandbox/wallet/ca.pem","operationId":"getSandboxWalletCa","fields":"query"},
   {"method":"GET","path":"/docs","operationId":"getApiReference","fields":"query"},
   {"method":"GET","path":"/docs/assets/{file}","operationId":"getApiReferenceAsset","fields":"query"},
   {"method":"GET","path":"/metrics","operationId":"getMetrics","fields":"query"},

@@ -151,16 +151,94 @@ export interface paths {
          *     thumbnail drawn from the brand's initial (the page loads nothing from elsewhere, so the data's
          *     `thumbnail_url` is not shown), the pass's `qr_code` as a QR code (SVG drawn by the server), the
          *     code in text, the status (`active`, `redeemed`, `expired`, computed as every pass resource
-         *     computes it) and the expiration date, and points and balance for a storecard. The "Add to Apple
-         *     Wallet" and "Add to Google Wallet" buttons say that the reference server does not sign real
-         *     passes.
+         *     computes it) and the expiration date, and points and balance for a storecard, with the "Add to
+         *     Apple Wallet" and "Add to Google Wallet" buttons.
+         *
+         *     With `Accept: application/vnd.apple.pkpass` (ranked above `text/html`) the answer is the pass's
+         *     signed Apple Wallet pass instead, exactly as `GET /wallet/{code}.pkpass` answers it (its `ETag`,
+         *     `Last-Modified`, `304` and `Cache-Control: private, no-cache`; `Vary: Accept`). An unknown code is
+         *     the HTML `404` page either way.
          *
          *     The pass code is the credential: 80 random bits that only the member's link carries. The page
          *     shows the pass and nothing else: no member's name, e-mail or other passes. No token; counts
-         *     against the per-IP rate limit. Answers are not cached (`Cache-Control: no-store`), since the
+         *     against the per-IP rate limit. Pages are not cached (`Cache-Control: no-store`), since the
          *     status changes.
          */
         get: operations["getWalletPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/wallet/{code}.pkpass": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Apple Wallet pass of a pass (extension)
+         * @description **Extension** (the specification's `wallet_url` is "the page where the member adds the pass to a
+         *     mobile wallet"; this is what its "Add to Apple Wallet" button downloads). The pass as a signed
+         *     Apple Wallet pass (`.pkpass`: a zip of `pass.json`, `icon.png` / `icon@2x.png` / `icon@3x.png`,
+         *     `logo.png` / `logo@2x.png`, `manifest.json` with each file's SHA-1, and `signature`, a detached
+         *     PKCS #7 signature of the manifest). A coupon is a `coupon` pass, a storecard a `storeCard` pass
+         *     with `balance` and `points` fields whose `changeMessage` Wallet shows on an update; the `qr_code`
+         *     is a QR barcode with the pass code as its text; `expirationDate` is the end (UTC) of the
+         *     expiration date's day; a redeemed or expired pass is `voided`. `serialNumber` is the pass's id,
+         *     and `webServiceURL` (this server's `/wallet/apple`) with `authenticationToken` lets Wallet fetch
+         *     updates. `GET /wallet/{code}` with `Accept: application/vnd.apple.pkpass` answers the same.
+         *
+         *     **Signing:** with `LOYALTY_APPLE_PASS_CERT`, `LOYALTY_APPLE_PASS_KEY`, `LOYALTY_APPLE_WWDR`,
+         *     `LOYALTY_APPLE_TEAM_ID` and `LOYALTY_APPLE_PASS_TYPE_ID`, the operator's Pass Type ID
+         *     certificate signs (a pass an iPhone installs). Otherwise a test CA and pass certificate that
+         *     the server generated once into its data directory sign (pass type `pass.dev.loyalty.sandbox`,
+         *     team `LOYALTYSBX`): the signature is real and verifies against that CA
+         *     (`GET /sandbox/wallet/ca.pem`), but no iPhone trusts it.
+         *
+         *     **Decisions:** built when asked, never at issue time, and cached per version: the `ETag`
+         *     (strong) changes when anything the pass shows changes (points, balance, status, expiry, brand,
+         *     title) or the signing certificate does; `Last-Modified` is the pass's last change, or the
+         *     moment it expired when that is later. `If-None-Match` (or, without it, `If-Modified-Since`)
+         *     naming the current version answers `304`. `Cache-Control: private, no-cache`. The pass code is
+         *     the credential, as for the page: no token; counts against the per-IP rate limit. An unknown
+         *     code is a JSON `404`.
+         */
+        get: operations["getWalletPkpass"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/wallet/ca.pem": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sandbox's Apple pass CA certificate (extension, sandbox mode only)
+         * @description **Extension**, only on a server in sandbox mode (`LOYALTY_SANDBOX`; `404` otherwise). The
+         *     certificate (PEM) of the test certificate authority that issued the sandbox's pass-signing
+         *     certificate: every `.pkpass` this server signs without the operator's Apple certificates
+         *     verifies against it, e.g. `openssl cms -verify -inform DER -in signature -content
+         *     manifest.json -binary -CAfile ca.pem -purpose any`. Generated once into the data directory
+         *     (`wallet/apple-sandbox/`), so it stays the same across restarts and processes. It is not Apple's:
+         *     an iPhone does not install a pass signed under it.
+         *
+         *     **Decisions:** public (no token; counts against the per-IP rate limit), since a CA certificate
+         *     is no secret. With `LOYALTY_APPLE_PASS_*` set there is no sandbox CA (passes chain to Apple's
+         *     WWDR certificate): `404`.
+         */
+        get: operations["getSandboxWalletCa"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3700,11 +3778,16 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     /** @description `default-src 'none'; style-src 'unsafe-inline'; img-src data:` and no framing. */
                     "Content-Security-Policy"?: string;
-                    /** @description `no-store`. */
+                    /** @description `no-store` for the page; `private, no-cache` for a pass. */
                     "Cache-Control"?: string;
+                    /** @description A pass only (`Accept: application/vnd.apple.pkpass`); as `GET /wallet/{code}.pkpass`. */
+                    ETag?: string;
+                    /** @description A pass only; as `GET /wallet/{code}.pkpass`. */
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/vnd.apple.pkpass": string;
                     /**
                      * @example <!doctype html><html lang="en"><head><title>Welcome 10% off · Acme</title></head>
                      *     <body><main><h1>Welcome 10% off</h1><svg class="qr" role="img" aria-labelledby="qr-title">…</svg>
@@ -3712,6 +3795,19 @@ export interface operations {
                      */
                     "text/html": string;
                 };
+            };
+            /**
+             * @description A pass only (`Accept: application/vnd.apple.pkpass`): the version named by `If-None-Match` or
+             *     `If-Modified-Since` is the current one; no body.
+             */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description As `GET /wallet/{code}.pkpass`. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             /** @description No pass has this code; an HTML page that says so. */
@@ -3733,6 +3829,103 @@ export interface operations {
                 };
             };
             422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getWalletPkpass: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The pass code (`pass_code` of the pass; the last part of its `wallet_url`).
+                 * @example 7K2M9QX4TB1CZD8E
+                 */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed pass. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /**
+                     * @description Strong validator of this version of the pass (the same in every server process).
+                     * @example "xvitdcoM0LvwpJ1pcU7qUOmrRsoS3der"
+                     */
+                    ETag?: string;
+                    /**
+                     * @description When the pass last changed (or expired, when that is later).
+                     * @example Fri, 27 Nov 2026 10:00:00 GMT
+                     */
+                    "Last-Modified"?: string;
+                    /** @description `private, no-cache`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.apple.pkpass": string;
+                };
+            };
+            /** @description The version named by `If-None-Match` or `If-Modified-Since` is the current one; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Strong validator of this version of the pass (the same in every server process).
+                     * @example "xvitdcoM0LvwpJ1pcU7qUOmrRsoS3der"
+                     */
+                    ETag?: string;
+                    /**
+                     * @description When the pass last changed (or expired, when that is later).
+                     * @example Fri, 27 Nov 2026 10:00:00 GMT
+                     */
+                    "Last-Modified"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getSandboxWalletCa: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CA certificate. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example -----BEGIN CERTIFICATE-----
+                     *     MIIDdTCCAl2gAwIBAgIQAb…
+                     *     -----END CERTIFICATE-----
+                     */
+                    "application/x-pem-file": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
         };
     };
