@@ -31,6 +31,7 @@ export {
   passStyleOf,
   readPkpass,
 } from './wallet/pass-json.js';
+export { readZip, ZipFormatError } from './wallet/zip.js';
 
 /** A pass's links (`GET /wallet/{code}/links`). */
 export interface WalletLinks {
