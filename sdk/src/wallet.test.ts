@@ -209,6 +209,13 @@ describe('WalletDevice', () => {
       'not_found',
       'No pass has this code.',
     ]);
+    server.use(http.get(`${baseUrl}/wallet/HTML.pkpass`, () => HttpResponse.html('<!doctype html>…', { status: 404 })));
+    const page = await phone.download('HTML').catch((e: unknown) => e);
+    expect(isLoyaltyError(page) && [page.status, page.code, page.message]).toEqual([
+      404,
+      'not_found',
+      'GET /wallet/HTML.pkpass answered HTTP 404',
+    ]);
     await expect(phone.register()).rejects.toThrow(/download a pass first/);
     const pass = await phone.download('CODE1');
     pass.passJson.authenticationToken = 'wrong-token-wrong-token';

@@ -237,10 +237,13 @@ export class WalletDevice {
     }
     if (response.status < 400) return response;
     const text = await response.text();
-    let body: unknown = text;
+    let body: unknown;
     try {
       body = JSON.parse(text);
-    } catch {}
+    } catch {
+      // Not the API's JSON error (an HTML page, a proxy's text): say which request, not the page.
+      body = `${init.method ?? 'GET'} ${new URL(url).pathname} answered HTTP ${response.status}`;
+    }
     throw new LoyaltyError({ status: response.status, ...describeError(response.status, body), response, body });
   }
 }
