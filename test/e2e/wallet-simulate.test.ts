@@ -63,6 +63,8 @@ async function stop(running: RunningCli) {
   const result = await running.exited;
   expect(result.code, describeRun(result)).toBe(130);
   expect(eventsOf(result).at(-1)?.event, describeRun(result)).toBe('unregistered');
+  // Each update came as a phone gets it: If-Modified-Since answered with the new version, never a stale 304.
+  expect(result.stderr).not.toContain('A phone would have missed');
   return result;
 }
 

@@ -159,14 +159,15 @@ export class WalletDevice {
   /**
    * Asks for the latest version of the pass (Apple: `GET …/passes/{type}/{serial}` with
    * `If-Modified-Since`): a 304 is `changed: false`; a new version replaces the held one and
-   * comes with its `changes` (`diffPasses`).
+   * comes with its `changes` (`diffPasses`). `conditional: false` sends no `If-Modified-Since`
+   * (a phone always sends it; this is for telling a server's stale `Last-Modified` apart).
    */
-  async fetchLatest(options: CallOptions = {}): Promise<LatestPass> {
+  async fetchLatest(options: CallOptions & { conditional?: boolean } = {}): Promise<LatestPass> {
     const previous = this.#held();
     const { passTypeIdentifier, serialNumber } = previous.passJson;
     const url = `${this.#webService()}/v1/passes/${encodeURIComponent(passTypeIdentifier)}/${encodeURIComponent(serialNumber)}`;
     const headers: Record<string, string> = this.#auth();
-    if (previous.lastModified) headers['if-modified-since'] = previous.lastModified;
+    if (previous.lastModified && options.conditional !== false) headers['if-modified-since'] = previous.lastModified;
     const response = await this.#send(url, { headers }, options);
     if (response.status === 304) return { changed: false, pass: previous };
     const pass = await this.#passOf(response, url);

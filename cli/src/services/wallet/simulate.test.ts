@@ -41,6 +41,8 @@ function walletServer(options: {
   pkpass?: (pass: Record<string, unknown>) => Buffer;
   sandbox?: boolean;
   onFetched?: (version: number) => void;
+  /** Last-Modified never moves on (versions within one second, said in whole seconds). */
+  staleLastModified?: boolean;
 }) {
   const pack = options.pkpass ?? ((pass) => buildPkpass({ files: passFiles(pass) }, signer, [ca]));
   let version = 1;
@@ -48,7 +50,7 @@ function walletServer(options: {
   const state = { registered: new Map<string, string>(), deleted: 0, log: [] as string[] };
   const pushes: { id: string; token: string }[] = [];
   const waiting = new Set<() => void>();
-  const modified = () => new Date(Date.UTC(2026, 0, 1, 0, 0, version)).toUTCString();
+  const modified = () => new Date(Date.UTC(2026, 0, 1, 0, 0, options.staleLastModified ? 1 : version)).toUTCString();
   const update = (next: Record<string, unknown>) => {
     pass = next;
     version += 1;
@@ -170,6 +172,21 @@ describe('loyalty wallet simulate', () => {
     expect(run.stderr).toContain('Verified: manifest of 6 files');
     expect(run.stderr).toContain('waiting for updates (Ctrl-C to stop)');
     expect(run.stderr).toContain('Unregistered the device.');
+  });
+
+  it('a pass listed as updated but answered 304 (Last-Modified did not move on): warns, and shows the change', async () => {
+    const ctrlC = new AbortController();
+    const state = walletServer({
+      staleLastModified: true,
+      script: ({ update }) => update(passJson(170)),
+      onFetched: () => ctrlC.abort(),
+    });
+    const run = await runCli(['wallet', 'simulate', 'SC-1'], { env: await env(), signal: ctrlC.signal });
+    expect(run.code).toBe(130);
+    expect(run.stderr).toContain('answered 304 Not Modified to If-Modified-Since Thu, 01 Jan 2026 00:00:01 GMT');
+    expect(run.stderr).toContain('A phone would have missed this update.');
+    expect(run.stdout).toMatch(/balance 120 → 170/);
+    expect(state.log).toEqual(['download SC-1.pkpass', 'register', 'fetch v2', 'unregister']);
   });
 
   it('says what is wrong: an unknown code, a server not in sandbox mode, a server that is down', async () => {

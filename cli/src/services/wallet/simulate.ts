@@ -113,8 +113,19 @@ export async function simulateCommand(ctx: Context, code: string, options: Simul
     `Registered as device ${device.deviceLibraryIdentifier}; waiting for updates (Ctrl-C to stop).`,
   );
 
-  const showUpdate = async () => {
-    const latest = await attempt('fetch the pass', () => device.fetchLatest({ signal }));
+  /** The new version, if any; `listed`: the web service listed the pass as updated since the last tag. */
+  const showUpdate = async (listed: boolean) => {
+    let latest = await attempt('fetch the pass', () => device.fetchLatest({ signal }));
+    if (!latest.changed && listed) {
+      // Listed as updated, yet 304: is there a newer pass.json that a phone would miss?
+      const since = device.pass?.lastModified;
+      const fresh = await attempt('fetch the pass', () => device.fetchLatest({ signal, conditional: false }));
+      if (!fresh.changed || JSON.stringify(fresh.previous.passJson) === JSON.stringify(fresh.pass.passJson)) return;
+      output.warn(
+        `The web service listed the pass as updated but answered 304 Not Modified to If-Modified-Since ${since}, and the pass had changed: its Last-Modified did not move on (a change within the same second?). A phone would have missed this update.`,
+      );
+      latest = fresh;
+    }
     if (!latest.changed) return;
     line(
       {
@@ -139,7 +150,7 @@ export async function simulateCommand(ctx: Context, code: string, options: Simul
     while (!signal.aborted) {
       try {
         if (catchUp) {
-          await showUpdate();
+          await showUpdate(false);
           catchUp = false;
         }
         const pushes = await attempt('wait for pushes', () =>
@@ -150,7 +161,7 @@ export async function simulateCommand(ctx: Context, code: string, options: Simul
         if (pushes.length === 0) continue;
         if (output.json) output.write(JSON.stringify({ event: 'push', pushes }));
         const serials = await attempt('list updated passes', () => device.updatedSerials({ signal }));
-        if (serials.includes(passJson.serialNumber)) await showUpdate();
+        if (serials.includes(passJson.serialNumber)) await showUpdate(true);
       } catch (error) {
         if (signal.aborted) break;
         const transient =
