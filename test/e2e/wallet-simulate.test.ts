@@ -3,7 +3,8 @@
 // service and the sandbox push sink. An earn through POST /passes/scan/storecard shows on the
 // simulator within 1 s; a redeemed coupon comes back voided; a device of another organization,
 // waiting on the same server, never sees a push for them.
-import { WalletDevice } from '@loyalty/sdk/wallet';
+import { createLoyaltyClient } from '@loyalty/sdk';
+import { readPkpass, WalletDevice, walletLinks } from '@loyalty/sdk/wallet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliSandbox, cliSandbox, describeRun, type RunningCli } from '#test-helpers/cli.js';
 import { fetchToken, type LiveServer, startLiveServer } from '#test-helpers/live-server.js';
@@ -129,6 +130,23 @@ describe('loyalty wallet simulate against the real server', () => {
     expect(await globex.updatedSerials()).not.toContain(acmeSerial);
     await globex.unregister();
     await stop(phone);
+  });
+
+  it("walletLinks: the pass's links (from a base URL and through a client); the .pkpass behind pkpass_url", async () => {
+    const code = await issuePass('acme-admin', 'brand-acme', { storecard_id: 'card-points' });
+    const links = await walletLinks(live.url, code);
+    expect(links).toEqual({
+      wallet_url: `${live.url}/wallet/${code}`,
+      pkpass_url: `${live.url}/wallet/${code}.pkpass`,
+      google_save_url: expect.stringContaining('/sandbox/google-wallet/save/'),
+    });
+    const client = createLoyaltyClient({ baseUrl: live.url, token: tokens['acme-admin'] as string });
+    expect(await walletLinks(client, code)).toEqual(links);
+    const res = await fetch(links.pkpass_url);
+    expect(res.headers.get('content-type')).toBe('application/vnd.apple.pkpass');
+    const { passJson } = readPkpass(Buffer.from(await res.arrayBuffer()));
+    expect(passJson.barcodes?.[0]?.altText).toBe(code);
+    await expect(walletLinks(live.url, 'NO-SUCH-CODE')).rejects.toMatchObject({ status: 404 });
   });
 
   it('says so for an unknown code (exit 1)', async () => {
