@@ -19,7 +19,8 @@ export interface Inspection {
   checked: {
     files: string[];
     signer?: { subject: string; valid_to: string };
-    chain: string;
+    /** What the signature's chain was checked against; null when there was no signature of a manifest. */
+    chain: string | null;
   };
   passJson?: PassJson;
 }
@@ -43,7 +44,7 @@ const LATIN1 = new Set(['iso-8859-1', 'latin1', 'iso-latin-1']);
 export async function inspectPkpass(buffer: Buffer, options: InspectOptions = {}): Promise<Inspection> {
   const now = options.now ?? new Date();
   const problems: PassProblem[] = [];
-  const checked: Inspection['checked'] = { files: [], chain: 'not checked' };
+  const checked: Inspection['checked'] = { files: [], chain: null };
   let files: Map<string, Buffer>;
   try {
     files = readZip(buffer);

@@ -217,8 +217,14 @@ describe('loyalty wallet inspect', () => {
     expect(answer.problems.map((p: { code: string }) => p.code)).toEqual(['date_format', 'image_missing']);
   });
 
-  it('an unreadable file is exit 1; a --ca that is not PEM is a usage error (2)', async () => {
+  it('an unsigned pass says nothing was chained; an unreadable file is exit 1; a --ca that is not PEM is a usage error (2)', async () => {
     const cwd = await files();
+    const unsigned = buildPkpass({ files: passFiles(), signature: null }, signer, [ca]);
+    await writeFile(join(cwd, 'unsigned.pkpass'), unsigned);
+    const plain = await runCli(['wallet', 'inspect', 'unsigned.pkpass'], { cwd });
+    expect(plain.code).toBe(1);
+    expect(plain.stdout).toContain('✖ The signature file is missing.');
+    expect(plain.stdout).toContain('no signature chain (no signature of a manifest to check)');
     const missing = await runCli(['wallet', 'inspect', 'nope.pkpass'], { cwd });
     expect([missing.code, missing.stderr]).toEqual([
       1,

@@ -53,7 +53,11 @@ function report(ctx: Context, file: string, { problems, checked }: Inspection): 
     if (problems.length === 0) lines.push(`${out.green('✔')} ${file}: no problem found; a wallet should install it.`);
     lines.push(
       out.dim(`Checked: ${checked.files.length} files (${checked.files.join(', ') || 'none'}); manifest SHA-1s;`),
-      out.dim(`  signature chain against ${checked.chain};`),
+      out.dim(
+        checked.chain
+          ? `  signature chain against ${checked.chain};`
+          : '  no signature chain (no signature of a manifest to check);',
+      ),
       ...(checked.signer ? [out.dim(`  signer ${checked.signer.subject}, valid to ${checked.signer.valid_to};`)] : []),
       out.dim('  pass.json keys, dates, barcodes; icon.png.'),
     );
