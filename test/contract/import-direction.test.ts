@@ -38,7 +38,7 @@ const PACKAGES: Package[] = [
   {
     src: 'sdk/src',
     rootLayer: 'public', // the modules the package exports
-    layers: { internal: ['generated'], generated: ANY, 'mock-api': ANY, public: ANY },
+    layers: { internal: ['generated'], generated: ANY, 'mock-api': ANY, wallet: ['public'], public: ANY },
   },
   {
     src: 'cli/src',
