@@ -16,6 +16,7 @@ import { voucherRoutes } from './vouchers.js';
 import { webhookLifecycleRoutes } from './webhook-lifecycle.js';
 import { webhookRoutes } from './webhooks.js';
 import { eventRoutes } from './events.js';
+import { walletAppleRoutes } from './wallet-apple.js';
 import { webshopRoutes } from './webshop.js';
 
 /** Every route of the API, listed explicitly (no file-name magic). */
@@ -37,5 +38,6 @@ export const routes: RouteDef[] = [
   ...sandboxRoutes,
   ...sandboxResetRoutes,
   ...sandboxOrganizationRoutes,
+  ...walletAppleRoutes,
   ...pageRoutes,
 ];

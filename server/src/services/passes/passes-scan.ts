@@ -2,6 +2,7 @@ import type { Db } from '../../db/pool.js';
 import type { Schemas } from '../../lib/schemas.js';
 import { DomainError, notFound } from '../platform/errors.js';
 import { recordEvents } from '../webhooks/events.js';
+import { queuePassPushes } from '../wallet/wallet-pushes.js';
 import type { OrganizationScope } from '../platform/organization-scope.js';
 
 type PassRow = {
@@ -78,6 +79,8 @@ export async function redeemCouponPass(
     throw new DomainError('unprocessable', 'pass_expired', 'This coupon pass has expired.');
   }
   const redeemedAt = redeemed.redeemed_at.toISOString();
+  // The wallet shows the pass voided now: its devices are told, with this change (none: no job).
+  await queuePassPushes(tx, [redeemed.id]);
   await recordEvents(tx, [
     {
       organizationId: redeemed.organization_id,

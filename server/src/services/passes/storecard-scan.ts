@@ -4,6 +4,7 @@ import type { Schemas } from '../../lib/schemas.js';
 import { DomainError, invalidField } from '../platform/errors.js';
 import { recordEvents } from '../webhooks/events.js';
 import { findPass } from './passes-scan.js';
+import { queuePassPushes } from '../wallet/wallet-pushes.js';
 import type { OrganizationScope } from '../platform/organization-scope.js';
 
 export type StorecardScanInput = {
@@ -118,6 +119,8 @@ export async function scanStorecard(
     RETURNING *`;
   if (!row) return defined(await replay(), 'the transaction that holds this reference');
   await tx`UPDATE passes SET points = ${points}, balance = ${balance}, updated_at = now() WHERE id = ${pass.id}`;
+  // The wallet shows points and balance: its devices are told, with this change (none: no job).
+  await queuePassPushes(tx, [pass.id]);
   await recordEvents(tx, [
     {
       organizationId: pass.organization_id,

@@ -264,7 +264,7 @@ describe('the prune_old_rows task', () => {
       await task({}, {} as never);
       expect(errors.mock.calls).toEqual([
         [
-          'loyalty: retention: purged 2 events, 0 webhook deliveries, 0 webhook attempts, 0 voucher jobs, 0 expired access tokens, 0 expired idempotency keys, 0 failed worker jobs',
+          'loyalty: retention: purged 2 events, 0 webhook deliveries, 0 webhook attempts, 0 voucher jobs, 0 expired access tokens, 0 expired idempotency keys, 0 failed worker jobs, 0 sandbox wallet pushes',
         ],
       ]);
     } finally {
@@ -283,9 +283,10 @@ describe('the prune_old_rows task', () => {
         accessTokens: 1,
         idempotencyKeys: 1,
         workerJobs: 1,
+        walletPushes: 1,
       }),
     ).toBe(
-      'loyalty: retention: purged 1 event, 1 webhook delivery, 3 webhook attempts, 1 voucher job, 1 expired access token, 1 expired idempotency key, 1 failed worker job',
+      'loyalty: retention: purged 1 event, 1 webhook delivery, 3 webhook attempts, 1 voucher job, 1 expired access token, 1 expired idempotency key, 1 failed worker job, 1 sandbox wallet push',
     );
   });
 
