@@ -275,3 +275,30 @@ describe('passesUpdatedSince', () => {
     expect(await pushJobs(theirs.passId)).toBe(0);
   });
 });
+
+describe('rate limits', () => {
+  it('counts the web service and the push sink per address, like other routes without a token', async () => {
+    const limited = await createTestServer({ sandbox: true, rateLimitIp: 3 });
+    try {
+      const urls = [
+        `/wallet/apple/v1/devices/device-rl/registrations/${SANDBOX_PASS_TYPE_ID}`,
+        '/sandbox/wallet/pushes',
+        `/wallet/apple/v1/devices/device-rl/registrations/${SANDBOX_PASS_TYPE_ID}`,
+      ];
+      for (const url of urls) {
+        const res = await limited.inject({ method: 'GET', url, headers: { authorization: 'PushToken rl' } });
+        expect(res.statusCode).toBeLessThan(400);
+        expect(res.headers['ratelimit-policy']).toMatch(/^"ip";q=3;/);
+      }
+      const over = await limited.inject({
+        method: 'POST',
+        url: '/wallet/apple/v1/log',
+        headers: { authorization: 'ApplePass anything-at-all' },
+        payload: { logs: [] },
+      });
+      expect(over.statusCode).toBe(429);
+    } finally {
+      await limited.close();
+    }
+  });
+});
