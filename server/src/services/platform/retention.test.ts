@@ -87,6 +87,11 @@ describe('purgeOldRows', () => {
     // Created long ago, retried by hand and failed again yesterday: kept, and its event with it.
     const retriedLately = await delivery(sub, retried, 'failed', daysAgo(40), daysAgo(1), 1);
     const youngDelivered = await delivery(sub, young, 'delivered', daysAgo(29), daysAgo(29), 1);
+    // The sandbox's record of wallet pushes: by sent_at.
+    await sql`
+      INSERT INTO wallet_pushes (organization_id, push_token_hash, topic, sent_at) VALUES
+        ('org-acme', '\\x01', 'pass.dev.loyalty.sandbox', ${daysAgo(31)}),
+        ('org-acme', '\\x01', 'pass.dev.loyalty.sandbox', ${daysAgo(29)})`;
 
     const counts = await purgeOldRows(sql, { retentionDays: 30 });
 
@@ -98,7 +103,9 @@ describe('purgeOldRows', () => {
       accessTokens: 0,
       idempotencyKeys: 0,
       workerJobs: 0,
+      walletPushes: 1,
     });
+    expect(await count(sql`SELECT count(*)::int AS n FROM wallet_pushes`)).toBe(1);
     expect(await ids('events')).toEqual([pending, retried, young].sort());
     expect(await ids('webhook_deliveries')).toEqual([oldPending, retriedLately, youngDelivered].sort());
     expect(await ids('events')).not.toContain(alone);

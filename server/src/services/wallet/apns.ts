@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import http2 from 'node:http2';
-import type { WalletConfig } from '../../config-wallet.js';
+import type { Config } from '../../config.js';
 
 /**
  * Pushes to Apple's APNs for Wallet passes, over HTTP/2 with the Pass Type ID certificate (TLS
@@ -34,7 +34,7 @@ const TIMEOUT_MS = 10_000;
  * trust besides the system's (tests: the local endpoint's); connection errors reject.
  */
 export async function sendApnsPushes(
-  apple: NonNullable<WalletConfig['apple']>,
+  apple: NonNullable<Config['wallet']['apple']>,
   apnsUrl: string,
   topic: string,
   pushTokens: readonly string[],

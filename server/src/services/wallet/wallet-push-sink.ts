@@ -1,5 +1,5 @@
 import type { Sql } from '../../db/pool.js';
-import { listenWaiters } from '../../lib/listen-waiters.js';
+import { listenWaiters } from '../platform/listen-waiters.js';
 import { invalidField } from '../platform/errors.js';
 import { PUSH_CHANNEL, pushTokenKey } from './wallet-pushes.js';
 

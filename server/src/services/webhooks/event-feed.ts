@@ -3,7 +3,7 @@ import { firstRow } from '../../lib/defined.js';
 import type { Schemas } from '../../lib/schemas.js';
 import { invalidField } from '../platform/errors.js';
 import type { EventType } from './events.js';
-import { listenWaiters } from '../../lib/listen-waiters.js';
+import { listenWaiters } from '../platform/listen-waiters.js';
 
 /**
  * GET /events: the organization's events in the envelope of webhook deliveries.

@@ -1,4 +1,4 @@
-import type { Sql } from '../db/pool.js';
+import type { Sql } from '../../db/pool.js';
 
 /**
  * Long polls woken by PostgreSQL notifications: one LISTEN connection per pool and channel, shared
