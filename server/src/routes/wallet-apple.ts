@@ -1,11 +1,10 @@
 import type { Request } from '@hapi/hapi';
 import { appOf } from '../context.js';
 import type { Schemas } from '../lib/schemas.js';
-import { DomainError } from '../services/platform/errors.js';
 import { authorizedPass, checkPassType } from '../services/wallet/apple-web-service.js';
 import { pkpassFor } from '../services/wallet/pkpass.js';
 import { findWalletPassById } from '../services/wallet/wallet-pass.js';
-import { listSandboxPushes } from '../services/wallet/wallet-push-sink.js';
+import { listSandboxPushes, pushTokenOf } from '../services/wallet/wallet-push-sink.js';
 import { passesUpdatedSince, registerDevice, unregisterDevice } from '../services/wallet/wallet-registrations.js';
 import { longestWaitSeconds } from './events.js';
 import { payloadOf, queryOf } from './route-options.js';
@@ -102,19 +101,12 @@ export const walletAppleRoutes: RouteDef[] = [
     path: '/sandbox/wallet/pushes',
     handler: async (request) => {
       const app = appOf(request);
-      const m = /^PushToken ([\x21-\x7e]{1,400})$/.exec(authorization(request) ?? '');
-      if (!m?.[1])
-        throw new DomainError(
-          'unauthenticated',
-          'unauthenticated',
-          'The Authorization header must be "PushToken <pushToken>", the push token a device registered.',
-        );
       const q = queryOf<{ after?: string; wait?: number }>(request);
       const gone = new AbortController();
       request.raw.req.once('close', () => gone.abort());
       const page = await listSandboxPushes(
         app.sql,
-        m[1],
+        pushTokenOf(authorization(request)),
         {
           after: q.after,
           waitSeconds:

@@ -1,6 +1,6 @@
 import type { Sql } from '../../db/pool.js';
 import { listenWaiters } from '../platform/listen-waiters.js';
-import { invalidField } from '../platform/errors.js';
+import { DomainError, invalidField } from '../platform/errors.js';
 import { PUSH_CHANNEL, pushTokenKey } from './wallet-pushes.js';
 
 /**
@@ -21,6 +21,18 @@ export const OPEN_PUSH_POLLS_PER_ADDRESS = 20;
 const PAGE = 100;
 const CURSOR = /^\d{1,19}$/;
 const MAX_CURSOR = 9223372036854775807n;
+
+/** The push token of an `Authorization: PushToken <pushToken>` header; 401 for anything else. */
+export function pushTokenOf(header: string | undefined): string {
+  const token = /^PushToken ([\x21-\x7e]{1,400})$/.exec(header ?? '')?.[1];
+  if (!token)
+    throw new DomainError(
+      'unauthenticated',
+      'unauthenticated',
+      'The Authorization header must be "PushToken <pushToken>", the push token a device registered.',
+    );
+  return token;
+}
 
 export async function listSandboxPushes(
   sql: Sql,

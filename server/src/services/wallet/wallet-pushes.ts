@@ -1,3 +1,4 @@
+import type { PendingQuery, Row } from 'postgres';
 import type { Db, Sql } from '../../db/pool.js';
 import { sha256 } from '../../lib/hash.js';
 
@@ -20,16 +21,25 @@ export const WALLET_PUSH = 'wallet_push';
 const PUSH_ATTEMPTS = 5;
 
 /**
+ * The push jobs of the passes `passIds` selects (one uuid column, each pass once), as a statement
+ * to run or to compose into a CTE: one job per pass however many changes (its job key, so a burst
+ * of scans of one pass is one push), one row per job.
+ */
+export const pushJobsOf = (db: Db, passIds: PendingQuery<Row[]>) => db`
+  SELECT graphile_worker.add_job(${WALLET_PUSH}, json_build_object('pass_id', r.pass_id),
+           job_key => ${`${WALLET_PUSH}:`} || r.pass_id::text, max_attempts => ${PUSH_ATTEMPTS}::int)
+  FROM (${passIds}) AS r(pass_id)`;
+
+/**
  * Queues the push job of each of these passes that has a registered device, in the caller's
- * transaction (pass the transaction as `db`). One job per pass however many changes (job key):
- * a burst of scans of one pass is one push. Answers how many jobs were queued.
+ * transaction (pass the transaction as `db`). Answers how many jobs were queued.
  */
 export async function queuePassPushes(db: Db, passIds: readonly string[]): Promise<number> {
   if (passIds.length === 0) return 0;
-  const rows = await db`
-    SELECT graphile_worker.add_job(${WALLET_PUSH}, json_build_object('pass_id', r.pass_id),
-             job_key => ${`${WALLET_PUSH}:`} || r.pass_id::text, max_attempts => ${PUSH_ATTEMPTS}::int)
-    FROM (SELECT DISTINCT pass_id FROM wallet_registrations WHERE pass_id = ANY(${passIds as string[]}::uuid[])) r`;
+  const rows = await db`${pushJobsOf(
+    db,
+    db`SELECT DISTINCT pass_id FROM wallet_registrations WHERE pass_id = ANY(${passIds as string[]}::uuid[])`,
+  )}`;
   return rows.length;
 }
 

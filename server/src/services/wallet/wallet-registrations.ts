@@ -3,6 +3,7 @@ import { firstRow } from '../../lib/defined.js';
 import { invalidField } from '../platform/errors.js';
 import { recordEvents } from '../webhooks/events.js';
 import type { WalletPass } from './wallet-pass.js';
+import { pushJobsOf } from './wallet-pushes.js';
 
 /**
  * The devices registered for passes' updates (Apple's web service, migration 0043), and what a
@@ -138,11 +139,7 @@ export async function noteExpiries(db: Db, organizationId?: string): Promise<num
         AND p.expiration_date IS NOT NULL
         AND loyalty_pass_status(p.status, p.expiration_date, p.organization_id) = 'expired'
       RETURNING r.pass_id
-    ), queued AS (
-      SELECT graphile_worker.add_job('wallet_push', json_build_object('pass_id', n.pass_id),
-               job_key => 'wallet_push:' || n.pass_id::text, max_attempts => 5)
-      FROM (SELECT DISTINCT pass_id FROM noted) n
-    )
+    ), queued AS (${pushJobsOf(db, db`SELECT DISTINCT pass_id FROM noted`)})
     SELECT count(*)::int AS passes FROM queued`;
   return firstRow(rows, 'the count of noted expiries').passes;
 }
