@@ -43,6 +43,20 @@ export async function queuePassPushes(db: Db, passIds: readonly string[]): Promi
   return rows.length;
 }
 
+/**
+ * The CTE `pushed` (one row: `jobs`, 0 or more) of a statement that changed passes: the push jobs
+ * of those of the passes `changed` names (a CTE with an `id` column) that have devices, so the
+ * change and its pushes are one statement (no round trip more for a scan). The statement must read
+ * it (`CROSS JOIN pushed`): a plain SELECT in a WITH runs only when it is read.
+ */
+export const pushedAfter = (db: Db, changed: string) => db`
+  pushed AS (
+    SELECT count(*)::int AS jobs FROM (${pushJobsOf(
+      db,
+      db`SELECT DISTINCT r.pass_id FROM wallet_registrations r WHERE r.pass_id IN (SELECT id FROM ${db(changed)})`,
+    )}) j
+  )`;
+
 /** One device to push to: its push token and the pass type (APNs' topic), of the pass's organization. */
 export type PushTarget = { organization_id: string; push_token: string; topic: string };
 
