@@ -3,6 +3,7 @@ import { createTestServer, type Json, TEST_SECRET_KEY, type TestServer } from '#
 import { createMember } from '../services/members/members.js';
 import { issuePassToMember } from '../services/passes/passes-issue.js';
 import { authenticationTokenOf, SANDBOX_PASS_TYPE_ID } from '../services/wallet/pass-identity.js';
+import { noteExpiries } from '../services/wallet/wallet-registrations.js';
 
 // Issue 28, part C: Apple's pass-update web service against a real PostgreSQL (server.inject; no
 // worker here: queued push jobs are counted in graphile-worker's table, the live test sends them).
@@ -273,6 +274,47 @@ describe('passesUpdatedSince', () => {
     // globex's clock did not move: its pass is not expired, not named, not pushed.
     expect((await updated('device-i2', theirTag)).status).toBe(204);
     expect(await pushJobs(theirs.passId)).toBe(0);
+  });
+});
+
+describe('expiry by the passing of time', () => {
+  it('names a pass whose expiry passed before the periodic check notes it, then pushes it once', async () => {
+    const coupon = await issue('globex', { coupon_id: 'coupon-globex' });
+    await register('device-j1', coupon.passId, 'push-j1');
+    const tag = (await updated('device-j1')).body?.lastUpdated as string;
+    // Its expiration date passed (as at midnight of its organization's clock); nothing else changed.
+    await t.db.sql`UPDATE passes SET expiration_date = expiration_date - 30 WHERE id = ${coupon.passId}`;
+    await t.db.sql`UPDATE wallet_registrations SET expiry_noted_at = NULL WHERE pass_id = ${coupon.passId}`;
+    expect((await updated('device-j1', tag)).body?.serialNumbers).toEqual([coupon.passId]);
+    expect(await pushJobs(coupon.passId)).toBe(0);
+    expect(await noteExpiries(t.db.sql)).toBeGreaterThanOrEqual(1);
+    expect(await pushJobs(coupon.passId)).toBe(1);
+    const noted = (await updated('device-j1', tag)).body?.lastUpdated as string;
+    expect((await updated('device-j1', noted)).status).toBe(204);
+    // Noted once: the next check finds nothing more of it.
+    await noteExpiries(t.db.sql);
+    expect(await pushJobs(coupon.passId)).toBe(1);
+  });
+});
+
+describe('outside sandbox mode', () => {
+  it('has no push sink (404), and the web service answers as in the sandbox', async () => {
+    const real = await createTestServer({ sandbox: false });
+    try {
+      const sink = await real.inject({
+        method: 'GET',
+        url: '/sandbox/wallet/pushes',
+        headers: { authorization: 'PushToken x' },
+      });
+      expect(sink.statusCode).toBe(404);
+      const list = await real.inject({
+        method: 'GET',
+        url: `/wallet/apple/v1/devices/device-k1/registrations/${SANDBOX_PASS_TYPE_ID}`,
+      });
+      expect(list.statusCode).toBe(204);
+    } finally {
+      await real.close();
+    }
   });
 });
 
