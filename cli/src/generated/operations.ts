@@ -81,5 +81,11 @@ export const OPERATIONS: readonly Operation[] = [
   {"method":"POST","path":"/sandbox/reset","operationId":"resetSandbox","fields":"body"},
   {"method":"POST","path":"/sandbox/organizations","operationId":"createSandboxOrganization","fields":"body"},
   {"method":"DELETE","path":"/sandbox/organizations/{id}","operationId":"deleteSandboxOrganization","fields":"query"},
+  {"method":"POST","path":"/wallet/apple/v1/devices/{deviceLibraryIdentifier}/registrations/{passTypeIdentifier}/{serialNumber}","operationId":"registerAppleWalletDevice","fields":"body"},
+  {"method":"DELETE","path":"/wallet/apple/v1/devices/{deviceLibraryIdentifier}/registrations/{passTypeIdentifier}/{serialNumber}","operationId":"unregisterAppleWalletDevice","fields":"query"},
+  {"method":"GET","path":"/wallet/apple/v1/devices/{deviceLibraryIdentifier}/registrations/{passTypeIdentifier}","operationId":"listAppleWalletUpdatedPasses","fields":"query"},
+  {"method":"GET","path":"/wallet/apple/v1/passes/{passTypeIdentifier}/{serialNumber}","operationId":"getLatestAppleWalletPass","fields":"query"},
+  {"method":"POST","path":"/wallet/apple/v1/log","operationId":"logAppleWalletMessages","fields":"body"},
+  {"method":"GET","path":"/sandbox/wallet/pushes","operationId":"listSandboxWalletPushes","fields":"query"},
   {"method":"GET","path":"/events","operationId":"listEvents","fields":"query","paginate":{"kind":"cursor","param":"after","next":["next_cursor"],"items":["data"]}},
 ];

@@ -17,6 +17,7 @@ import { walletPassRoutes } from './wallet-passes.js';
 import { webhookLifecycleRoutes } from './webhook-lifecycle.js';
 import { webhookRoutes } from './webhooks.js';
 import { eventRoutes } from './events.js';
+import { walletAppleRoutes } from './wallet-apple.js';
 import { webshopRoutes } from './webshop.js';
 
 /** Every route of the API, listed explicitly (no file-name magic). */
@@ -38,6 +39,7 @@ export const routes: RouteDef[] = [
   ...sandboxRoutes,
   ...sandboxResetRoutes,
   ...sandboxOrganizationRoutes,
+  ...walletAppleRoutes,
   ...pageRoutes,
   ...walletPassRoutes,
 ];
