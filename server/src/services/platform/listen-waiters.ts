@@ -45,6 +45,12 @@ function createListenWaiter(sql: Sql, channel: string, perKey: number) {
       }
     })
     .catch(() => undefined);
+  // Until LISTEN is active a notification reaches nobody: a poll that read before then reads again
+  // as soon as it is (a process's first polls), rather than sleeping through what it missed.
+  let listeningActive = false;
+  void listening.then(() => {
+    listeningActive = true;
+  });
 
   const wait = (subject: string) => {
     let resolveFired!: () => void;
@@ -60,11 +66,12 @@ function createListenWaiter(sql: Sql, channel: string, perKey: number) {
       resolveFired();
     };
     wakes.add(wake);
+    const subscribedBeforeListening = !listeningActive;
     return {
       cancel: off,
       wait: async (ms: number, signal?: AbortSignal) => {
         await listening;
-        await Promise.race([fired, delay(ms, signal)]);
+        if (!subscribedBeforeListening) await Promise.race([fired, delay(ms, signal)]);
         off();
       },
     };
