@@ -5,8 +5,7 @@ import { issuePassToMember } from '../services/passes/passes-issue.js';
 import { authenticationTokenOf, SANDBOX_PASS_TYPE_ID } from '../services/wallet/pass-identity.js';
 
 // Issue 28: GET /wallet/apple/v1/passes/{type}/{serial}, the latest version of a pass through
-// pkpassFor (services/wallet/pkpass.ts). Needs the pass builder of part A: with the stub, the route
-// answers 500.
+// pkpassFor (services/wallet/pkpass.ts).
 
 let t: TestServer;
 beforeAll(async () => {
@@ -65,6 +64,31 @@ describe('the latest version of a pass', () => {
     });
     expect(newer.statusCode).toBe(200);
     expect(Date.parse(String(newer.headers['last-modified']))).toBeGreaterThan(Date.parse(lastModified));
+  });
+
+  it('never answers 304 to a phone holding a version of the same second as a later change', async () => {
+    const pass = await storecard();
+    const earn = async (reference: string) =>
+      t.inject({
+        method: 'POST',
+        url: '/passes/scan/storecard',
+        headers: await t.auth('acme-admin'),
+        payload: { pass_code: pass.passCode, type: 'earn', points: 10, transaction_reference: reference },
+      });
+    // A version late in its second: the next change would fall in the same second of Last-Modified.
+    await t.db
+      .sql`UPDATE passes SET updated_at = date_trunc('second', now()) + interval '900 ms' WHERE id = ${pass.passId}`;
+    const held = await t.inject({ method: 'GET', url: url(pass.passId), headers: applePass(pass.passId) });
+    expect((await earn('same-second-1')).statusCode).toBe(201);
+    const asked = await t.inject({
+      method: 'GET',
+      url: url(pass.passId),
+      headers: { ...applePass(pass.passId), 'if-modified-since': String(held.headers['last-modified']) },
+    });
+    expect(asked.statusCode).toBe(200);
+    expect(Date.parse(String(asked.headers['last-modified']))).toBeGreaterThan(
+      Date.parse(String(held.headers['last-modified'])),
+    );
   });
 
   it("answers 401 for a wrong token or another pass's token, as the other routes", async () => {
