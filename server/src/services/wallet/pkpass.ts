@@ -12,7 +12,7 @@ export type Pkpass = {
   body: Buffer;
   /** Strong ETag of this version (quoted). */
   etag: string;
-  /** The pass's version time (updated_at, or its expiry when that is later and has passed). */
+  /** The pass's version time (version_at, or its expiry when that is later and has passed). */
   lastModified: Date;
 };
 
@@ -71,9 +71,9 @@ export function pkpassBodyOf(version: PkpassVersion): Buffer {
   return body;
 }
 
-/** A pass changes when its row does (updated_at) and when it expires, which changes no row. */
+/** A pass changes when its row does (version_at: whole seconds, one per version) and when it expires, which changes no row. */
 function versionTimeOf(pass: WalletPass): Date {
-  const updated = new Date(pass.updated_at);
+  const updated = new Date(pass.version_at);
   if (pass.status !== 'expired' || !pass.expiration_date) return updated;
   const expired = new Date(expiryInstantOf(pass.expiration_date).getTime() + 1000);
   return expired > updated ? expired : updated;

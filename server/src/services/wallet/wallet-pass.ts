@@ -19,8 +19,13 @@ export type WalletPass = {
   points: number;
   balance: number;
   redeemed_at: string | null;
-  /** When the pass's row last changed (ISO 8601, milliseconds): its version, with its status. */
+  /** When the pass's row last changed (ISO 8601, milliseconds). */
   updated_at: string;
+  /**
+   * The whole second of the pass's latest version (ISO 8601): later than every version before it,
+   * so a Last-Modified of whole seconds tells versions apart (migration 0044).
+   */
+  version_at: string;
 };
 
 /** Pass codes are 16 characters; anything much longer is no code, and is not looked up. */
@@ -52,7 +57,8 @@ function selectWalletPass(db: Db) {
            loyalty_pass_status(p.status, p.expiration_date, p.organization_id) AS status,
            p.expiration_date::text AS expiration_date, p.points, p.balance,
            to_char(p.redeemed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS redeemed_at,
-           to_char(p.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at
+           to_char(p.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
+           to_char(p.version_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS version_at
     FROM passes p
     JOIN brands b ON b.id = p.brand_id
     LEFT JOIN coupons c ON c.id = p.coupon_id
