@@ -62,7 +62,7 @@ export const walletEnvSchema = {
   LOYALTY_GOOGLE_WALLET_ISSUER_ID: Joi.string()
     .empty('')
     .pattern(/^\d+$/)
-    .messages({ 'string.pattern.base': 'LOYALTY_GOOGLE_WALLET_ISSUER_ID must be the issuer\'s number' }),
+    .messages({ 'string.pattern.base': "LOYALTY_GOOGLE_WALLET_ISSUER_ID must be the issuer's number" }),
   LOYALTY_GOOGLE_WALLET_SERVICE_ACCOUNT: Joi.string().empty(''),
 };
 
