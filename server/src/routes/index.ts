@@ -13,6 +13,7 @@ import { productRoutes } from './products.js';
 import { tagRoutes } from './tags.js';
 import type { RouteDef } from './types.js';
 import { voucherRoutes } from './vouchers.js';
+import { walletGoogleRoutes } from './wallet-google.js';
 import { webhookLifecycleRoutes } from './webhook-lifecycle.js';
 import { webhookRoutes } from './webhooks.js';
 import { eventRoutes } from './events.js';
@@ -38,4 +39,5 @@ export const routes: RouteDef[] = [
   ...sandboxResetRoutes,
   ...sandboxOrganizationRoutes,
   ...pageRoutes,
+  ...walletGoogleRoutes,
 ];
