@@ -63,13 +63,14 @@ function deadPassNote(pass: WalletPass): SafeHtml {
   return html`<p class="dead" data-field="no-code">${why}: it has no code to scan any more, and nothing to add to a wallet. A copy already in Apple Wallet shows it as void.</p>`;
 }
 
-function walletActions(pass: WalletPass, { links, sandboxes }: WalletButtons): SafeHtml {
+function walletActions(pass: WalletPass, { links, sandboxes, sandboxMode }: WalletButtons): SafeHtml {
   const expires = pass.expiration_date
     ? html`, valid through <time datetime="${pass.expiration_date}">${pass.expiration_date}</time>`
     : '';
+  const ca = sandboxMode ? html` (<a href="/sandbox/wallet/ca.pem">ca.pem</a>)` : '';
   const sandboxNotes = [
     sandboxes.apple &&
-      html`<li>Apple Wallet: the pass is signed by this sandbox's test certificate authority (<a href="/sandbox/wallet/ca.pem">ca.pem</a>), which no iPhone trusts, so iOS will not install it; <code>loyalty wallet inspect</code> checks it.</li>`,
+      html`<li>Apple Wallet: the pass is signed by this server's test certificate authority${ca}, which no iPhone trusts, so iOS will not install it; <code>loyalty wallet inspect</code> checks it.</li>`,
     sandboxes.google &&
       links.google_save_url &&
       html`<li>Google Wallet: the link opens this sandbox's preview of the card, signed with its own key, instead of Google Wallet.</li>`,

@@ -78,6 +78,8 @@ describe('GET /wallet/{code}', () => {
       /<a class="wallet-button" href="\/sandbox\/google-wallet\/save\/ey[\w-]+\.[\w-]+\.[\w-]+" data-action="google-wallet"/,
     );
     expect(res.payload).toContain('<span data-field="button-state">active</span>');
+    expect(res.payload).toContain('preview of the card');
+    expect(res.payload).toContain('<a href="/sandbox/wallet/ca.pem">ca.pem</a>');
     // Nothing of the member: no e-mail, no id.
     expect(res.payload).not.toContain(pass.email);
     expect(res.payload).not.toContain(pass.memberId);

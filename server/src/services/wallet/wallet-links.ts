@@ -31,11 +31,14 @@ export async function walletLinksOf(
 export type WalletButtons = {
   links: Pick<WalletLinks, 'pkpass_url' | 'google_save_url'>;
   sandboxes: { apple: boolean; google: boolean };
+  /** Whether the sandbox's routes (its CA certificate, its Google save page) are served. */
+  sandboxMode: boolean;
 };
 
 /** The wallet page's buttons of a pass; an inactive pass shows none, so no link is made for it. */
 export async function walletButtonsOf(app: AppContext, pass: WalletPass): Promise<WalletButtons> {
   const sandboxes = { apple: !app.config.wallet.apple, google: !app.config.wallet.google };
-  if (pass.status !== 'active') return { links: { pkpass_url: '', google_save_url: null }, sandboxes };
-  return { links: await walletLinksOf(app, pass, { relative: true }), sandboxes };
+  const sandboxMode = app.config.sandbox;
+  if (pass.status !== 'active') return { links: { pkpass_url: '', google_save_url: null }, sandboxes, sandboxMode };
+  return { links: await walletLinksOf(app, pass, { relative: true }), sandboxes, sandboxMode };
 }
