@@ -14,11 +14,12 @@ const STYLE = `
 .gtop h1{margin:.9rem 0 0;font-size:1.4rem;overflow-wrap:anywhere}
 .kind{font-size:.85rem;opacity:.9}
 .gbody{padding:1rem 1.25rem 1.25rem}
+.gbody>p:first-child{margin-top:0}
 .state{display:inline-block;padding:0 .6rem;border-radius:999px;font-weight:700;font-size:.9rem}
 .state-ACTIVE{background:#e3f4e8;color:#0a5c27}.state-INACTIVE{background:#e8eaf6;color:#283593}.state-EXPIRED{background:#fde8e7;color:#8c1d18}
 .qr{display:block;width:100%;max-width:14rem;height:auto;margin:1rem auto .25rem;background:#fff}
 .alt{text-align:center;font:600 1.05rem/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;letter-spacing:.06em;margin:0 0 1rem;word-break:break-all}
-.noqr{margin:1rem 0;padding:.75rem 1rem;border-radius:.75rem;background:var(--bg);font-weight:600}
+.noqr{margin:1rem 0;padding:.75rem 1rem;border-radius:.75rem;background:var(--bg);font-weight:500}
 dl{display:grid;grid-template-columns:auto 1fr;gap:.35rem 1rem;margin:0}
 dt{color:var(--muted)}dd{margin:0;font-weight:600}
 .note{font-size:.9rem;color:var(--muted);margin:1rem 0 0}

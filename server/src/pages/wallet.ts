@@ -17,7 +17,8 @@ dt{color:var(--muted)}dd{margin:0;font-weight:600}
 .actions{display:grid;gap:.75rem}
 a.wallet-button{display:flex;align-items:center;justify-content:center;font-weight:600;padding:.8rem 1rem;border-radius:.75rem;background:#1b1f24;color:#fff;min-height:48px;text-decoration:none}
 a.wallet-button:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
-.dead{margin:1.25rem 0;padding:.9rem 1rem;border-radius:.75rem;background:var(--bg);font-weight:600}
+.dead{margin:1.25rem 0;padding:.9rem 1rem;border-radius:.75rem;background:var(--bg);font-weight:500}
+.dead time,.note time{white-space:nowrap}
 .note{font-size:.9rem;color:var(--muted);margin:.75rem 0 0}
 details{margin-top:.5rem;font-size:.9rem;color:var(--muted)}summary{cursor:pointer;color:var(--accent)}
 details ul{padding-left:1.1rem;margin:.5rem 0 0}details li{margin:.35rem 0}
