@@ -5,7 +5,7 @@ import path from 'node:path';
 import { decodeProtectedHeader, importSPKI, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '#test-helpers/server.js';
-import type { AppContext } from '../context.js';
+import type { WalletApp } from '../services/wallet/wallet-app.js';
 import { googleSignerOf, serviceAccountOf } from '../services/wallet/google-signer.js';
 
 // Issue 28, Google Wallet with the operator's issuer (LOYALTY_GOOGLE_WALLET_ISSUER_ID and a
@@ -145,6 +145,6 @@ describe('serviceAccountOf', () => {
 it('makes no Google links on a server that is neither a sandbox nor given an issuer', async () => {
   const app = {
     config: { ...t.config, sandbox: false, wallet: { ...t.config.wallet, google: undefined } },
-  } as AppContext;
+  } as WalletApp;
   expect(await googleSignerOf(app)).toBeUndefined();
 });

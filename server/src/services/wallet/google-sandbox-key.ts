@@ -3,7 +3,7 @@ import { chmod, link, mkdir, readFile, unlink, writeFile } from 'node:fs/promise
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose';
-import type { AppContext } from '../../context.js';
+import type { WalletApp } from './wallet-app.js';
 
 /** The sandbox's Google Wallet signing key in the data directory (PKCS#8 PEM, mode 0600). */
 export const SANDBOX_KEY_FILE = path.join('wallet', 'google-wallet-sandbox-key.pem');
@@ -16,10 +16,10 @@ export type SandboxGoogleKey = {
   kid: string;
 };
 
-const keys = new WeakMap<AppContext, Promise<SandboxGoogleKey>>();
+const keys = new WeakMap<WalletApp, Promise<SandboxGoogleKey>>();
 
 /** The sandbox key of this server's data directory, read (or made) once per server; a failure is not kept. */
-export function sandboxGoogleKeyOf(app: AppContext): Promise<SandboxGoogleKey> {
+export function sandboxGoogleKeyOf(app: WalletApp): Promise<SandboxGoogleKey> {
   let key = keys.get(app);
   if (!key) {
     key = sandboxGoogleKey(app.config.dataDir);

@@ -1,11 +1,11 @@
 import { errors, type JSONWebKeySet, jwtVerify } from 'jose';
-import type { AppContext } from '../../context.js';
+import type { WalletApp } from './wallet-app.js';
 import type { SaveToWalletClaims } from './google-save-link.js';
 import { sandboxGoogleKeyOf as sandboxKeyOf } from './google-sandbox-key.js';
 import { SANDBOX_GOOGLE_ISSUER_EMAIL } from './google-signer.js';
 
 /** GET /sandbox/google-wallet/jwks.json: the sandbox key's public half, so anyone can verify the sandbox's save links. */
-export async function sandboxJwks(app: AppContext): Promise<JSONWebKeySet> {
+export async function sandboxJwks(app: WalletApp): Promise<JSONWebKeySet> {
   return { keys: [(await sandboxKeyOf(app)).publicJwk] };
 }
 
@@ -21,7 +21,7 @@ const LONGEST_JWT = 8192;
  * key, `aud` google, `typ` savetowallet, the sandbox issuer, not expired when it says so, and a
  * payload with one offer or loyalty object. The problem is said in words for the page.
  */
-export async function verifySandboxSaveJwt(app: AppContext, jwt: string): Promise<VerifiedSaveJwt> {
+export async function verifySandboxSaveJwt(app: WalletApp, jwt: string): Promise<VerifiedSaveJwt> {
   if (jwt.length > LONGEST_JWT)
     return { ok: false, problem: `The token is ${jwt.length} characters long: no save link is.` };
   const key = await sandboxKeyOf(app);

@@ -1,5 +1,5 @@
 import { SignJWT } from 'jose';
-import type { AppContext } from '../../context.js';
+import type { WalletApp } from './wallet-app.js';
 import type { Db } from '../../db/pool.js';
 import { googleSignerOf, type GoogleSigner } from './google-signer.js';
 import {
@@ -38,7 +38,7 @@ export type SaveToWalletClaims = {
  * always absolute. Brand and title are shortened until the link fits LINK_LIMIT.
  */
 export async function googleSaveUrl(
-  app: AppContext,
+  app: WalletApp,
   pass: WalletPass,
   { relative = false }: { relative?: boolean } = {},
 ): Promise<string | null> {

@@ -1,6 +1,6 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { AppContext } from '../../context.js';
+import type { WalletApp } from './wallet-app.js';
 import { sandboxGoogleKeyOf } from './google-sandbox-key.js';
 
 /** The sandbox's Google Wallet issuer: a fixed number in the shape of Google's issuer ids (no real issuer has it). */
@@ -19,14 +19,14 @@ export type GoogleSigner = {
   kid: string;
 };
 
-const signers = new WeakMap<AppContext, Promise<GoogleSigner | undefined>>();
+const signers = new WeakMap<WalletApp, Promise<GoogleSigner | undefined>>();
 
 /**
  * The signer of this server's Google Wallet links, made once per server: with
  * config.wallet.google the operator's service account; otherwise, in sandbox mode, the sandbox
  * key of the data directory; otherwise none (no Google links: nothing could open them).
  */
-export function googleSignerOf(app: AppContext): Promise<GoogleSigner | undefined> {
+export function googleSignerOf(app: WalletApp): Promise<GoogleSigner | undefined> {
   let signer = signers.get(app);
   if (!signer) {
     signer = makeSigner(app);
@@ -37,7 +37,7 @@ export function googleSignerOf(app: AppContext): Promise<GoogleSigner | undefine
   return signer;
 }
 
-async function makeSigner(app: AppContext): Promise<GoogleSigner | undefined> {
+async function makeSigner(app: WalletApp): Promise<GoogleSigner | undefined> {
   const google = app.config.wallet.google;
   if (google) return { mode: 'google', issuerId: google.issuerId, ...serviceAccountOf(google.serviceAccount) };
   if (!app.config.sandbox) return undefined;

@@ -1,4 +1,4 @@
-import type { AppContext } from '../../context.js';
+import type { WalletApp } from './wallet-app.js';
 import { walletUrl } from '../../lib/pass-codes.js';
 import type { Schemas } from '../../lib/schemas.js';
 import { googleSaveUrl } from './google-save-link.js';
@@ -15,7 +15,7 @@ export const pkpassUrl = (baseUrl: string, passCode: string) => `${walletUrl(bas
  * so, whatever host the member reached it by); Google's links stay absolute.
  */
 export async function walletLinksOf(
-  app: AppContext,
+  app: WalletApp,
   pass: WalletPass,
   { relative = false }: { relative?: boolean } = {},
 ): Promise<WalletLinks> {
@@ -36,7 +36,7 @@ export type WalletButtons = {
 };
 
 /** The wallet page's buttons of a pass; an inactive pass shows none, so no link is made for it. */
-export async function walletButtonsOf(app: AppContext, pass: WalletPass): Promise<WalletButtons> {
+export async function walletButtonsOf(app: WalletApp, pass: WalletPass): Promise<WalletButtons> {
   const sandboxes = { apple: !app.config.wallet.apple, google: !app.config.wallet.google };
   const sandboxMode = app.config.sandbox;
   if (pass.status !== 'active') return { links: { pkpass_url: '', google_save_url: null }, sandboxes, sandboxMode };
