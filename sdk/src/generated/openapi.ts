@@ -3944,6 +3944,22 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description No JWT in the path (`/sandbox/google-wallet/save/` alone), or not in sandbox mode. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found.",
+                     *       "error": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
         };
     };
