@@ -6,6 +6,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '#test-helpers/server.js';
 import { sandboxGoogleKey, SANDBOX_KEY_FILE } from '../services/wallet/google-sandbox-key.js';
+import { googleSaveUrl } from '../services/wallet/google-save-link.js';
+import { findWalletPass } from '../services/wallet/wallet-pass.js';
 
 // Issue 28, Google Wallet in the sandbox: GET /wallet/{code}/links, the save link's JWT (checked
 // with jose against the served JWKS, not through the signing code), the sandbox key at rest, and
@@ -147,7 +149,9 @@ describe('the save link JWT', () => {
       });
       expect(scan.statusCode, scan.payload).toBe(201);
     }
-    const claims = await verifyWithJwks(jwtOf((await links(card.code)).google_save_url));
+    const url = (await links(card.code)).google_save_url;
+    console.info(`google save link of a storecard: ${url.length} characters`);
+    const claims = await verifyWithJwks(jwtOf(url));
     expect(Object.keys(claims.payload).sort()).toEqual(['loyaltyClasses', 'loyaltyObjects']);
     expect(claims.payload.loyaltyClasses[0]).toMatchObject({ issuerName: 'Acme', programName: 'Acme Points' });
     expect(claims.payload.loyaltyObjects[0]).toMatchObject({
@@ -191,6 +195,18 @@ describe('the save link JWT', () => {
     expect(offerClass.issuerName.endsWith('…')).toBe(true);
     expect(title.startsWith(offerClass.title.replace(/…$/, ''))).toBe(true);
     expect(offerClass.title.length).toBeGreaterThan(10);
+    // Behind a 300-character public URL the brand and title are cut further, and the link still fits.
+    const walletPass = await findWalletPass(t.db.sql, pass.code);
+    const longBase = `https://${'x'.repeat(280)}.example.org`;
+    const app = { sql: t.db.sql, config: t.config, baseUrl: () => longBase };
+    const behind = await googleSaveUrl(app, walletPass!);
+    expect(behind!.startsWith(`${longBase}/sandbox/google-wallet/save/`)).toBe(true);
+    expect(behind!.length).toBeLessThanOrEqual(1800);
+    const cut = (await verifyWithJwks(jwtOf(behind!))).payload.offerClasses[0];
+    expect([...cut.issuerName].length).toBeLessThan([...offerClass.issuerName].length);
+    console.info(
+      `the same behind a ${longBase.length}-character base URL: ${behind!.length} characters, brand cut to ${[...cut.issuerName].length}`,
+    );
     // An ordinary pass's link, for the figures.
     const ordinary = (await links((await issue({ coupon_id: 'coupon-welcome' })).code)).google_save_url;
     console.info(`google save link of an ordinary coupon: ${ordinary.length} characters`);

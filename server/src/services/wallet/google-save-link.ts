@@ -35,7 +35,8 @@ export type SaveToWalletClaims = {
  * Google signer (no issuer configured and not a sandbox). The JWT is a snapshot: it carries the
  * pass's state, points and balance when the link was made, and no expiry (Google's JWT has none).
  * `relative`: a sandbox link as a path of this server (for its own pages); Google's links are
- * always absolute. Brand and title are shortened until the link fits LINK_LIMIT.
+ * always absolute. Brand and title are shortened until the link fits LINK_LIMIT, down to 4
+ * characters each: only a public URL of some 450 characters or more makes a longer link.
  */
 export async function googleSaveUrl(
   app: WalletApp,
