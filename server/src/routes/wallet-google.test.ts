@@ -2,7 +2,9 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { decodeJwt, decodeProtectedHeader, importJWK, type JWK, jwtVerify, SignJWT } from 'jose';
+import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '#test-helpers/server.js';
 import { sandboxGoogleKey, SANDBOX_KEY_FILE } from '../services/wallet/google-sandbox-key.js';
@@ -14,6 +16,7 @@ import { findWalletPass } from '../services/wallet/wallet-pass.js';
 // the save page that verifies a link and shows its card.
 
 const ISSUER = '3388000000099999999';
+const run = promisify(execFile);
 let t: TestServer;
 let dataDir: string;
 let admin: { authorization: string };
@@ -229,10 +232,25 @@ describe('the sandbox key', () => {
     expect((await sandboxGoogleKey(path.join(dataDir, 'data'))).kid).toBe(served.keys[0]!.kid);
   });
 
-  it('is one key when several processes make it at once: the losers read the winner, no temporary file is left', async () => {
+  it('is one key when several makers race in one process: the losers read the winner, no temporary file is left', async () => {
     const fresh = path.join(dataDir, 'race');
     const keys = await Promise.all(Array.from({ length: 6 }, () => sandboxGoogleKey(fresh)));
     expect(new Set(keys.map((k) => k.kid)).size).toBe(1);
+    expect(await readdir(path.join(fresh, 'wallet'))).toEqual([path.basename(SANDBOX_KEY_FILE)]);
+  });
+
+  it('is one key when several processes start at once (the built module, as `npm start` runs it)', async () => {
+    const fresh = path.join(dataDir, 'race-processes');
+    const built = new URL('../../dist/services/wallet/google-sandbox-key.js', import.meta.url).href;
+    const script = `const m = await import(${JSON.stringify(built)}); console.log((await m.sandboxGoogleKey(process.argv[1])).kid);`;
+    const kids = await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script, fresh]);
+        return stdout.trim();
+      }),
+    );
+    expect(kids[0]).toMatch(/^[\w-]{43}$/);
+    expect(new Set(kids).size, kids.join(' ')).toBe(1);
     expect(await readdir(path.join(fresh, 'wallet'))).toEqual([path.basename(SANDBOX_KEY_FILE)]);
   });
 });
