@@ -5,7 +5,14 @@ import { constructEvent, signPayload, verifySignature, type WebhookEvent, type W
 test('constructEvent returns the union of the events of the webhooks section (recorded ones and ping)', () => {
   expectTypeOf<WebhookEvent>().toEqualTypeOf<components['schemas']['Event'] | components['schemas']['PingEvent']>();
   expectTypeOf<WebhookEventType>().toEqualTypeOf<
-    'member.created' | 'points.changed' | 'coupon.issued' | 'coupon.redeemed' | 'webhook_subscription.disabled' | 'ping'
+    | 'member.created'
+    | 'points.changed'
+    | 'coupon.issued'
+    | 'coupon.redeemed'
+    | 'webhook_subscription.disabled'
+    | 'pass.installed'
+    | 'pass.uninstalled'
+    | 'ping'
   >();
   const event = constructEvent('{}', {}, 'whsec_x');
   if (event.type === 'points.changed') {

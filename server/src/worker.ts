@@ -158,6 +158,9 @@ export async function startWorker(options: {
     backgroundRunner && background.prune_old_rows
       ? queueEvery(backgroundRunner, 'prune_old_rows', Math.min(600, (options.config.retentionDays * 86_400) / 4))
       : undefined;
+  // Registered Apple passes whose expiry passed on their organization's clock: pushed (tasks/wallet-expiries.ts).
+  const expiryChecks =
+    backgroundRunner && background.wallet_expiries ? queueEvery(backgroundRunner, 'wallet_expiries', 60) : undefined;
   let lastBeatAt: number | null = null;
   const beat = () =>
     void pools[0]?.query('SELECT 1').then(
@@ -176,6 +179,7 @@ export async function startWorker(options: {
       clearInterval(heartbeat);
       clearInterval(stallChecks);
       clearInterval(purges);
+      clearInterval(expiryChecks);
       await Promise.all(runners.map((r) => r.stop()));
       await webhookClient.close();
       await Promise.all(pools.map((p) => p.end()));

@@ -21,7 +21,7 @@ const PACKAGES: Package[] = [
   {
     src: 'server/src',
     rootLayer: 'app', // server.ts, start.ts, worker.ts, ...: compose and start the layers
-    rootFiles: { 'config.ts': 'config', 'context.ts': 'context' },
+    rootFiles: { 'config.ts': 'config', 'config-wallet.ts': 'config', 'context.ts': 'context' },
     layers: {
       config: [], // every setting, checked once: read by every layer
       lib: ['config'],
@@ -38,7 +38,7 @@ const PACKAGES: Package[] = [
   {
     src: 'sdk/src',
     rootLayer: 'public', // the modules the package exports
-    layers: { internal: ['generated'], generated: ANY, 'mock-api': ANY, public: ANY },
+    layers: { internal: ['generated'], generated: ANY, 'mock-api': ANY, wallet: ['public'], public: ANY },
   },
   {
     src: 'cli/src',

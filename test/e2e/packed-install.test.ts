@@ -409,10 +409,10 @@ describe('the packed packages, installed into an empty project', () => {
     const esm = await run('node', [
       '--input-type=module',
       '-e',
-      "const sdk = await import('@loyalty/sdk'); const wh = await import('@loyalty/sdk/webhooks'); console.log(typeof sdk.createLoyaltyClient, Object.keys(wh).length > 0)",
+      "const sdk = await import('@loyalty/sdk'); const wh = await import('@loyalty/sdk/webhooks'); const w = await import('@loyalty/sdk/wallet'); console.log(typeof sdk.createLoyaltyClient, Object.keys(wh).length > 0, typeof w.WalletDevice)",
     ]);
     expect(esm.code, describeRun(esm)).toBe(0);
-    expect(esm.stdout.trim()).toBe('function true');
+    expect(esm.stdout.trim()).toBe('function true function');
     const cjs = await run('node', [
       '-e',
       "const sdk = require('@loyalty/sdk'); console.log(typeof sdk.createLoyaltyClient, typeof sdk.isLoyaltyError)",

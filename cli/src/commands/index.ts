@@ -72,6 +72,11 @@ export const TOP_LEVEL_COMMANDS: readonly TopLevelCommand[] = [
     load: async () => (await import('./webhooks/index.js')).webhooksCommand(),
   },
   {
+    name: 'wallet',
+    description: 'Apple Wallet passes: simulate a phone that follows a pass’s updates, inspect a .pkpass offline',
+    load: async () => (await import('./wallet/index.js')).walletCommand(),
+  },
+  {
     name: 'trigger',
     description: 'Make the server emit a real event of a type, creating test data for it (like `stripe trigger`)',
     args: ['<event-type>'],

@@ -240,16 +240,94 @@ export interface paths {
          *     thumbnail drawn from the brand's initial (the page loads nothing from elsewhere, so the data's
          *     `thumbnail_url` is not shown), the pass's `qr_code` as a QR code (SVG drawn by the server), the
          *     code in text, the status (`active`, `redeemed`, `expired`, computed as every pass resource
-         *     computes it) and the expiration date, and points and balance for a storecard. The "Add to Apple
-         *     Wallet" and "Add to Google Wallet" buttons say that the reference server does not sign real
-         *     passes.
+         *     computes it) and the expiration date, and points and balance for a storecard, with the "Add to
+         *     Apple Wallet" and "Add to Google Wallet" buttons.
+         *
+         *     With `Accept: application/vnd.apple.pkpass` (ranked above `text/html`) the answer is the pass's
+         *     signed Apple Wallet pass instead, exactly as `GET /wallet/{code}.pkpass` answers it (its `ETag`,
+         *     `Last-Modified`, `304` and `Cache-Control: private, no-cache`; `Vary: Accept`). An unknown code is
+         *     the HTML `404` page either way.
          *
          *     The pass code is the credential: 80 random bits that only the member's link carries. The page
          *     shows the pass and nothing else: no member's name, e-mail or other passes. No token; counts
-         *     against the per-IP rate limit. Answers are not cached (`Cache-Control: no-store`), since the
+         *     against the per-IP rate limit. Pages are not cached (`Cache-Control: no-store`), since the
          *     status changes.
          */
         get: operations["getWalletPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/wallet/{code}.pkpass": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Apple Wallet pass of a pass (extension)
+         * @description **Extension** (the specification's `wallet_url` is "the page where the member adds the pass to a
+         *     mobile wallet"; this is what its "Add to Apple Wallet" button downloads). The pass as a signed
+         *     Apple Wallet pass (`.pkpass`: a zip of `pass.json`, `icon.png` / `icon@2x.png` / `icon@3x.png`,
+         *     `logo.png` / `logo@2x.png`, `manifest.json` with each file's SHA-1, and `signature`, a detached
+         *     PKCS #7 signature of the manifest). A coupon is a `coupon` pass, a storecard a `storeCard` pass
+         *     with `balance` and `points` fields whose `changeMessage` Wallet shows on an update; the `qr_code`
+         *     is a QR barcode with the pass code as its text; `expirationDate` is the end (UTC) of the
+         *     expiration date's day; a redeemed or expired pass is `voided`. `serialNumber` is the pass's id,
+         *     and `webServiceURL` (this server's `/wallet/apple`) with `authenticationToken` lets Wallet fetch
+         *     updates. `GET /wallet/{code}` with `Accept: application/vnd.apple.pkpass` answers the same.
+         *
+         *     **Signing:** with `LOYALTY_APPLE_PASS_CERT`, `LOYALTY_APPLE_PASS_KEY`, `LOYALTY_APPLE_WWDR`,
+         *     `LOYALTY_APPLE_TEAM_ID` and `LOYALTY_APPLE_PASS_TYPE_ID`, the operator's Pass Type ID
+         *     certificate signs (a pass an iPhone installs). Otherwise a test CA and pass certificate that
+         *     the server generated once into its data directory sign (pass type `pass.dev.loyalty.sandbox`,
+         *     team `LOYALTYSBX`): the signature is real and verifies against that CA
+         *     (`GET /sandbox/wallet/ca.pem`), but no iPhone trusts it.
+         *
+         *     **Decisions:** built when asked, never at issue time, and cached per version: the `ETag`
+         *     (strong) changes when anything the pass shows changes (points, balance, status, expiry, brand,
+         *     title) or the signing certificate does; `Last-Modified` is the pass's last change, or the
+         *     moment it expired when that is later. `If-None-Match` (or, without it, `If-Modified-Since`)
+         *     naming the current version answers `304`. `Cache-Control: private, no-cache`. The pass code is
+         *     the credential, as for the page: no token; counts against the per-IP rate limit. An unknown
+         *     code is a JSON `404`.
+         */
+        get: operations["getWalletPkpass"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/wallet/ca.pem": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sandbox's Apple pass CA certificate (extension, sandbox mode only)
+         * @description **Extension**, only on a server in sandbox mode (`LOYALTY_SANDBOX`; `404` otherwise). The
+         *     certificate (PEM) of the test certificate authority that issued the sandbox's pass-signing
+         *     certificate: every `.pkpass` this server signs without the operator's Apple certificates
+         *     verifies against it, e.g. `openssl cms -verify -inform DER -in signature -content
+         *     manifest.json -binary -CAfile ca.pem -purpose any`. Generated once into the data directory
+         *     (`wallet/apple-sandbox/`), so it stays the same across restarts and processes. It is not Apple's:
+         *     an iPhone does not install a pass signed under it.
+         *
+         *     **Decisions:** public (no token; counts against the per-IP rate limit), since a CA certificate
+         *     is no secret. With `LOYALTY_APPLE_PASS_*` set there is no sandbox CA (passes chain to Apple's
+         *     WWDR certificate): `404`.
+         */
+        get: operations["getSandboxWalletCa"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1544,6 +1622,171 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/wallet/apple/v1/devices/{deviceLibraryIdentifier}/registrations/{passTypeIdentifier}/{serialNumber}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The device's identifier (Wallet's deviceLibraryIdentifier).
+                 * @example 6b2f1c0a9e8d7c6b5a4f3e2d1c0b9a8f
+                 */
+                deviceLibraryIdentifier: string;
+                /**
+                 * @description The pass type (`passTypeIdentifier` of pass.json); this server's only.
+                 * @example pass.dev.loyalty.sandbox
+                 */
+                passTypeIdentifier: string;
+                /**
+                 * @description The pass's `serialNumber`, its id.
+                 * @example 1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b
+                 */
+                serialNumber: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register a device for a pass's updates (extension, Apple's web service)
+         * @description **Extension.** Apple's pass-update web service ("Register a Pass for Update Notifications"),
+         *     under the pass's `webServiceURL` (`<base URL>/wallet/apple`). Wallet calls it when a pass is added
+         *     on a device; `loyalty wallet simulate` does the same. The pass's `serialNumber` is its id.
+         *
+         *     Authorization: `Authorization: ApplePass <authenticationToken>`, the `authenticationToken` of the
+         *     pass's `pass.json`, compared in constant time (no bearer token; counts against the per-IP rate
+         *     limit). A wrong token, a token of another pass, or a serial number of no pass: `401`, alike. A
+         *     `passTypeIdentifier` other than this server's: `404`.
+         *
+         *     **Decisions:** `201` for a new registration (and the event `pass.installed`), `200` when this device
+         *     was registered for this pass already (its push token is replaced by the one sent, no event). The push
+         *     token is kept to push to the device and is never answered, logged or put in an event. Registrations
+         *     belong to the pass's organization: pushes for its passes never reach another organization's devices.
+         */
+        post: operations["registerAppleWalletDevice"];
+        /**
+         * Unregister a device from a pass's updates (extension, Apple's web service)
+         * @description **Extension.** Apple's "Unregister a Pass for Update Notifications": Wallet calls it when the pass
+         *     is removed from the device. Authorization as for the registration (`ApplePass
+         *     <authenticationToken>`; `401` otherwise). `200` whether or not the device was registered; the event
+         *     `pass.uninstalled` is recorded only when a registration went.
+         */
+        delete: operations["unregisterAppleWalletDevice"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/wallet/apple/v1/devices/{deviceLibraryIdentifier}/registrations/{passTypeIdentifier}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The serial numbers of a device's passes updated since a tag (extension, Apple's web service)
+         * @description **Extension.** Apple's "Get the List of Updatable Passes": after a push, Wallet asks which of the
+         *     device's passes of this type changed since the `lastUpdated` tag of its previous answer, then
+         *     fetches each. No authorization (Apple's protocol sends none); the answer names serial numbers only.
+         *
+         *     **Decisions:** a tag is opaque (today: microseconds since the epoch). A pass counts as updated since
+         *     a tag when anything that shows on it changed at or after it (points, balance, redemption), and also
+         *     when its expiration date passed on its organization's clock since the tag (a sandbox clock move, or
+         *     midnight): it is voided then, although no change was made to it. The tag handed out is taken just
+         *     before the oldest change still being written, so a pass may be named twice (Wallet then gets a `304`)
+         *     but is never missed. Without `passesUpdatedSince`, every pass the device registered for this type.
+         *     `204` (no body) when none.
+         */
+        get: operations["listAppleWalletUpdatedPasses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/wallet/apple/v1/passes/{passTypeIdentifier}/{serialNumber}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The latest version of a pass (extension, Apple's web service)
+         * @description **Extension.** Apple's "Send an Updated Pass": the signed `.pkpass` of the pass as it is now (the
+         *     same archive as `GET /wallet/{code}.pkpass`), with `Last-Modified`; `304` when it is not newer than
+         *     `If-Modified-Since`. Authorization `ApplePass <authenticationToken>` (`401` otherwise, alike for a
+         *     wrong token, another pass's token and an unknown serial number).
+         */
+        get: operations["getLatestAppleWalletPass"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/wallet/apple/v1/log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Messages of Wallet about this web service (extension, Apple's web service)
+         * @description **Extension.** Apple's "Log a Message": Wallet reports what went wrong with this web service (a
+         *     refused pass, a bad answer). Written to the server's log (`event: apple_wallet_log`, level warn).
+         *     No authorization; counts against the per-IP rate limit.
+         */
+        post: operations["logAppleWalletMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/wallet/pushes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The pushes sent to a device's push token (extension, sandbox mode only)
+         * @description **Extension**, only on a server in sandbox mode (`LOYALTY_SANDBOX`; `404` otherwise). Without the
+         *     operator's Apple certificate no push can reach APNs, so every push to a registered device (a
+         *     storecard's points or balance changed, a coupon was redeemed, a pass expired on its organization's
+         *     clock) is recorded here instead, and a simulated device (`loyalty wallet simulate`, the SDK's
+         *     testing entry) reads its own: `Authorization: PushToken <pushToken>`, the push token it registered.
+         *     A push carries no data, as on a phone: ask `GET /wallet/apple/v1/devices/…/registrations/…` what
+         *     changed.
+         *
+         *     **Decisions:** `after` is the `next_after` of the previous answer (`0`, the default, starts from the
+         *     first push); `next_after` is never empty (it equals `after` when nothing came). `wait` (0 to 30
+         *     seconds, default 0) long-polls: with nothing after `after`, the answer is held until a push to this
+         *     token is recorded (it wakes at once) or `wait` runs out. The push token is the credential: only the
+         *     pushes to that token, of whichever organizations' passes it registered. At most 20 polls of one
+         *     address are woken by pushes at once per server process; a further one is held and answered when its
+         *     `wait` runs out. No bearer token; counts against the per-IP rate limit. Recorded pushes are kept for
+         *     `LOYALTY_RETENTION_DAYS`.
+         */
+        get: operations["listSandboxWalletPushes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -1809,6 +2052,52 @@ export interface webhooks {
          *     the others. Acknowledge with a 2xx; receivers may ignore its data.
          */
         post: operations["onPing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "pass.installed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A device registered for a pass's updates (extension)
+         * @description **Extension** (not in the service specification). Sent to subscriptions of `pass.installed` when a device
+         *     registered a pass for updates (Apple Wallet's web service, `POST /wallet/apple/v1/devices/…/registrations/…`: the pass was added to a wallet on a device, or a simulated one). Once per device and pass: a registration that only replaces the push token sends none. `device_count` is the pass's registered devices after the change. Identifiers only: never
+         *     the device's identifier or its push token. Headers, signatures, acknowledgement and retries as for
+         *     `member.created`.
+         */
+        post: operations["onPassInstalled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "pass.uninstalled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A device unregistered from a pass's updates (extension)
+         * @description **Extension** (not in the service specification). Sent to subscriptions of `pass.uninstalled` when a device
+         *     unregistered from a pass (`DELETE /wallet/apple/v1/devices/…/registrations/…`: the pass was removed from the wallet on a device). `device_count` is the pass's registered devices after the change. Identifiers only: never
+         *     the device's identifier or its push token. Headers, signatures, acknowledgement and retries as for
+         *     `member.created`.
+         */
+        post: operations["onPassUninstalled"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2631,11 +2920,11 @@ export interface components {
             not_found: number[];
         };
         /**
-         * @description The event types a subscription can subscribe to: the specification's four and
-         *     `webhook_subscription.disabled` (extension). `ping` is not one: only the test call sends it.
+         * @description The event types a subscription can subscribe to: the specification's four,
+         *     `webhook_subscription.disabled`, `pass.installed` and `pass.uninstalled` (extensions). `ping` is not one: only the test call sends it.
          * @enum {string}
          */
-        EventType: "member.created" | "points.changed" | "coupon.issued" | "coupon.redeemed" | "webhook_subscription.disabled";
+        EventType: "member.created" | "points.changed" | "coupon.issued" | "coupon.redeemed" | "webhook_subscription.disabled" | "pass.installed" | "pass.uninstalled";
         WebhookSubscription: {
             /** Format: uuid */
             id: string;
@@ -2715,6 +3004,91 @@ export interface components {
         WebhookSubscriptionResponse: {
             message: string;
             data: components["schemas"]["WebhookSubscription"];
+        };
+        /** @description **Extension.** What Wallet sends to register a device for a pass's updates. */
+        AppleWalletRegistrationRequest: {
+            /** @description The device's push token for this pass type (APNs' device token); kept to push, never answered. */
+            pushToken: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description **Extension.** The answer of the web service's writes. */
+        AppleWalletDone: {
+            /** @constant */
+            success: true;
+        };
+        /** @description **Extension.** Apple's SerialNumbers: the passes updated since a tag, and the next tag. */
+        AppleWalletSerialNumbers: {
+            serialNumbers: string[];
+            /** @description The tag to send as `passesUpdatedSince` next time (opaque). */
+            lastUpdated: string;
+        };
+        /** @description **Extension.** Apple's LogEntries. */
+        AppleWalletLogRequest: {
+            logs: string[];
+        };
+        /** @description **Extension.** One push the sandbox recorded instead of sending it to APNs. */
+        SandboxWalletPush: {
+            /** @description The push's cursor (`after`). */
+            id: string;
+            /** @description APNs' topic, the pass type identifier. */
+            topic: string;
+            /** Format: date-time */
+            sent_at: string;
+        };
+        /** @description **Extension.** Pushes to one push token, oldest first. */
+        SandboxWalletPushList: {
+            data: components["schemas"]["SandboxWalletPush"][];
+            /** @description Send as `after` next time. */
+            next_after: string;
+        };
+        /**
+         * @description **Extension.** What `pass.installed` and `pass.uninstalled` carry: identifiers and a count, never
+         *     the device's identifier or its push token.
+         */
+        PassInstallationData: {
+            /** Format: uuid */
+            pass_id: string;
+            /** @enum {string} */
+            kind: "coupon" | "storecard";
+            /** Format: uuid */
+            member_id: string;
+            brand_id: string;
+            /**
+             * @description The wallet the device registered through (Apple Wallet's web service).
+             * @enum {string}
+             */
+            wallet: "apple";
+            /** @description Devices registered for the pass's updates after this change. */
+            device_count: number;
+        };
+        /** @description Envelope of `pass.installed` (extension). */
+        PassInstalledEvent: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "pass.installed";
+            /** Format: date-time */
+            created_at: string;
+            organization_id: string;
+            data: components["schemas"]["PassInstallationData"];
+        };
+        /** @description Envelope of `pass.uninstalled` (extension). */
+        PassUninstalledEvent: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "pass.uninstalled";
+            /** Format: date-time */
+            created_at: string;
+            organization_id: string;
+            data: components["schemas"]["PassInstallationData"];
         };
         /** @description An organization's sandbox clock (extension). */
         SandboxClock: {
@@ -3119,7 +3493,7 @@ export interface components {
             };
         };
         /** @description Any event envelope, told apart by `type`. */
-        Event: components["schemas"]["MemberCreatedEvent"] | components["schemas"]["PointsChangedEvent"] | components["schemas"]["CouponIssuedEvent"] | components["schemas"]["CouponRedeemedEvent"] | components["schemas"]["WebhookSubscriptionDisabledEvent"];
+        Event: components["schemas"]["MemberCreatedEvent"] | components["schemas"]["PointsChangedEvent"] | components["schemas"]["CouponIssuedEvent"] | components["schemas"]["CouponRedeemedEvent"] | components["schemas"]["WebhookSubscriptionDisabledEvent"] | components["schemas"]["PassInstalledEvent"] | components["schemas"]["PassUninstalledEvent"];
         EventListResponse: {
             message: string;
             /** @description Events, newest last. */
@@ -3988,11 +4362,16 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     /** @description `default-src 'none'; style-src 'unsafe-inline'; img-src data:` and no framing. */
                     "Content-Security-Policy"?: string;
-                    /** @description `no-store`. */
+                    /** @description `no-store` for the page; `private, no-cache` for a pass. */
                     "Cache-Control"?: string;
+                    /** @description A pass only (`Accept: application/vnd.apple.pkpass`); as `GET /wallet/{code}.pkpass`. */
+                    ETag?: string;
+                    /** @description A pass only; as `GET /wallet/{code}.pkpass`. */
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/vnd.apple.pkpass": string;
                     /**
                      * @example <!doctype html><html lang="en"><head><title>Welcome 10% off · Acme</title></head>
                      *     <body><main><h1>Welcome 10% off</h1><svg class="qr" role="img" aria-labelledby="qr-title">…</svg>
@@ -4000,6 +4379,19 @@ export interface operations {
                      */
                     "text/html": string;
                 };
+            };
+            /**
+             * @description A pass only (`Accept: application/vnd.apple.pkpass`): the version named by `If-None-Match` or
+             *     `If-Modified-Since` is the current one; no body.
+             */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description As `GET /wallet/{code}.pkpass`. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             /** @description No pass has this code; an HTML page that says so. */
@@ -4021,6 +4413,103 @@ export interface operations {
                 };
             };
             422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getWalletPkpass: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The pass code (`pass_code` of the pass; the last part of its `wallet_url`).
+                 * @example 7K2M9QX4TB1CZD8E
+                 */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed pass. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /**
+                     * @description Strong validator of this version of the pass (the same in every server process).
+                     * @example "xvitdcoM0LvwpJ1pcU7qUOmrRsoS3der"
+                     */
+                    ETag?: string;
+                    /**
+                     * @description When the pass last changed (or expired, when that is later).
+                     * @example Fri, 27 Nov 2026 10:00:00 GMT
+                     */
+                    "Last-Modified"?: string;
+                    /** @description `private, no-cache`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.apple.pkpass": string;
+                };
+            };
+            /** @description The version named by `If-None-Match` or `If-Modified-Since` is the current one; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Strong validator of this version of the pass (the same in every server process).
+                     * @example "xvitdcoM0LvwpJ1pcU7qUOmrRsoS3der"
+                     */
+                    ETag?: string;
+                    /**
+                     * @description When the pass last changed (or expired, when that is later).
+                     * @example Fri, 27 Nov 2026 10:00:00 GMT
+                     */
+                    "Last-Modified"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getSandboxWalletCa: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CA certificate. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example -----BEGIN CERTIFICATE-----
+                     *     MIIDdTCCAl2gAwIBAgIQAb…
+                     *     -----END CERTIFICATE-----
+                     */
+                    "application/x-pem-file": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -7961,6 +8450,336 @@ export interface operations {
             "5XX": components["responses"]["ServerError"];
         };
     };
+    registerAppleWalletDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The device's identifier (Wallet's deviceLibraryIdentifier).
+                 * @example 6b2f1c0a9e8d7c6b5a4f3e2d1c0b9a8f
+                 */
+                deviceLibraryIdentifier: string;
+                /**
+                 * @description The pass type (`passTypeIdentifier` of pass.json); this server's only.
+                 * @example pass.dev.loyalty.sandbox
+                 */
+                passTypeIdentifier: string;
+                /**
+                 * @description The pass's `serialNumber`, its id.
+                 * @example 1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b
+                 */
+                serialNumber: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "pushToken": "3f1c9a0e5b7d4e2f8a6c1b0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AppleWalletRegistrationRequest"];
+            };
+        };
+        responses: {
+            /** @description The device was registered for this pass already; its push token is updated. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AppleWalletDone"];
+                };
+            };
+            /** @description The device is registered for the pass's updates. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AppleWalletDone"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    unregisterAppleWalletDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The device's identifier (Wallet's deviceLibraryIdentifier).
+                 * @example 6b2f1c0a9e8d7c6b5a4f3e2d1c0b9a8f
+                 */
+                deviceLibraryIdentifier: string;
+                /**
+                 * @description The pass type (`passTypeIdentifier` of pass.json); this server's only.
+                 * @example pass.dev.loyalty.sandbox
+                 */
+                passTypeIdentifier: string;
+                /**
+                 * @description The pass's `serialNumber`, its id.
+                 * @example 1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b
+                 */
+                serialNumber: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The device no longer receives the pass's updates. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AppleWalletDone"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listAppleWalletUpdatedPasses: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The `lastUpdated` of the previous answer to this device.
+                 * @example 1764320400123456
+                 */
+                passesUpdatedSince?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The device's identifier (Wallet's deviceLibraryIdentifier).
+                 * @example 6b2f1c0a9e8d7c6b5a4f3e2d1c0b9a8f
+                 */
+                deviceLibraryIdentifier: string;
+                /**
+                 * @description The pass type (`passTypeIdentifier` of pass.json); this server's only.
+                 * @example pass.dev.loyalty.sandbox
+                 */
+                passTypeIdentifier: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The serial numbers of the passes updated since the tag, and the next tag. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "serialNumbers": [
+                     *         "1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b"
+                     *       ],
+                     *       "lastUpdated": "1764320400123456"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AppleWalletSerialNumbers"];
+                };
+            };
+            /** @description No pass of this device and type was updated since the tag. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    getLatestAppleWalletPass: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `Last-Modified` of the version the device has.
+                 * @example Fri, 27 Nov 2026 10:15:30 GMT
+                 */
+                "If-Modified-Since"?: string;
+            };
+            path: {
+                /**
+                 * @description The pass type (`passTypeIdentifier` of pass.json); this server's only.
+                 * @example pass.dev.loyalty.sandbox
+                 */
+                passTypeIdentifier: string;
+                /**
+                 * @description The pass's `serialNumber`, its id.
+                 * @example 1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b
+                 */
+                serialNumber: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed pass. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description When this version of the pass came to be (a change, or its expiry). */
+                    "Last-Modified"?: string;
+                    /** @description This version of the pass. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.apple.pkpass": string;
+                };
+            };
+            /** @description The pass did not change since `If-Modified-Since`. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    logAppleWalletMessages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "logs": [
+                 *         "Web service error for pass.dev.loyalty.sandbox: the pass could not be read."
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["AppleWalletLogRequest"];
+            };
+        };
+        responses: {
+            /** @description The messages are logged. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AppleWalletDone"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listSandboxWalletPushes: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The `next_after` of the previous answer.
+                 * @example 41
+                 */
+                after?: string;
+                /**
+                 * @description Seconds to hold the request open when no push came yet (long poll).
+                 * @example 25
+                 */
+                wait?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Pushes to this token after `after`, oldest first (at most 100). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "42",
+                     *           "topic": "pass.dev.loyalty.sandbox",
+                     *           "sent_at": "2026-11-27T10:15:30.120Z"
+                     *         }
+                     *       ],
+                     *       "next_after": "42"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SandboxWalletPushList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -8661,6 +9480,230 @@ export interface operations {
             };
             /** @description Anything else is reported as the test's outcome; nothing is retried. */
             default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPassInstalled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Lowercase hex HMAC-SHA256 of the exact body bytes, keyed with the UTF-8 bytes of the whole secret
+                 *     string (`whsec_…`). During a rotation: two entries separated by a space, the new secret's first.
+                 * @example 32fa8ddb58d4bd171fe9a35765450edb2b0a984a9e79ad04f8e0ece31db04134
+                 */
+                "Loyalty-Signature": components["parameters"]["LoyaltySignatureHeader"];
+                /**
+                 * @description The event id (`id` in the body); identical across retries, for de-duplication.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
+                /**
+                 * @description The event type.
+                 * @example member.created
+                 */
+                "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];
+                /**
+                 * @description Attempt number, from 1 (8 automatic attempts at most; manual retries continue the count).
+                 * @example 1
+                 */
+                "Loyalty-Attempt": components["parameters"]["LoyaltyAttemptHeader"];
+                /**
+                 * @description Standard Webhooks message id; the event id.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks timestamp; Unix seconds when this attempt was sent.
+                 * @example 1795256130
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`,
+                 *     keyed with the base64-decoded part of the secret after `whsec_`. During a rotation: two entries
+                 *     separated by a space, the new secret's first.
+                 * @example v1,q8Ds6JtAw+QjPAr7p/RY+qhx6UMuPAWc7wkT5DAtaJs=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "5e4d3c2b-1a09-4f8e-9d7c-6b5a4f3e2d1c",
+                 *       "type": "pass.installed",
+                 *       "created_at": "2026-11-27T10:15:30.000Z",
+                 *       "organization_id": "org-acme",
+                 *       "data": {
+                 *         "pass_id": "1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b",
+                 *         "kind": "storecard",
+                 *         "member_id": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                 *         "brand_id": "brand-acme",
+                 *         "wallet": "apple",
+                 *         "device_count": 1
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PassInstalledEvent"];
+            };
+        };
+        responses: {
+            /** @description Retried. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged (within 5 seconds); no further attempts. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Redirects are not followed; retried. */
+            "3XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other 4xx is final; not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried (at most 8 attempts in total). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPassUninstalled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Lowercase hex HMAC-SHA256 of the exact body bytes, keyed with the UTF-8 bytes of the whole secret
+                 *     string (`whsec_…`). During a rotation: two entries separated by a space, the new secret's first.
+                 * @example 32fa8ddb58d4bd171fe9a35765450edb2b0a984a9e79ad04f8e0ece31db04134
+                 */
+                "Loyalty-Signature": components["parameters"]["LoyaltySignatureHeader"];
+                /**
+                 * @description The event id (`id` in the body); identical across retries, for de-duplication.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
+                /**
+                 * @description The event type.
+                 * @example member.created
+                 */
+                "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];
+                /**
+                 * @description Attempt number, from 1 (8 automatic attempts at most; manual retries continue the count).
+                 * @example 1
+                 */
+                "Loyalty-Attempt": components["parameters"]["LoyaltyAttemptHeader"];
+                /**
+                 * @description Standard Webhooks message id; the event id.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks timestamp; Unix seconds when this attempt was sent.
+                 * @example 1795256130
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`,
+                 *     keyed with the base64-decoded part of the secret after `whsec_`. During a rotation: two entries
+                 *     separated by a space, the new secret's first.
+                 * @example v1,q8Ds6JtAw+QjPAr7p/RY+qhx6UMuPAWc7wkT5DAtaJs=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "5e4d3c2b-1a09-4f8e-9d7c-6b5a4f3e2d1c",
+                 *       "type": "pass.uninstalled",
+                 *       "created_at": "2026-11-27T10:15:30.000Z",
+                 *       "organization_id": "org-acme",
+                 *       "data": {
+                 *         "pass_id": "1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b",
+                 *         "kind": "storecard",
+                 *         "member_id": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                 *         "brand_id": "brand-acme",
+                 *         "wallet": "apple",
+                 *         "device_count": 0
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PassUninstalledEvent"];
+            };
+        };
+        responses: {
+            /** @description Retried. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged (within 5 seconds); no further attempts. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Redirects are not followed; retried. */
+            "3XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other 4xx is final; not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried (at most 8 attempts in total). */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -14,9 +14,11 @@ import { tagRoutes } from './tags.js';
 import type { RouteDef } from './types.js';
 import { voucherRoutes } from './vouchers.js';
 import { walletGoogleRoutes } from './wallet-google.js';
+import { walletPassRoutes } from './wallet-passes.js';
 import { webhookLifecycleRoutes } from './webhook-lifecycle.js';
 import { webhookRoutes } from './webhooks.js';
 import { eventRoutes } from './events.js';
+import { walletAppleRoutes } from './wallet-apple.js';
 import { webshopRoutes } from './webshop.js';
 
 /** Every route of the API, listed explicitly (no file-name magic). */
@@ -38,6 +40,8 @@ export const routes: RouteDef[] = [
   ...sandboxRoutes,
   ...sandboxResetRoutes,
   ...sandboxOrganizationRoutes,
+  ...walletAppleRoutes,
   ...pageRoutes,
   ...walletGoogleRoutes,
+  ...walletPassRoutes,
 ];

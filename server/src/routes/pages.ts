@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import type { ResponseToolkit } from '@hapi/hapi';
+import Accept from '@hapi/accept';
+import type { Request, ResponseToolkit } from '@hapi/hapi';
 import QRCode from 'qrcode';
 import { appOf } from '../context.js';
 import { docsPage } from '../pages/docs.js';
@@ -9,6 +10,7 @@ import { walletNotFoundPage, walletPage } from '../pages/wallet.js';
 import { walletButtonsOf } from '../services/wallet/wallet-links.js';
 import { findWalletPass } from '../services/wallet/wallet-pass.js';
 import type { RouteDef } from './types.js';
+import { PKPASS_TYPE, pkpassResponse } from './wallet-passes.js';
 
 /** This package's version (server/package.json, found from src/ and dist/ alike). */
 const VERSION = (
@@ -33,6 +35,17 @@ export function htmlResponse(h: ResponseToolkit, body: string, { status = 200, c
     .header('referrer-policy', 'no-referrer');
 }
 
+/** Whether the request's Accept ranks an Apple pass above the page (a malformed header: the page). */
+function prefersPkpass(request: Request): boolean {
+  const accept = String(request.headers.accept ?? '');
+  if (!accept.includes(PKPASS_TYPE)) return false;
+  try {
+    return Accept.mediaType(accept, ['text/html', PKPASS_TYPE]) === PKPASS_TYPE;
+  } catch {
+    return false;
+  }
+}
+
 export const pageRoutes: RouteDef[] = [
   {
     method: 'GET',
@@ -45,6 +58,7 @@ export const pageRoutes: RouteDef[] = [
     handler: async (request, h) => {
       const pass = await findWalletPass(appOf(request).sql, request.params.code as string);
       if (!pass) return htmlResponse(h, walletNotFoundPage(), { status: 404 });
+      if (prefersPkpass(request)) return pkpassResponse(appOf(request), h, pass);
       const qr = await QRCode.toString(pass.qr_code, { type: 'svg', margin: 4, errorCorrectionLevel: 'M' });
       return htmlResponse(h, walletPage(pass, qr, await walletButtonsOf(appOf(request), pass)));
     },

@@ -2,6 +2,7 @@ import { appOf } from '../context.js';
 import type { Schemas } from '../lib/schemas.js';
 import { wakeOverdueLanes } from '../services/webhooks/deliveries.js';
 import { clockOrganization, moveClock, readClock } from '../services/sandbox/sandbox-clock.js';
+import { noteExpiries } from '../services/wallet/wallet-registrations.js';
 import { ok, payloadOf, queryOf, scopeOf } from './route-options.js';
 import type { RouteDef } from './types.js';
 
@@ -39,6 +40,8 @@ export const sandboxRoutes: RouteDef[] = [
       const state = await moveClock(app.sql, organizationId, move);
       await app.sandboxClock?.refresh();
       await wakeOverdueLanes(app.sql, app.config.webhookConcurrencyPerSubscription, ANY_PENDING, organizationId);
+      // Registered wallet passes whose expiry the move crossed: their devices are pushed.
+      await noteExpiries(app.sql, organizationId);
       return ok(state) satisfies Schemas['SandboxClockResponse'];
     },
   },

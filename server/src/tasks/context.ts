@@ -14,6 +14,8 @@ export type TaskContext = {
   webhookClient?: WebhookClient;
   /** Name resolution for deliveries (tests point names at 127.0.0.1); the system's by default. */
   resolve?: Resolver;
+  /** A certificate APNs' connection trusts besides the system's (tests: a local HTTP/2 endpoint's). */
+  apnsCa?: string;
   /** Each webhook delivery attempt once recorded (worker.ts writes a log line of it). */
   onDeliveryAttempt?: DeliveryContext['onAttempt'];
 };

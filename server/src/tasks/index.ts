@@ -8,6 +8,8 @@ import { fanOutEventsTask } from './fan-out-events.js';
 import { issueVoucherRoundTask } from './issue-voucher-round.js';
 import { pruneOldRowsTask } from './prune-old-rows.js';
 import { resumeStalledJobsTask } from './resume-stalled-jobs.js';
+import { walletExpiriesTask } from './wallet-expiries.js';
+import { walletPushTask } from './wallet-push.js';
 
 export type { TaskContext } from './context.js';
 
@@ -19,9 +21,10 @@ export const BACKGROUND_TASKS: TaskName[] = [
   FAN_OUT_EVENTS,
   'resume_stalled_jobs',
   'prune_old_rows',
+  'wallet_expiries',
 ];
-/** Tasks of the delivery runner. */
-export const DELIVERY_TASKS: TaskName[] = ['deliver_webhook'];
+/** Tasks of the delivery runner: requests to other hosts (webhook receivers, APNs). */
+export const DELIVERY_TASKS: TaskName[] = ['deliver_webhook', 'wallet_push'];
 
 /**
  * Every graphile-worker task, by its job name (payloads.ts): the names never change with a file's
@@ -41,5 +44,7 @@ export function createTaskList(context: TaskContext): TaskList {
     deliver_webhook: deliverWebhookTask({ ...context, webhookClient }),
     resume_stalled_jobs: resumeStalledJobsTask(context),
     prune_old_rows: pruneOldRowsTask(context),
+    wallet_push: walletPushTask(context),
+    wallet_expiries: walletExpiriesTask(context),
   } satisfies { [Name in TaskName]: Task<Name> };
 }

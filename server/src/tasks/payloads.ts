@@ -23,6 +23,10 @@ declare global {
       prune_old_rows: Record<string, never>;
       /** worker.ts (queueEvery), with an empty payload. */
       resume_stalled_jobs: Record<string, never>;
+      /** services/wallet/wallet-pushes.ts (queuePassPushes) and wallet-registrations.ts (noteExpiries), in SQL. */
+      wallet_push: { pass_id: string };
+      /** worker.ts (queueEvery), with an empty payload. */
+      wallet_expiries: Record<string, never>;
     }
   }
 }

@@ -59,6 +59,8 @@ describe('loyalty webhooks', { timeout: 20_000 }, () => {
       'coupon.issued',
       'coupon.redeemed',
       'webhook_subscription.disabled',
+      'pass.installed',
+      'pass.uninstalled',
     ]);
     expect(all.stdout).toBe('signing secret: whsec_abc\n');
     expect(all.stderr).toContain('shown only now');

@@ -2,6 +2,7 @@ import type { Db } from '../../db/pool.js';
 import type { Schemas } from '../../lib/schemas.js';
 import { DomainError, notFound } from '../platform/errors.js';
 import { recordEvents } from '../webhooks/events.js';
+import { pushedAfter } from '../wallet/wallet-pushes.js';
 import type { OrganizationScope } from '../platform/organization-scope.js';
 
 type PassRow = {
@@ -59,12 +60,16 @@ export async function redeemCouponPass(
       redeemed_at: Date;
     }[]
   >`
-    UPDATE passes SET status = 'redeemed', redeemed_at = now(), updated_at = now()
-    WHERE pass_code = ${input.pass_code} AND organization_id = ANY(${scope.organizationIds})
-      ${input.brand_id !== undefined ? tx`AND brand_id = ${input.brand_id}` : tx``}
-      AND kind = 'coupon' AND status <> 'redeemed'
-      AND loyalty_pass_status(status, expiration_date, organization_id) = 'active'
-    RETURNING id, coupon_id, member_id, pass_code, organization_id, redeemed_at`;
+    WITH redeemed AS (
+      UPDATE passes SET status = 'redeemed', redeemed_at = now(), updated_at = now()
+      WHERE pass_code = ${input.pass_code} AND organization_id = ANY(${scope.organizationIds})
+        ${input.brand_id !== undefined ? tx`AND brand_id = ${input.brand_id}` : tx``}
+        AND kind = 'coupon' AND status <> 'redeemed'
+        AND loyalty_pass_status(status, expiration_date, organization_id) = 'active'
+      RETURNING id, coupon_id, member_id, pass_code, organization_id, redeemed_at
+    ), ${pushedAfter(tx, 'redeemed')}
+    -- The wallet shows the pass voided now: its devices are told, with this change (none: no job).
+    SELECT redeemed.* FROM redeemed CROSS JOIN pushed`;
   if (!redeemed) {
     const pass = await findPass(tx, scope, input.pass_code, input.brand_id);
     if (pass.kind !== 'coupon')

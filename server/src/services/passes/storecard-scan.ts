@@ -4,6 +4,7 @@ import type { Schemas } from '../../lib/schemas.js';
 import { DomainError, invalidField } from '../platform/errors.js';
 import { recordEvents } from '../webhooks/events.js';
 import { findPass } from './passes-scan.js';
+import { pushedAfter } from '../wallet/wallet-pushes.js';
 import type { OrganizationScope } from '../platform/organization-scope.js';
 
 export type StorecardScanInput = {
@@ -117,7 +118,12 @@ export async function scanStorecard(
     ON CONFLICT ON CONSTRAINT storecard_transactions_reference_key DO NOTHING
     RETURNING *`;
   if (!row) return defined(await replay(), 'the transaction that holds this reference');
-  await tx`UPDATE passes SET points = ${points}, balance = ${balance}, updated_at = now() WHERE id = ${pass.id}`;
+  // The wallet shows points and balance: its devices are told, with this change (none: no job).
+  await tx`
+    WITH updated AS (
+      UPDATE passes SET points = ${points}, balance = ${balance}, updated_at = now() WHERE id = ${pass.id} RETURNING id
+    ), ${pushedAfter(tx, 'updated')}
+    SELECT jobs FROM pushed`;
   await recordEvents(tx, [
     {
       organizationId: pass.organization_id,

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type Json, type TestServer } from '#test-helpers/server.js';
+import { createTestServer, type Json, TEST_SECRET_KEY, type TestServer } from '#test-helpers/server.js';
 import { fanOutEvents } from '../webhooks/deliveries.js';
+import { authenticationTokenOf, SANDBOX_PASS_TYPE_ID } from '../wallet/pass-identity.js';
+import { recordSandboxPush } from '../wallet/wallet-pushes.js';
 import { deleteOrganizationData, GLOBAL_TABLES, ORGANIZATION_TABLES } from './organization-data.js';
 
 // Issue 25: deleteOrganizationData is the one door that removes organizations' rows. Every table
@@ -24,6 +26,17 @@ const call = async (client: string, method: string, url: string, payload?: unkno
     ...(payload !== undefined && { payload: payload as object }),
   });
   return { status: res.statusCode, body: (res.payload ? JSON.parse(res.payload) : null) as Json };
+};
+/** A device registered for a pass's updates (Apple's web service), as Wallet does it. */
+const registerDevice = async (passCode: string, device: string, pushToken: string) => {
+  const [pass] = await t.db.sql<{ id: string }[]>`SELECT id FROM passes WHERE pass_code = ${passCode}`;
+  const res = await t.inject({
+    method: 'POST',
+    url: `/wallet/apple/v1/devices/${device}/registrations/${SANDBOX_PASS_TYPE_ID}/${pass?.id}`,
+    headers: { authorization: `ApplePass ${authenticationTokenOf(TEST_SECRET_KEY, pass?.id as string)}` },
+    payload: { pushToken },
+  });
+  expect(res.statusCode).toBe(201);
 };
 const ok = async (p: Promise<{ status: number; body: Json }>) => {
   const res = await p;
@@ -50,6 +63,12 @@ async function seed(org: 'acme' | 'globex') {
       (await ok(call(client, 'POST', '/members', { brand_id: brand, email: `${org}${i}@example.test` }))).member_id,
     );
   const pass = await ok(call(client, 'POST', `/members/${members[0]}/passes`, { brand_id: brand, coupon_id: coupon }));
+  await registerDevice(pass.pass_code, `${org}-device`, `${org}-push`);
+  await recordSandboxPush(t.db.sql, {
+    organization_id: `org-${org}`,
+    push_token: `${org}-push`,
+    topic: SANDBOX_PASS_TYPE_ID,
+  });
   const tag = (await ok(call(client, 'POST', '/tags', { brand_id: brand, tag: `${org} tag`, external_reference: org })))
     .data;
   await ok(call(client, 'POST', '/tags/members', { tag_id: tag.uuid, brand_id: brand, member_id: members[1] }));
@@ -87,6 +106,8 @@ async function seed(org: 'acme' | 'globex') {
     const card = await sql<
       { pass_code: string }[]
     >`SELECT pass_code FROM passes WHERE storecard_id = 'card-points' LIMIT 1`;
+    // A registered storecard: the scan below queues its wallet_push job.
+    await registerDevice(card[0]?.pass_code as string, 'acme-device-2', 'acme-push-2');
     await ok(
       call('acme-admin', 'POST', '/passes/scan/storecard', {
         pass_code: card[0]?.pass_code,

@@ -30,7 +30,7 @@ const subscriptionsOf = (tx: Tx, ids: string[]) =>
   tx`SELECT id FROM webhook_subscriptions WHERE organization_id = ANY(${ids}::text[])`;
 
 /** graphile-worker tasks whose jobs carry organization data, and how their payload names it. */
-const DATA_TASKS = ['deliver_webhook', FAN_OUT_EVENTS, 'issue_voucher_round'];
+const DATA_TASKS = ['deliver_webhook', FAN_OUT_EVENTS, 'issue_voucher_round', 'wallet_push'];
 
 const STEPS: Step[] = [
   {
@@ -46,6 +46,8 @@ const STEPS: Step[] = [
           WHERE s.id::text = j.payload->>'subscription_id' AND s.organization_id = ANY(${ids}::text[]))
         WHEN 'issue_voucher_round' THEN EXISTS (
           SELECT 1 FROM voucher_jobs v WHERE v.id::text = j.payload->>'job_id' AND v.organization_id = ANY(${ids}::text[]))
+        WHEN 'wallet_push' THEN EXISTS (
+          SELECT 1 FROM passes p WHERE p.id::text = j.payload->>'pass_id' AND p.organization_id = ANY(${ids}::text[]))
         ELSE EXISTS (
           SELECT 1 FROM json_array_elements_text(j.payload::json->'event_ids') e(id)
           JOIN events ev ON ev.id = e.id::uuid WHERE ev.organization_id = ANY(${ids}::text[]))
@@ -118,6 +120,17 @@ const STEPS: Step[] = [
     table: 'storecard_transactions',
     removal: 'data',
     run: (tx, ids) => tx`DELETE FROM storecard_transactions WHERE organization_id = ANY(${ids}::text[])`,
+  },
+  {
+    // Devices registered for the passes' updates, and the sandbox's record of pushes to them.
+    table: 'wallet_registrations',
+    removal: 'data',
+    run: (tx, ids) => tx`DELETE FROM wallet_registrations WHERE organization_id = ANY(${ids}::text[])`,
+  },
+  {
+    table: 'wallet_pushes',
+    removal: 'data',
+    run: (tx, ids) => tx`DELETE FROM wallet_pushes WHERE organization_id = ANY(${ids}::text[])`,
   },
   {
     table: 'passes',

@@ -87,6 +87,11 @@ describe('purgeOldRows', () => {
     // Created long ago, retried by hand and failed again yesterday: kept, and its event with it.
     const retriedLately = await delivery(sub, retried, 'failed', daysAgo(40), daysAgo(1), 1);
     const youngDelivered = await delivery(sub, young, 'delivered', daysAgo(29), daysAgo(29), 1);
+    // The sandbox's record of wallet pushes: by sent_at.
+    await sql`
+      INSERT INTO wallet_pushes (organization_id, push_token_hash, topic, sent_at) VALUES
+        ('org-acme', '\\x01', 'pass.dev.loyalty.sandbox', ${daysAgo(31)}),
+        ('org-acme', '\\x01', 'pass.dev.loyalty.sandbox', ${daysAgo(29)})`;
 
     const counts = await purgeOldRows(sql, { retentionDays: 30 });
 
@@ -98,7 +103,9 @@ describe('purgeOldRows', () => {
       accessTokens: 0,
       idempotencyKeys: 0,
       workerJobs: 0,
+      walletPushes: 1,
     });
+    expect(await count(sql`SELECT count(*)::int AS n FROM wallet_pushes`)).toBe(1);
     expect(await ids('events')).toEqual([pending, retried, young].sort());
     expect(await ids('webhook_deliveries')).toEqual([oldPending, retriedLately, youngDelivered].sort());
     expect(await ids('events')).not.toContain(alone);
@@ -264,7 +271,7 @@ describe('the prune_old_rows task', () => {
       await task({}, {} as never);
       expect(errors.mock.calls).toEqual([
         [
-          'loyalty: retention: purged 2 events, 0 webhook deliveries, 0 webhook attempts, 0 voucher jobs, 0 expired access tokens, 0 expired idempotency keys, 0 failed worker jobs',
+          'loyalty: retention: purged 2 events, 0 webhook deliveries, 0 webhook attempts, 0 voucher jobs, 0 expired access tokens, 0 expired idempotency keys, 0 failed worker jobs, 0 sandbox wallet pushes',
         ],
       ]);
     } finally {
@@ -283,9 +290,10 @@ describe('the prune_old_rows task', () => {
         accessTokens: 1,
         idempotencyKeys: 1,
         workerJobs: 1,
+        walletPushes: 1,
       }),
     ).toBe(
-      'loyalty: retention: purged 1 event, 1 webhook delivery, 3 webhook attempts, 1 voucher job, 1 expired access token, 1 expired idempotency key, 1 failed worker job',
+      'loyalty: retention: purged 1 event, 1 webhook delivery, 3 webhook attempts, 1 voucher job, 1 expired access token, 1 expired idempotency key, 1 failed worker job, 1 sandbox wallet push',
     );
   });
 

@@ -10,6 +10,7 @@ export type PurgeCounts = {
   accessTokens: number;
   idempotencyKeys: number;
   workerJobs: number;
+  walletPushes: number;
 };
 
 /** The counts of a purge that deleted nothing. */
@@ -21,6 +22,7 @@ export const noPurgeCounts = (): PurgeCounts => ({
   accessTokens: 0,
   idempotencyKeys: 0,
   workerJobs: 0,
+  walletPushes: 0,
 });
 
 export type PurgeOptions = {
@@ -47,6 +49,7 @@ const TOKEN_GRACE_SECONDS = 86_400;
  * - voucher jobs that finished (done, failed) before the retention period, with their lanes; the
  *   voucher grants stay (a member gets a voucher through a tag once), they go with their tag;
  * - access tokens expired for more than a day, idempotency keys expired (and not claimed);
+ * - the sandbox's record of wallet pushes (wallet_pushes) sent before the retention period;
  * - graphile-worker jobs that failed permanently (no attempt left, not running) and last changed
  *   before the retention period; completed jobs are deleted by graphile-worker itself.
  *
@@ -181,6 +184,19 @@ export async function purgeOldRows(db: Db, options: PurgeOptions): Promise<Purge
     },
   );
 
+  await repeat(
+    async () => {
+      const rows = await db`
+      DELETE FROM wallet_pushes WHERE id IN (
+        SELECT id FROM wallet_pushes WHERE sent_at < ${cutoff} LIMIT ${n})
+      RETURNING 1`;
+      return [rows.count];
+    },
+    ([c]) => {
+      counts.walletPushes += c;
+    },
+  );
+
   return counts;
 }
 
@@ -197,5 +213,6 @@ export function describePurge(c: PurgeCounts): string | undefined {
     n(c.accessTokens, 'expired access token', 'expired access tokens'),
     n(c.idempotencyKeys, 'expired idempotency key', 'expired idempotency keys'),
     n(c.workerJobs, 'failed worker job', 'failed worker jobs'),
+    n(c.walletPushes, 'sandbox wallet push', 'sandbox wallet pushes'),
   ].join(', ')}`;
 }

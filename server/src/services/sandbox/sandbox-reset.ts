@@ -7,7 +7,7 @@ import { FAN_OUT_EVENTS } from '../platform/outbox.js';
 const KEPT = ['schema_migrations', 'sandbox_clock'];
 
 /** graphile-worker tasks whose jobs are data (a reset removes them); the crons stay. */
-const DATA_TASKS = ['deliver_webhook', FAN_OUT_EVENTS, 'issue_voucher_round'];
+const DATA_TASKS = ['deliver_webhook', FAN_OUT_EVENTS, 'issue_voucher_round', 'wallet_push'];
 
 /**
  * POST /sandbox/reset of the caller's organizations (issue 25): their rows deleted from every

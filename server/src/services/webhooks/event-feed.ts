@@ -3,6 +3,7 @@ import { firstRow } from '../../lib/defined.js';
 import type { Schemas } from '../../lib/schemas.js';
 import { invalidField } from '../platform/errors.js';
 import type { EventType } from './events.js';
+import { listenWaiters } from '../platform/listen-waiters.js';
 
 /**
  * GET /events: the organization's events in the envelope of webhook deliveries.
@@ -139,16 +140,7 @@ export const OPEN_POLLS_PER_CLIENT = 10;
  * names the organization whose events committed (migration 0042), and wakes only that
  * organization's waiting requests, which read again; an empty one (an older trigger) wakes all.
  */
-const waiters = new WeakMap<Sql, ReturnType<typeof createFeedWaiter>>();
-
-function feedWaiter(sql: Sql) {
-  let waiter = waiters.get(sql);
-  if (!waiter) {
-    waiter = createFeedWaiter(sql);
-    waiters.set(sql, waiter);
-  }
-  return waiter;
-}
+const feedWaiter = (sql: Sql) => listenWaiters(sql, 'loyalty_events', OPEN_POLLS_PER_CLIENT);
 
 /**
  * This process's long polls of an organization: how many wait for its commits now, how many are
@@ -157,106 +149,4 @@ function feedWaiter(sql: Sql) {
 export function longPollStats(sql: Sql) {
   const waiter = feedWaiter(sql);
   return { waiting: waiter.waiting, sleeping: waiter.sleeping, woken: waiter.woken };
-}
-
-function createFeedWaiter(sql: Sql) {
-  /** The wake functions of the waiting polls, by organization. */
-  const waiting = new Map<string, Set<() => void>>();
-  const woken = new Map<string, number>();
-  const sleeping = new Map<string, number>();
-  const openByKey = new Map<string, number>();
-  const wakeAll = (organizationId: string, wakes: Set<() => void>) => {
-    woken.set(organizationId, (woken.get(organizationId) ?? 0) + wakes.size);
-    for (const wake of wakes) wake();
-  };
-  const listening = sql
-    .listen('loyalty_events', (organizationId) => {
-      if (!organizationId) for (const [id, wakes] of waiting) wakeAll(id, wakes);
-      else {
-        const wakes = waiting.get(organizationId);
-        if (wakes) wakeAll(organizationId, wakes);
-      }
-    })
-    .catch(() => undefined);
-
-  const wait = (organizationId: string) => {
-    let resolveFired!: () => void;
-    const fired = new Promise<void>((resolve) => (resolveFired = resolve));
-    const wakes = waiting.get(organizationId) ?? new Set<() => void>();
-    waiting.set(organizationId, wakes);
-    const off = () => {
-      wakes.delete(wake);
-      if (!wakes.size && waiting.get(organizationId) === wakes) waiting.delete(organizationId);
-    };
-    const wake = () => {
-      off();
-      resolveFired();
-    };
-    wakes.add(wake);
-    return {
-      cancel: off,
-      wait: async (ms: number, signal?: AbortSignal) => {
-        await listening;
-        await Promise.race([fired, delay(ms, signal)]);
-        off();
-      },
-    };
-  };
-
-  /** A poll past its client's cap: woken by time only. */
-  const sleep = (organizationId: string) => ({
-    cancel: () => {},
-    wait: async (ms: number, signal?: AbortSignal) => {
-      sleeping.set(organizationId, (sleeping.get(organizationId) ?? 0) + 1);
-      try {
-        await delay(ms, signal);
-      } finally {
-        const left = (sleeping.get(organizationId) ?? 1) - 1;
-        if (left > 0) sleeping.set(organizationId, left);
-        else sleeping.delete(organizationId);
-      }
-    },
-  });
-
-  return {
-    waiting: (organizationId: string) => waiting.get(organizationId)?.size ?? 0,
-    woken: (organizationId: string) => woken.get(organizationId) ?? 0,
-    sleeping: (organizationId: string) => sleeping.get(organizationId) ?? 0,
-    /** A poll of `organizationId` by `key`: woken by commits while `key` is within its cap, else by time only. */
-    open(organizationId: string, key: string | undefined) {
-      let counted = false;
-      if (key !== undefined) {
-        const open = openByKey.get(key) ?? 0;
-        counted = open < OPEN_POLLS_PER_CLIENT;
-        if (counted) openByKey.set(key, open + 1);
-      }
-      const wakes = counted || key === undefined;
-      let closed = false;
-      return {
-        wakes,
-        next: () => (wakes ? wait(organizationId) : sleep(organizationId)),
-        close: () => {
-          if (closed || !counted || key === undefined) return;
-          closed = true;
-          const left = (openByKey.get(key) ?? 1) - 1;
-          if (left > 0) openByKey.set(key, left);
-          else openByKey.delete(key);
-        },
-      };
-    },
-  };
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function delay(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }
