@@ -78,6 +78,12 @@ describe('GET /wallet/{code}', () => {
       /<a class="wallet-button" href="\/sandbox\/google-wallet\/save\/ey[\w-]+\.[\w-]+\.[\w-]+" data-action="google-wallet"/,
     );
     expect(res.payload).toContain('<span data-field="button-state">active</span>');
+    // Both buttons lead somewhere real: the .pkpass (part A's route) and the sandbox's save page.
+    const apple = await page(`/wallet/${pass.pass_code}.pkpass`);
+    expect(apple.statusCode).toBe(200);
+    expect(apple.headers['content-type']).toBe('application/vnd.apple.pkpass');
+    const google = /href="(\/sandbox\/google-wallet\/save\/[^"]+)"/.exec(res.payload)![1]!;
+    expect((await page(google)).statusCode).toBe(200);
     expect(res.payload).toContain('preview of the card');
     expect(res.payload).toContain('<a href="/sandbox/wallet/ca.pem">ca.pem</a>');
     // Nothing of the member: no e-mail, no id.
