@@ -136,6 +136,95 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/wallet/{code}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where a pass is added to a wallet (extension)
+         * @description **Extension** (issue 28). The links of one pass, for e-mails, apps and pages that show their own
+         *     buttons: the wallet page (`wallet_url`), the Apple Wallet pass (`pkpass_url`, `GET /wallet/{code}.pkpass`)
+         *     and the "Save to Google Wallet" link (`google_save_url`).
+         *
+         *     `google_save_url` is an RS256-signed JWT of Google's save-to-wallet kind (`aud` `google`, `typ`
+         *     `savetowallet`) holding the pass as Google's offer class and object (a coupon) or loyalty class and
+         *     object (a storecard): object id `<issuer id>.<pass id>`, state `ACTIVE`, `EXPIRED`, or `INACTIVE`
+         *     once redeemed, the `qr_code` as a `QR_CODE` barcode with the pass code as its text, the expiry as
+         *     `validTimeInterval.end`, and a storecard's balance and points. With `LOYALTY_GOOGLE_WALLET_ISSUER_ID`
+         *     and `LOYALTY_GOOGLE_WALLET_SERVICE_ACCOUNT` set it is a real link to `https://pay.google.com/gp/v/save/…`
+         *     signed by that service account; otherwise, in sandbox mode, a link to this server's save page
+         *     (`GET /sandbox/google-wallet/save/{jwt}`) signed by the sandbox's own key (`GET /sandbox/google-wallet/jwks.json`);
+         *     otherwise `null`. The JWT is a snapshot of the pass when the link was made (Google's JWT has no
+         *     expiry); links are at most 1,800 characters (a long brand name or title is shortened in the link).
+         *
+         *     The pass code is the credential, as for the wallet page: no token; counts against the per-IP rate
+         *     limit. Not cached (`Cache-Control: no-store`).
+         */
+        get: operations["getWalletLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/google-wallet/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sandbox's Google Wallet signing key (extension, sandbox mode only)
+         * @description **Extension** (issue 28), only on a server in sandbox mode (`404` otherwise). The public half of
+         *     the RSA key that signs the sandbox's "Save to Google Wallet" links, as a JSON Web Key Set (RFC 7517):
+         *     verify a `google_save_url`'s JWT with it (`kid` is the key's RFC 7638 thumbprint). The key is made
+         *     once into the data directory (`wallet/google-wallet-sandbox-key.pem`, mode 0600) and kept across
+         *     restarts. Links signed by an operator's service account verify with Google's keys of that account,
+         *     not this one. No token; counts against the per-IP rate limit.
+         */
+        get: operations["getSandboxGoogleWalletJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/google-wallet/save/{jwt}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sandbox's "Save to Google Wallet" page (extension, sandbox mode only)
+         * @description **Extension** (issue 28), only on a server in sandbox mode (`404` otherwise). Where a sandbox
+         *     `google_save_url` leads, standing in for `https://pay.google.com/gp/v/save/…`: it verifies the JWT
+         *     as Google would (RS256 with the sandbox key of `GET /sandbox/google-wallet/jwks.json`, `aud` `google`,
+         *     `typ` `savetowallet`, the sandbox issuer, `exp` when there is one, one offer or loyalty object) and
+         *     shows the card from the decoded claims: brand, title, state, the barcode as a QR code (none unless
+         *     the state is `ACTIVE`), the expiry, a storecard's balance and points, and the decoded header and
+         *     claims. A JWT that does not verify (changed, signed by another key, expired, not a save-to-wallet
+         *     JWT) gets an HTML `400` page that says why. HTML for a phone first, no script, nothing loaded from
+         *     elsewhere. Nothing is saved anywhere. No token; counts against the per-IP rate limit.
+         */
+        get: operations["getSandboxGoogleWalletSavePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/wallet/{code}": {
         parameters: {
             query?: never;
@@ -2701,6 +2790,46 @@ export interface components {
                 balance: number;
             };
         };
+        /** @description **Extension.** Where a pass is added to a wallet (`GET /wallet/{code}/links`). */
+        WalletLinks: {
+            /**
+             * Format: uri
+             * @description The pass's wallet page (as `wallet_url` of the pass).
+             */
+            wallet_url: string;
+            /**
+             * Format: uri
+             * @description The pass as an Apple Wallet `.pkpass` (`GET /wallet/{code}.pkpass`).
+             */
+            pkpass_url: string;
+            /**
+             * Format: uri
+             * @description "Save to Google Wallet": `https://pay.google.com/gp/v/save/<jwt>` with an operator's Google
+             *     Wallet issuer, the sandbox's save page otherwise, `null` when neither is available (no issuer
+             *     configured and not in sandbox mode).
+             */
+            google_save_url: string | null;
+        };
+        /** @description **Extension.** */
+        WalletLinksResponse: {
+            /** @constant */
+            success: true;
+            data: components["schemas"]["WalletLinks"];
+        };
+        /** @description **Extension.** A JSON Web Key Set (RFC 7517) of RSA signing keys. */
+        JsonWebKeySet: {
+            keys: {
+                /** @constant */
+                kty: "RSA";
+                n: string;
+                e: string;
+                kid: string;
+                /** @constant */
+                alg: "RS256";
+                /** @constant */
+                use: "sig";
+            }[];
+        };
         ShippingAddress: {
             first_name: string;
             last_name: string;
@@ -4044,6 +4173,165 @@ export interface operations {
                      *     <body><main><h1>Loyalty reference server</h1><a href="/docs">API reference</a></main></body></html>
                      */
                     "text/html": string;
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getWalletLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The pass code (`pass_code` of the pass; the last part of its `wallet_url`).
+                 * @example 7K2M9QX4TB1CZD8E
+                 */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pass's wallet links. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "wallet_url": "http://localhost:3000/wallet/7K2M9QX4TB1CZD8E",
+                     *         "pkpass_url": "http://localhost:3000/wallet/7K2M9QX4TB1CZD8E.pkpass",
+                     *         "google_save_url": "http://localhost:3000/sandbox/google-wallet/save/eyJhbGciOiJSUzI1NiIsImtpZCI6Ii4uLiJ9.eyJpc3MiOiIuLi4ifQ.c2lnbmF0dXJl"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WalletLinksResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getSandboxGoogleWalletJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sandbox key set. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "keys": [
+                     *         {
+                     *           "kty": "RSA",
+                     *           "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw",
+                     *           "e": "AQAB",
+                     *           "kid": "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs",
+                     *           "alg": "RS256",
+                     *           "use": "sig"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonWebKeySet"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getSandboxGoogleWalletSavePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The save link's JWT (the last part of `google_save_url`).
+                 * @example eyJhbGciOiJSUzI1NiIsImtpZCI6Ii4uLiJ9.eyJpc3MiOiIuLi4ifQ.c2lnbmF0dXJl
+                 */
+                jwt: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The card the JWT would save (HTML; no script, no request elsewhere). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description `default-src 'none'; style-src 'unsafe-inline'; img-src data:` and no framing. */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <!doctype html><html lang="en"><head><title>Welcome 10% off · Google Wallet (sandbox)</title></head>
+                     *     <body><main><h1>Welcome 10% off</h1><p data-field="state">ACTIVE</p></main></body></html>
+                     */
+                    "text/html": string;
+                };
+            };
+            /** @description The JWT does not verify; an HTML page that says why. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <!doctype html><html lang="en"><head><title>This link does not verify</title></head>
+                     *     <body><main><h1>This link does not verify</h1><p>Its signature does not match.</p></main></body></html>
+                     */
+                    "text/html": string;
+                };
+            };
+            /** @description No JWT in the path (`/sandbox/google-wallet/save/` alone), or not in sandbox mode. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found.",
+                     *       "error": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             429: components["responses"]["TooManyRequests"];

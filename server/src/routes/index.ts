@@ -13,6 +13,7 @@ import { productRoutes } from './products.js';
 import { tagRoutes } from './tags.js';
 import type { RouteDef } from './types.js';
 import { voucherRoutes } from './vouchers.js';
+import { walletGoogleRoutes } from './wallet-google.js';
 import { walletPassRoutes } from './wallet-passes.js';
 import { webhookLifecycleRoutes } from './webhook-lifecycle.js';
 import { webhookRoutes } from './webhooks.js';
@@ -41,5 +42,6 @@ export const routes: RouteDef[] = [
   ...sandboxOrganizationRoutes,
   ...walletAppleRoutes,
   ...pageRoutes,
+  ...walletGoogleRoutes,
   ...walletPassRoutes,
 ];

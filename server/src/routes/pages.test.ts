@@ -1,13 +1,22 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '#test-helpers/server.js';
 
 let t: TestServer;
 let admin: { authorization: string };
+let dataDir: string;
 beforeAll(async () => {
-  t = await createTestServer();
+  // The wallet page's Google link is signed with the sandbox key of the data directory.
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-pages-'));
+  t = await createTestServer({ dataDir });
   admin = await t.auth('acme-admin');
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
 
 let n = 0;
 async function issue(pass: { coupon_id: string } | { storecard_id: string }, brand = 'brand-acme') {
@@ -32,6 +41,15 @@ async function issue(pass: { coupon_id: string } | { storecard_id: string }, bra
 
 const page = (url: string) => t.inject({ method: 'GET', url });
 
+/** A redeemed or expired pass's page: no QR code, no wallet button, and the reason in words. */
+function expectDeadPass(payload: string, why: RegExp) {
+  expect(payload).not.toContain('<svg class="qr"');
+  expect(payload).not.toContain('class="wallet-button"');
+  expect(payload).not.toContain('/sandbox/google-wallet/save/');
+  expect(payload).not.toContain('.pkpass');
+  expect(payload).toMatch(why);
+}
+
 describe('GET /wallet/{code}', () => {
   it('is the page behind wallet_url: the pass, its QR code and status, with strict headers', async () => {
     const pass = await issue({ coupon_id: 'coupon-welcome' });
@@ -53,8 +71,21 @@ describe('GET /wallet/{code}', () => {
       /<svg class="qr" role="img" aria-labelledby="qr-title"[^>]*><title id="qr-title">QR code of pass [0-9A-Z]{16}<\/title>/,
     );
     expect(res.payload).toContain('data-status="active"');
-    expect(res.payload).toContain('Add to Apple Wallet');
-    expect(res.payload).toContain('does not sign real passes');
+    expect(res.payload).toContain(
+      `<a class="wallet-button" href="/wallet/${pass.pass_code}.pkpass" data-action="apple-wallet"`,
+    );
+    expect(res.payload).toMatch(
+      /<a class="wallet-button" href="\/sandbox\/google-wallet\/save\/ey[\w-]+\.[\w-]+\.[\w-]+" data-action="google-wallet"/,
+    );
+    expect(res.payload).toContain('<span data-field="button-state">active</span>');
+    // Both buttons lead somewhere real: the .pkpass (part A's route) and the sandbox's save page.
+    const apple = await page(`/wallet/${pass.pass_code}.pkpass`);
+    expect(apple.statusCode).toBe(200);
+    expect(apple.headers['content-type']).toBe('application/vnd.apple.pkpass');
+    const google = /href="(\/sandbox\/google-wallet\/save\/[^"]+)"/.exec(res.payload)![1]!;
+    expect((await page(google)).statusCode).toBe(200);
+    expect(res.payload).toContain('preview of the card');
+    expect(res.payload).toContain('<a href="/sandbox/wallet/ca.pem">ca.pem</a>');
     // Nothing of the member: no e-mail, no id.
     expect(res.payload).not.toContain(pass.email);
     expect(res.payload).not.toContain(pass.memberId);
@@ -77,6 +108,24 @@ describe('GET /wallet/{code}', () => {
     });
     expect(scan.statusCode, scan.payload).toBe(200);
     expect((await page(`/wallet/${redeemed.pass_code}`)).payload).toContain('data-status="redeemed"');
+  });
+
+  it('shows a redeemed pass without a code to scan or wallet buttons, and says why', async () => {
+    const redeemed = await issue({ coupon_id: 'coupon-welcome' });
+    const before = await page(`/wallet/${redeemed.pass_code}`);
+    expect(before.payload).toContain('<svg class="qr"');
+    const scan = await t.inject({
+      method: 'POST',
+      url: '/passes/scan',
+      headers: await t.auth('acme-pos-1'),
+      payload: { pass_code: redeemed.pass_code },
+    });
+    expect(scan.statusCode, scan.payload).toBe(200);
+    const res = await page(`/wallet/${redeemed.pass_code}`);
+    expectDeadPass(
+      res.payload,
+      /This coupon was redeemed on <time datetime="\d{4}-\d{2}-\d{2}T[^"]+">\d{4}-\d{2}-\d{2}<\/time>: it has no code to scan/,
+    );
   });
 
   it('shows points and balance of a storecard', async () => {
@@ -138,5 +187,26 @@ describe('GET /', () => {
     for (const href of ['/docs', '/openapi.yaml', '/health', '#quick-start'])
       expect(res.payload).toContain(`href="${href}"`);
     expect(res.payload).toMatch(/data-field="version">\d+\.\d+\.\d+/);
+  });
+});
+
+// Last in the file: it moves acme's sandbox clock 40 days on, which ends every token issued before.
+describe('GET /wallet/{code} after the sandbox clock passes the expiry', () => {
+  it('shows the pass expired, without a code to scan or wallet buttons', async () => {
+    const pass = await issue({ coupon_id: 'coupon-welcome' }); // valid 30 days
+    expect((await page(`/wallet/${pass.pass_code}`)).payload).toContain('class="wallet-button"');
+    const moved = await t.inject({
+      method: 'POST',
+      url: '/sandbox/clock',
+      headers: admin,
+      payload: { advance: '40d' },
+    });
+    expect(moved.statusCode, moved.payload).toBe(200);
+    const res = await page(`/wallet/${pass.pass_code}`);
+    expect(res.payload).toContain('data-status="expired"');
+    expectDeadPass(
+      res.payload,
+      /This coupon expired after <time datetime="\d{4}-\d{2}-\d{2}">[^<]+<\/time>: it has no code to scan/,
+    );
   });
 });

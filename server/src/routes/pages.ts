@@ -7,6 +7,7 @@ import { docsPage } from '../pages/docs.js';
 import { docsBundle } from '../pages/docs-bundle.js';
 import { landingPage } from '../pages/landing.js';
 import { walletNotFoundPage, walletPage } from '../pages/wallet.js';
+import { walletButtonsOf } from '../services/wallet/wallet-links.js';
 import { findWalletPass } from '../services/wallet/wallet-pass.js';
 import type { RouteDef } from './types.js';
 import { PKPASS_TYPE, pkpassResponse } from './wallet-passes.js';
@@ -23,7 +24,7 @@ const PAGE_CSP =
 const DOCS_CSP =
   "default-src 'none'; script-src 'self'; connect-src 'self'; worker-src blob:; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-function htmlResponse(h: ResponseToolkit, body: string, { status = 200, csp = PAGE_CSP } = {}) {
+export function htmlResponse(h: ResponseToolkit, body: string, { status = 200, csp = PAGE_CSP } = {}) {
   return h
     .response(body)
     .code(status)
@@ -59,7 +60,7 @@ export const pageRoutes: RouteDef[] = [
       if (!pass) return htmlResponse(h, walletNotFoundPage(), { status: 404 });
       if (prefersPkpass(request)) return pkpassResponse(appOf(request), h, pass);
       const qr = await QRCode.toString(pass.qr_code, { type: 'svg', margin: 4, errorCorrectionLevel: 'M' });
-      return htmlResponse(h, walletPage(pass, qr));
+      return htmlResponse(h, walletPage(pass, qr, await walletButtonsOf(appOf(request), pass)));
     },
   },
   {
