@@ -201,6 +201,7 @@ const FRAGMENT_CONTEXT: Record<string, string> = {
   brandId: 'declare const brandId: string;',
   streamMembers: "declare const streamMembers: typeof import('@loyalty/sdk').streamMembers;",
   uuid: 'declare const uuid: string;',
+  passCode: 'declare const passCode: string;',
   rawBody: 'declare const rawBody: string;',
   request: 'declare const request: Request;',
   secret: 'declare const secret: string;',

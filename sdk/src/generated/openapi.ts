@@ -240,8 +240,13 @@ export interface paths {
          *     thumbnail drawn from the brand's initial (the page loads nothing from elsewhere, so the data's
          *     `thumbnail_url` is not shown), the pass's `qr_code` as a QR code (SVG drawn by the server), the
          *     code in text, the status (`active`, `redeemed`, `expired`, computed as every pass resource
-         *     computes it) and the expiration date, and points and balance for a storecard, with the "Add to
-         *     Apple Wallet" and "Add to Google Wallet" buttons.
+         *     computes it) and the expiration date, and points and balance for a storecard. For an active
+         *     pass, "Add to Apple Wallet" links the pass's `.pkpass` (`GET /wallet/{code}.pkpass`) and "Save
+         *     to Google Wallet" its Google save link (as `GET /wallet/{code}/links` gives it). A redeemed or
+         *     expired pass shows no QR code and no wallet buttons, and says why (decision: a till refuses the
+         *     code, and a dead pass is not worth adding); its pass code stays as text. In sandbox mode a note
+         *     says that the passes are signed by the sandbox's test CA (which iOS does not install) and that
+         *     the Google link opens the sandbox's preview.
          *
          *     With `Accept: application/vnd.apple.pkpass` (ranked above `text/html`) the answer is the pass's
          *     signed Apple Wallet pass instead, exactly as `GET /wallet/{code}.pkpass` answers it (its `ETag`,
