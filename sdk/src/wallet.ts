@@ -6,6 +6,7 @@
  * client (browsers too) does not.
  */
 import type { LoyaltyClient } from './client.js';
+import type { components } from './generated/openapi.js';
 import { describeError, LoyaltyError, toLoyaltyError } from './errors.js';
 
 export { type PassChange, diffPasses } from './wallet/diff.js';
@@ -33,20 +34,12 @@ export {
 } from './wallet/pass-json.js';
 export { readZip, ZipFormatError } from './wallet/zip.js';
 
-/** A pass's links (`GET /wallet/{code}/links`). */
-export interface WalletLinks {
-  /** The wallet page (HTML) with its Apple and Google buttons. */
-  wallet_url: string;
-  /** The signed `.pkpass` (`/wallet/{code}.pkpass`). */
-  pkpass_url: string;
-  /** "Save to Google Wallet": the Google link, or the sandbox's local save page. */
-  google_save_url: string;
-}
-
-type LooseGet = (
-  path: string,
-  init: { params: { path: Record<string, string> }; signal?: AbortSignal },
-) => Promise<{ data?: { data?: WalletLinks }; error?: unknown; response: Response }>;
+/**
+ * A pass's links (`GET /wallet/{code}/links`): `wallet_url` (the wallet page), `pkpass_url` (the
+ * signed `.pkpass`) and `google_save_url` ("Save to Google Wallet": Google's link, the sandbox's
+ * local save page, or `null` on a server with neither a Google issuer nor sandbox mode).
+ */
+export type WalletLinks = components['schemas']['WalletLinks'];
 
 /**
  * The wallet links of the pass whose code is `code` (`GET /wallet/{code}/links`; no token: the
@@ -59,9 +52,7 @@ export async function walletLinks(
   options: { signal?: AbortSignal; fetch?: typeof fetch } = {},
 ): Promise<WalletLinks> {
   if (typeof clientOrBaseUrl !== 'string') {
-    // The operation is typed once `/wallet/{code}/links` is in the generated paths; the call is the same.
-    const get = clientOrBaseUrl.GET as unknown as LooseGet;
-    const result = await get('/wallet/{code}/links', {
+    const result = await clientOrBaseUrl.GET('/wallet/{code}/links', {
       params: { path: { code } },
       ...(options.signal ? { signal: options.signal } : {}),
     });
