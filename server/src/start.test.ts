@@ -255,6 +255,32 @@ describe('node server/dist/start.js', () => {
     }
   }, 60_000);
 
+  it('with wallet credentials that cannot sign exits 1 at once with one line naming the variable', async () => {
+    // Checked before the database starts: this data directory is never made.
+    const never = { LOYALTY_DATA_DIR: path.join(os.tmpdir(), `loyalty-wallet-check-${process.pid}`), PORT: '0' };
+    const apple = await startToExit({
+      ...never,
+      LOYALTY_APPLE_PASS_CERT: '/nonexistent/pass-cert.pem',
+      LOYALTY_APPLE_PASS_KEY: '/nonexistent/pass-key.pem',
+      LOYALTY_APPLE_WWDR: '/nonexistent/wwdr.pem',
+      LOYALTY_APPLE_TEAM_ID: 'ABCDE12345',
+      LOYALTY_APPLE_PASS_TYPE_ID: 'pass.com.example.loyalty',
+    });
+    expect(apple.code).toBe(1);
+    expect(apple.err.trim().split('\n'), apple.err).toHaveLength(1);
+    expect(apple.err).toMatch(/^loyalty: LOYALTY_APPLE_PASS_CERT: neither PEM text nor a readable file/);
+    const google = await startToExit({
+      ...never,
+      LOYALTY_GOOGLE_WALLET_ISSUER_ID: '3388000000012345678',
+      LOYALTY_GOOGLE_WALLET_SERVICE_ACCOUNT: '{"not": "a key"}',
+    });
+    expect(google.code).toBe(1);
+    expect(google.err.trim().split('\n'), google.err).toHaveLength(1);
+    expect(google.err).toMatch(/^loyalty: LOYALTY_GOOGLE_WALLET_SERVICE_ACCOUNT has no /);
+    expect(google.err).not.toMatch(/start-up failed/);
+    expect(existsSync(never.LOYALTY_DATA_DIR)).toBe(false);
+  }, 70_000);
+
   it('with a bad environment value exits 1 with one line naming the variable; LOYALTY_DEBUG=1 adds the stack', async () => {
     const { code, err } = await startToExit({ PORT: 'eighty' });
     expect(code).toBe(1);

@@ -4,7 +4,8 @@ import { createPools } from './db/pools.js';
 import { createServer } from './server.js';
 import { metricsStartWarning } from './plugins/metrics.js';
 import { drainingStop } from './lib/graceful-stop.js';
-import { exitOnStartupFailure } from './lib/startup-errors.js';
+import { exitOnStartupFailure, StartupError } from './lib/startup-errors.js';
+import { checkWalletCredentials } from './services/wallet/wallet-credentials.js';
 import { startWorker } from './worker.js';
 import { createLogger } from './lib/logger.js';
 import { startReport } from './lib/start-banner.js';
@@ -12,6 +13,10 @@ import { surviveLostDatabaseRejections } from './db/lost-database-rejections.js'
 import { isClusterApiProcess, runClusterApiProcess, runClusterPrimary } from './cluster.js';
 
 async function main() {
+  // Before the database starts: credentials that cannot sign name their variable in one line.
+  await checkWalletCredentials(loadConfig()).catch((error: unknown) => {
+    throw new StartupError(error instanceof Error ? error.message : String(error));
+  });
   if (isClusterApiProcess()) return runClusterApiProcess(loadConfig());
   if (loadConfig().apiProcesses > 1) return runClusterPrimary(loadConfig()); // LOYALTY_API_PROCESSES: see cluster.ts
   const db = await openDatabase(loadConfig());
