@@ -400,6 +400,8 @@ describe('GET /webhook-event-types', () => {
       'coupon.redeemed',
       'webhook_subscription.disabled',
       'ping',
+      'pass.installed',
+      'pass.uninstalled',
     ]);
     expect(types.filter((e) => !e.subscribable).map((e) => e.type)).toEqual(['ping']);
     expect(res.payload).not.toContain('$ref');
