@@ -44,5 +44,9 @@ test('WalletDevice and walletLinks', async () => {
   new WalletDevice({});
   expectTypeOf(walletLinks('http://127.0.0.1:3000', 'CODE')).toEqualTypeOf<Promise<WalletLinks>>();
   expectTypeOf(walletLinks).toBeCallableWith({} as LoyaltyClient, 'CODE');
-  expectTypeOf<WalletLinks>().toEqualTypeOf<{ wallet_url: string; pkpass_url: string; google_save_url: string | null }>();
+  expectTypeOf<WalletLinks>().toEqualTypeOf<{
+    wallet_url: string;
+    pkpass_url: string;
+    google_save_url: string | null;
+  }>();
 });
