@@ -4,7 +4,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '#test-helpers/db.js';
 import type { Db } from '../../db/pool.js';
-import { FAN_OUT_EVENTS, queueFanOut, recordedAndQueued, recordEvents, type Listeners } from './outbox.js';
+import {
+  FAN_OUT_EVENTS,
+  queueFanOut,
+  recordedAndQueued,
+  recordEvents,
+  resumeStalledFanOuts,
+  type Listeners,
+} from './outbox.js';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -153,5 +160,25 @@ describe('queueFanOut (the job of events recorded earlier in the transaction)', 
     await subscribe('org-acme', ['coupon.issued']);
     await queueFanOut(db.sql, [], listeners);
     expect(await fanOutJobs()).toEqual([]);
+  });
+});
+
+describe('resumeStalledFanOuts', () => {
+  it('frees a fan-out job that a killed worker held past the stall time, and leaves one held for less', async () => {
+    await subscribe('org-acme', ['coupon.issued']);
+    const event = [{ organizationId: 'org-acme', type: 'coupon.issued' as const, data: { pass_id: 'p-stalled' } }];
+    await db.sql.begin((tx) => recordEvents(tx, event));
+    await db.sql.begin((tx) => recordEvents(tx, event));
+    // Both jobs were taken by a worker that was then killed: one long ago, one just now.
+    await db.sql`
+      UPDATE graphile_worker._private_jobs j SET locked_by = 'killed-worker',
+        locked_at = now() - CASE WHEN j.id = (SELECT min(id) FROM graphile_worker._private_jobs) THEN interval '1 hour' ELSE interval '1 second' END`;
+    expect(await resumeStalledFanOuts(db.sql, 60)).toBe(1);
+    const jobs = await db.sql<{ locked: boolean; due: boolean }[]>`
+      SELECT locked_at IS NOT NULL AS locked, run_at <= now() AS due FROM graphile_worker._private_jobs ORDER BY id`;
+    expect(jobs).toEqual([
+      { locked: false, due: true },
+      { locked: true, due: true },
+    ]);
   });
 });

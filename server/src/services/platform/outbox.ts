@@ -100,3 +100,19 @@ export async function recordEvents(db: Db, events: NewEvent[]): Promise<string[]
 
 export const recordEvent = async (db: Db, event: NewEvent): Promise<string> =>
   firstRow(await recordEvents(db, [event]), 'the id of the recorded event');
+
+/**
+ * Fan-out jobs that a killed worker held: graphile-worker leaves a job locked for four hours by a
+ * worker that died, and the events of a fan-out held so would get their deliveries only then. A
+ * fan-out takes well under a second, so one locked for `stalledSeconds` is freed (as graphile-worker's
+ * own forceUnlockWorkers does) and runs again now; a rerun creates only the deliveries that are
+ * missing (fanOutEvents is idempotent). Called by tasks/resume-stalled-jobs.ts. Returns the jobs freed.
+ */
+export async function resumeStalledFanOuts(db: Db, stalledSeconds: number): Promise<number> {
+  const freed = await db`
+    UPDATE graphile_worker._private_jobs j SET locked_at = NULL, locked_by = NULL, run_at = now()
+    FROM graphile_worker._private_tasks t
+    WHERE t.id = j.task_id AND t.identifier = ${FAN_OUT_EVENTS}
+      AND j.locked_at < now() - make_interval(secs => ${stalledSeconds})`;
+  return freed.count;
+}
