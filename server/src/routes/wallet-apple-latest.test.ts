@@ -5,7 +5,7 @@ import { issuePassToMember } from '../services/passes/passes-issue.js';
 import { authenticationTokenOf, SANDBOX_PASS_TYPE_ID } from '../services/wallet/pass-identity.js';
 
 // Issue 28: GET /wallet/apple/v1/passes/{type}/{serial}, the latest version of a pass through
-// pkpassFor (services/wallet/pkpass.ts).
+// routes/wallet-passes.ts's pkpassResponse, as GET /wallet/{code}.pkpass answers it.
 
 let t: TestServer;
 beforeAll(async () => {

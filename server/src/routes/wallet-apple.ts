@@ -2,13 +2,13 @@ import type { Request } from '@hapi/hapi';
 import { appOf } from '../context.js';
 import type { Schemas } from '../lib/schemas.js';
 import { authorizedPass, checkPassType } from '../services/wallet/apple-web-service.js';
-import { pkpassFor } from '../services/wallet/pkpass.js';
 import { findWalletPassById } from '../services/wallet/wallet-pass.js';
 import { listSandboxPushes, pushTokenOf } from '../services/wallet/wallet-push-sink.js';
 import { passesUpdatedSince, registerDevice, unregisterDevice } from '../services/wallet/wallet-registrations.js';
 import { longestWaitSeconds } from './events.js';
 import { payloadOf, queryOf } from './route-options.js';
 import type { RouteDef } from './types.js';
+import { pkpassResponse } from './wallet-passes.js';
 
 /**
  * Apple's pass-update web service under pass.json's webServiceURL (`<base URL>/wallet/apple`,
@@ -76,14 +76,8 @@ export const walletAppleRoutes: RouteDef[] = [
     path: `${BASE}/passes/{passTypeIdentifier}/{serialNumber}`,
     handler: async (request, h) => {
       const pass = await passOf(request);
-      const pkpass = await pkpassFor(appOf(request), pass);
-      const lastModified = new Date(Math.floor(pkpass.lastModified.getTime() / 1000) * 1000);
-      const since = Date.parse(String(request.headers['if-modified-since'] ?? ''));
-      const fresh = (response: ReturnType<typeof h.response>) =>
-        response.header('last-modified', lastModified.toUTCString()).header('etag', pkpass.etag);
-      // HTTP dates have whole seconds: a version within the second of If-Modified-Since is not newer.
-      if (!Number.isNaN(since) && lastModified.getTime() <= since) return fresh(h.response().code(304));
-      return fresh(h.response(pkpass.body).type('application/vnd.apple.pkpass')).header('cache-control', 'no-cache');
+      // The .pkpass download's own answer: its ETag and Last-Modified, 304 before anything is signed.
+      return pkpassResponse(appOf(request), h, pass);
     },
   },
   {

@@ -52,15 +52,6 @@ export async function pkpassVersionOf(app: PkpassApp, pass: WalletPass): Promise
   return { etag: `"${digest.slice(0, 32)}"`, lastModified: versionTimeOf(pass), content, signing };
 }
 
-/**
- * The `.pkpass` of this pass as it is now, built on demand and cached per version (never at
- * issue time). Used by GET /wallet/{code}.pkpass and the web service's GET /v1/passes/….
- */
-export async function pkpassFor(app: PkpassApp, pass: WalletPass): Promise<Pkpass> {
-  const version = await pkpassVersionOf(app, pass);
-  return { body: pkpassBodyOf(version), etag: version.etag, lastModified: version.lastModified };
-}
-
 /** The archive of a version: from this process's cache, or signed now (a few milliseconds). */
 export function pkpassBodyOf(version: PkpassVersion): Buffer {
   let body = built.get(version.etag);
