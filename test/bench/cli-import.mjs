@@ -18,7 +18,6 @@
 // anyway, but a larger ROWS would not).
 //
 //   npx tsc -b && node test/bench/cli-import.mjs        (ROWS=100000; BATCH, CONCURRENCY: the CLI's defaults)
-import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +26,7 @@ import { cliBin, runCli } from './lib/cli-process.mjs';
 import { copySignups } from './lib/copy-anchor.mjs';
 import { endedChildrenCpuMs, treeCpuMs } from './lib/proc-cpu.mjs';
 import { createPool } from './lib/server-dist.mjs';
+import { startServerProcess } from './lib/server-process.mjs';
 import { summaryRow } from './lib/summary.mjs';
 
 const bin = cliBin;
@@ -57,9 +57,10 @@ async function openDatabase() {
 async function startServer(databaseUrl) {
   if (process.env.LOYALTY_BENCH_API_URL)
     return { url: process.env.LOYALTY_BENCH_API_URL, cpuMs: undefined, stop: async () => {} };
-  const child = spawn(
-    process.execPath,
-    [
+  // The server's output goes to a file, never through this process (lib/server-process.mjs).
+  const server = await startServerProcess({
+    databaseUrl,
+    argv: [
       bin,
       'server',
       '--port',
@@ -71,40 +72,13 @@ async function startServer(databaseUrl) {
       '--rate-limit-ip',
       '1000000000',
     ],
-    {
-      env: { ...env, DATABASE_URL: databaseUrl, LOYALTY_SECRET_KEY: 'bench-only key of webhook secrets at rest' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let log = '';
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in 120 s:\n${log}`)), 120_000);
-    let found = false;
-    const onData = (chunk) => {
-      // The access log goes on after start: only its end is kept, for an error message.
-      log = (log + chunk).slice(-8000);
-      if (found) return;
-      const match = /listening on (http:\/\/\S+)/.exec(log);
-      if (match) {
-        found = true;
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`server exited (${code}):\n${log}`)));
+    env: { XDG_CONFIG_HOME: /** @type {string} */ (env.XDG_CONFIG_HOME), NO_COLOR: '1' },
   });
   return {
-    url,
+    url: server.url,
     /** The server's CPU time so far (`loyalty server` and the server process it starts). */
-    cpuMs: () => treeCpuMs(/** @type {number} */ (child.pid)),
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve(undefined);
-        child.once('exit', resolve);
-        child.kill('SIGTERM');
-      }),
+    cpuMs: () => treeCpuMs(server.pid),
+    stop: () => server.stop(),
   };
 }
 

@@ -5,50 +5,26 @@
 // they compete with the server for CPU, so the ratio is well below 2 there.
 // Run after building: `npx tsc -b server && node test/bench/cluster.mjs` (or `npm run bench -- cluster`).
 // BENCH_SECONDS (default 10) per measurement. Fails only when a request fails.
-import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
 import { benchConnections as connections, benchSeconds as seconds, cannon } from './lib/cannon.mjs';
 import { adminToken } from './lib/admin-token.mjs';
-import { root } from './lib/server-dist.mjs';
+import { startServerProcess } from './lib/server-process.mjs';
 
-/** The server with `processes` API processes; resolves with its URL and a stop function. */
+/** The server with `processes` API processes; resolves with its URL and a stop function (its exit code). */
 async function startServer(dataDir, processes) {
-  const child = spawn(process.execPath, ['server/dist/start.js'], {
-    cwd: root,
+  return startServerProcess({
+    argv: ['server/dist/start.js'],
     env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
       LOYALTY_DATA_DIR: dataDir,
       LOYALTY_API_PROCESSES: String(processes),
       LOYALTY_RATE_LIMIT_TOKEN: '1000000000',
       LOYALTY_RATE_LIMIT_IP: '1000000000',
       LOYALTY_LOG_LEVEL: 'silent',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve(match[1]);
-    });
-    exited.then((code) => reject(new Error(`server exited with ${code}:\n${err}`)));
-  });
-  return {
-    url,
-    stop: async () => {
-      child.kill('SIGTERM');
-      return exited;
-    },
-  };
 }
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-cluster-'));

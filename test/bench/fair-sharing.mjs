@@ -6,13 +6,13 @@
 // (`server/dist/start.js`, embedded PostgreSQL, default pools, timeouts and worker).
 // Targets: Globex p99 under 1 s while loaded; its webhook and voucher job within seconds.
 // Run after building: `npx tsc -b && node test/bench/fair-sharing.mjs` (or `npm run bench`).
-import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer as createTcpServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { root } from './lib/server-dist.mjs';
+import { startServerProcess } from './lib/server-process.mjs';
 
 const MEMBERS = Number(process.env.BENCH_MEMBERS ?? 32_000);
 const STALLED = Number(process.env.BENCH_STALLED ?? 20);
@@ -24,37 +24,18 @@ const cleanup = [];
 let failed = false;
 
 async function startServer() {
-  const child = spawn(process.execPath, [path.join(root, 'server/dist/start.js')], {
-    cwd: root,
+  // The server's output goes to a file, never through this process (lib/server-process.mjs).
+  const server = await startServerProcess({
+    argv: [path.join(root, 'server/dist/start.js')],
     env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATABASE_URL: '',
       LOYALTY_DATA_DIR: path.join(dir, 'data'),
       LOYALTY_WEBHOOK_ALLOW_INSECURE: '1',
       LOYALTY_RATE_LIMIT_TOKEN: '1000000',
       LOYALTY_RATE_LIMIT_IP: '1000000',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  const exited = new Promise((resolve) => child.on('exit', resolve));
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    exited.then((code) => reject(new Error(`server exited ${code}:\n${err}`)));
-  });
-  cleanup.push(async () => {
-    child.kill('SIGTERM');
-    await exited;
-  });
-  return url;
+  cleanup.push(() => server.stop());
+  return server.url;
 }
 
 async function token(url, clientId) {

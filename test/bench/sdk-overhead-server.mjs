@@ -6,13 +6,13 @@
 // in its own process. Calls: GET /tags, and POST /members for a known e-mail (200, nothing
 // changes; each call carries a new Idempotency-Key, so the server stores each response, for
 // both variants alike). Run: npm run build && node test/bench/sdk-overhead-server.mjs
-import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createLoyaltyClient } from '@loyalty/sdk';
 import { compare, sampleVariants } from './lib/overhead.mjs';
 import { root, adminToken } from './lib/server-dist.mjs';
+import { startServerProcess } from './lib/server-process.mjs';
 
 const CALLS = Number(process.env.CALLS ?? 1000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 4);
@@ -21,29 +21,19 @@ const target = 1.1;
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'loyalty-bench-'));
 await chmod(dir, 0o755); // as root, PostgreSQL runs as `postgres` and must reach its data directory
-const server = spawn(process.execPath, [path.join(root, 'server/dist/start.js')], {
-  cwd: root,
+// The server's output goes to a file, never through this process (lib/server-process.mjs).
+const server = await startServerProcess({
+  argv: [path.join(root, 'server/dist/start.js')],
   env: {
-    ...process.env,
-    PORT: '0',
     LOYALTY_DATA_DIR: path.join(dir, 'data'),
     LOYALTY_WORKER: 'off',
     LOYALTY_RATE_LIMIT_TOKEN: '1000000000',
     LOYALTY_RATE_LIMIT_IP: '1000000000',
   },
-  stdio: ['ignore', 'pipe', 'inherit'],
 });
 let exitCode = 1;
 try {
-  const base = await new Promise((resolve, reject) => {
-    let out = '';
-    server.stdout.on('data', (d) => {
-      out += d;
-      const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
-      if (url) resolve(url);
-    });
-    server.on('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)));
-  });
+  const base = server.url;
   const token = await adminToken(base);
   const client = createLoyaltyClient({ baseUrl: base, token });
   const member = { brand_id: 'brand-acme', email: 'overhead@example.org' };
@@ -84,8 +74,7 @@ try {
 } catch (error) {
   console.error(error);
 } finally {
-  server.kill('SIGTERM');
-  await new Promise((r) => (server.exitCode !== null ? r() : server.once('exit', r)));
+  await server.stop();
   await rm(dir, { recursive: true, force: true });
 }
 process.exit(exitCode);
