@@ -151,7 +151,7 @@ describe('loyalty wallet simulate against the real server', () => {
       expect(iat).toEqual(expect.any(Number));
       return claims;
     };
-    expect(claimsOf(viaClient.google_save_url)).toEqual(claimsOf(links.google_save_url));
+    expect(claimsOf(`${viaClient.google_save_url}`)).toEqual(claimsOf(`${links.google_save_url}`));
     const res = await fetch(links.pkpass_url);
     expect(res.headers.get('content-type')).toBe('application/vnd.apple.pkpass');
     const { passJson } = readPkpass(Buffer.from(await res.arrayBuffer()));
