@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import Joi from 'joi';
+import { type CorsConfig, parseCorsOrigins } from './config-cors.js';
 import { type WalletConfig, walletConfigOf, walletConfigProblems, walletEnvSchema } from './config-wallet.js';
 
 /** This package's directory (server/ in the repository, node_modules/@loyalty/server installed). */
@@ -89,6 +90,8 @@ export type Config = {
   sandboxOperatorToken: string | undefined;
   /** Wallet passes: Apple signing and pushes, Google Wallet (config-wallet.ts). */
   wallet: WalletConfig;
+  /** LOYALTY_CORS_ORIGINS: the origins whose pages may call the server from a browser (config-cors.ts). */
+  cors: CorsConfig;
   /** LOYALTY_LOG_LEVEL: the least level of the structured log on stdout (pino's levels, or silent). */
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 };
@@ -164,6 +167,7 @@ const schema = Joi.object({
     .valid('trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent')
     .empty('')
     .default('info'),
+  LOYALTY_CORS_ORIGINS: Joi.string().empty(''),
   ...walletEnvSchema,
 }).unknown(true);
 
@@ -171,7 +175,12 @@ export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const { value, error } = schema.validate(env, { abortEarly: false, convert: true });
-  const problems = [...(error?.details.map((d) => d.message) ?? []), ...(error ? [] : walletConfigProblems(value))];
+  const cors = parseCorsOrigins(value.LOYALTY_CORS_ORIGINS);
+  const problems = [
+    ...(error?.details.map((d) => d.message) ?? []),
+    ...(error ? [] : walletConfigProblems(value)),
+    ...cors.problems,
+  ];
   if (problems.length) throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   return {
     port: value.PORT,
@@ -204,6 +213,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsCacheSeconds: value.LOYALTY_METRICS_CACHE_SECONDS,
     apiProcesses: value.LOYALTY_API_PROCESSES,
     logLevel: value.LOYALTY_LOG_LEVEL,
+    cors: cors.cors,
     wallet: walletConfigOf(value),
     sandbox: value.LOYALTY_SANDBOX === undefined ? !value.DATABASE_URL : value.LOYALTY_SANDBOX === '1',
     sandboxOperatorToken: value.LOYALTY_SANDBOX_OPERATOR_TOKEN,

@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { AppContext, WorkerHealth } from './context.js';
 import { migrationFiles } from './db/migrate.js';
 import type { Sql } from './db/pool.js';
+import { corsGroupOf, routeCors } from './lib/cors.js';
 import { listOperations, loadOpenApi } from './lib/openapi.js';
 import { authPlugin } from './plugins/auth.js';
 import { payloadOptionsFor } from './plugins/content-type.js';
@@ -153,6 +154,7 @@ export async function createServer({
         ...options,
         ...(def.method !== 'GET' && { payload: payloadOptionsFor(openapi.document, op, options.payload) }),
         plugins: { ...plugins, loyalty: { operationId: op.operationId, insufficientScopeStatus } },
+        cors: routeCors(config.cors, corsGroupOf(op, needsToken)),
         auth: needsToken
           ? { strategy: 'token', access: op.abilities.length ? { scope: op.abilities } : undefined }
           : false,

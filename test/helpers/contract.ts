@@ -1,6 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formatsModule from 'ajv-formats';
-import { deref, loadOpenApi, type OpenApiDocument } from '../../server/src/lib/openapi.js';
+import { deref, loadOpenApi, type OpenApiDocument, type Parameter } from '../../server/src/lib/openapi.js';
 
 /** ajv-formats is CommonJS: its module object is the plugin, which also carries itself as `default`. */
 const addFormats = formatsModule.default;
@@ -53,4 +53,40 @@ export function createContractChecker(document: OpenApiDocument = loadOpenApi().
       (e) => `${key}: body${e.instancePath} ${e.message ?? ''} ${JSON.stringify(e.params)}`,
     );
   };
+}
+
+/**
+ * Checks the headers of a delivery (lower-case names, as node:http gives them) against the header
+ * parameters of its entry in the document's `webhooks` section, as a receiver that validates headers
+ * would (issue 29: the `ping` delivery's `Loyalty-Event` was refused). Header values are text, so
+ * integers are read as numbers.
+ */
+export function webhookHeaderProblems(
+  webhook: string,
+  headers: Record<string, string | string[] | undefined>,
+  document: OpenApiDocument = loadOpenApi().document,
+): string[] {
+  const op = (document.webhooks as Record<string, { post?: { parameters?: unknown[] } }> | undefined)?.[webhook]?.post;
+  if (!op) return [`${webhook} is not in the webhooks section of openapi.yaml`];
+  const ajv = new Ajv2020({ strict: false, allErrors: true, coerceTypes: true });
+  addFormats(ajv);
+  ajv.addSchema({ ...document, $id: 'openapi' });
+  const problems: string[] = [];
+  for (const node of op.parameters ?? []) {
+    const parameter = deref<Parameter>(document, node);
+    if (parameter.in !== 'header') continue;
+    const value = headers[parameter.name.toLowerCase()];
+    if (value === undefined) {
+      if (parameter.required) problems.push(`${parameter.name}: missing`);
+      continue;
+    }
+    const schema = JSON.parse(JSON.stringify(parameter.schema ?? {}), (k, v) =>
+      k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `openapi${v}` : v,
+    );
+    // Inside an object, so that Ajv can coerce the text of an integer header in place.
+    const validate = ajv.compile({ type: 'object', properties: { value: schema } });
+    if (!validate({ value }))
+      problems.push(`${parameter.name}: ${JSON.stringify(value)} ${ajv.errorsText(validate.errors)}`);
+  }
+  return problems;
 }

@@ -2053,7 +2053,7 @@ export interface webhooks {
          * @description **Extension** (not in the service specification). Sent only by
          *     `POST /webhook-subscriptions/{id}/test`, to that subscription, once: never retried, never in
          *     `GET /events`, and not a type one can subscribe to. Signed and sent exactly like every other event
-         *     (headers as for `member.created`, `Loyalty-Attempt: 1`), so a receiver that verifies it verifies
+         *     (headers as for `member.created`, with `Loyalty-Event: ping` and `Loyalty-Attempt: 1`), so a receiver that verifies it verifies
          *     the others. Acknowledge with a 2xx; receivers may ignore its data.
          */
         post: operations["onPing"];
@@ -2132,7 +2132,7 @@ export interface components {
          *     code that is not here.
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "already_subscribed" | "pass_already_redeemed" | "pass_expired" | "not_a_coupon_pass" | "not_a_storecard_pass" | "insufficient_balance" | "already_reversed" | "subscription_limit_reached" | "database_unavailable" | "internal_error";
+        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "already_subscribed" | "pass_already_redeemed" | "pass_expired" | "not_a_coupon_pass" | "not_a_storecard_pass" | "insufficient_balance" | "already_reversed" | "subscription_limit_reached" | "database_unavailable" | "internal_error" | "server_error";
         /**
          * @description `422` validation failure. `errors` maps each failing field (dotted path for nested fields, e.g.
          *     `users.3.email`) to its messages.
@@ -2403,7 +2403,7 @@ export interface components {
             /** @description When the member joined the brand (UTC, `YYYY-MM-DD HH:MM:SS`). */
             subscribed_at: string;
         };
-        ListMembersResponse: {
+        MemberListPage: {
             message: string;
             data: {
                 total: number;
@@ -2418,7 +2418,7 @@ export interface components {
             brand_id: string;
             storecard_id?: string;
         };
-        ListMembersWithPointsResponse: {
+        MembersWithPoints: {
             /** @constant */
             success: true;
             data: {
@@ -2467,7 +2467,7 @@ export interface components {
             /** @default false */
             unsubscribed?: boolean;
         };
-        CreateMemberResponse: {
+        MemberCreated: {
             /** @constant */
             success: true;
             /** @description True when a new member was created (HTTP 201). */
@@ -2552,7 +2552,7 @@ export interface components {
                 identifier: string;
             } & components["schemas"]["MemberProfileFields"])[];
         };
-        BulkUpdateMembersResponse: {
+        MembersUpdated: {
             message: string;
             data: {
                 updated: number;
@@ -2563,7 +2563,7 @@ export interface components {
             brand_id: string;
             emails: string[];
         };
-        FindMemberUuidsResponse: {
+        MemberUuidsByEmail: {
             message: string;
             /** @description E-mail (as sent) to member UUID; unknown e-mails are left out. */
             data: {
@@ -2609,7 +2609,7 @@ export interface components {
         EmailToMemberId: {
             [key: string]: string;
         };
-        ImportSignupsResponse: {
+        SignupsImported: {
             message: string;
             data: {
                 new: components["schemas"]["EmailToMemberId"];
@@ -3224,7 +3224,7 @@ export interface components {
              */
             until?: string;
         };
-        RecoverWebhookDeliveriesResponse: {
+        WebhookDeliveriesRecovered: {
             message: string;
             data: {
                 /** Format: uuid */
@@ -3289,7 +3289,7 @@ export interface components {
                 deleted: true;
             };
         };
-        RotateWebhookSecretResponse: {
+        WebhookSecretRotated: {
             message: string;
             data: {
                 /** Format: uuid */
@@ -3893,10 +3893,12 @@ export interface components {
          */
         LoyaltyMessageIdHeader: string;
         /**
-         * @description The event type.
+         * @description The event type (the body's `type`). Decision (issue 29): `ping`, the delivery of the test call
+         *     (`POST /webhook-subscriptions/{id}/test`), carries `Loyalty-Event: ping`, so the header is an
+         *     `EventType` or `ping`; a receiver that validates headers accepts the test event.
          * @example member.created
          */
-        LoyaltyEventHeader: components["schemas"]["EventType"];
+        LoyaltyEventHeader: components["schemas"]["EventType"] | "ping";
         /**
          * @description Attempt number, from 1 (8 automatic attempts at most; manual retries continue the count).
          * @example 1
@@ -5502,7 +5504,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["ListMembersResponse"];
+                    "application/json": components["schemas"]["MemberListPage"];
                 };
             };
             400: components["responses"]["MutationBadRequest"];
@@ -5571,7 +5573,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["ListMembersWithPointsResponse"];
+                    "application/json": components["schemas"]["MembersWithPoints"];
                 };
             };
             400: components["responses"]["MutationBadRequest"];
@@ -5706,7 +5708,7 @@ export interface operations {
                      *       "identifier": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d"
                      *     }
                      */
-                    "application/json": components["schemas"]["CreateMemberResponse"];
+                    "application/json": components["schemas"]["MemberCreated"];
                 };
             };
             /** @description The member was created. */
@@ -5729,7 +5731,7 @@ export interface operations {
                      *       "identifier": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d"
                      *     }
                      */
-                    "application/json": components["schemas"]["CreateMemberResponse"];
+                    "application/json": components["schemas"]["MemberCreated"];
                 };
             };
             400: components["responses"]["MutationBadRequest"];
@@ -6030,7 +6032,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["BulkUpdateMembersResponse"];
+                    "application/json": components["schemas"]["MembersUpdated"];
                 };
             };
             400: components["responses"]["MutationBadRequest"];
@@ -6097,7 +6099,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["FindMemberUuidsResponse"];
+                    "application/json": components["schemas"]["MemberUuidsByEmail"];
                 };
             };
             400: components["responses"]["MutationBadRequest"];
@@ -6459,7 +6461,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["ImportSignupsResponse"];
+                    "application/json": components["schemas"]["SignupsImported"];
                 };
             };
             400: components["responses"]["MutationBadRequest"];
@@ -7761,7 +7763,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["RotateWebhookSecretResponse"];
+                    "application/json": components["schemas"]["WebhookSecretRotated"];
                 };
             };
             400: components["responses"]["MutationBadRequest"];
@@ -7994,7 +7996,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["RecoverWebhookDeliveriesResponse"];
+                    "application/json": components["schemas"]["WebhookDeliveriesRecovered"];
                 };
             };
             400: components["responses"]["MutationBadRequest"];
@@ -8880,7 +8882,9 @@ export interface operations {
                  */
                 "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
                 /**
-                 * @description The event type.
+                 * @description The event type (the body's `type`). Decision (issue 29): `ping`, the delivery of the test call
+                 *     (`POST /webhook-subscriptions/{id}/test`), carries `Loyalty-Event: ping`, so the header is an
+                 *     `EventType` or `ping`; a receiver that validates headers accepts the test event.
                  * @example member.created
                  */
                 "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];
@@ -8988,7 +8992,9 @@ export interface operations {
                  */
                 "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
                 /**
-                 * @description The event type.
+                 * @description The event type (the body's `type`). Decision (issue 29): `ping`, the delivery of the test call
+                 *     (`POST /webhook-subscriptions/{id}/test`), carries `Loyalty-Event: ping`, so the header is an
+                 *     `EventType` or `ping`; a receiver that validates headers accepts the test event.
                  * @example member.created
                  */
                 "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];
@@ -9101,7 +9107,9 @@ export interface operations {
                  */
                 "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
                 /**
-                 * @description The event type.
+                 * @description The event type (the body's `type`). Decision (issue 29): `ping`, the delivery of the test call
+                 *     (`POST /webhook-subscriptions/{id}/test`), carries `Loyalty-Event: ping`, so the header is an
+                 *     `EventType` or `ping`; a receiver that validates headers accepts the test event.
                  * @example member.created
                  */
                 "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];
@@ -9211,7 +9219,9 @@ export interface operations {
                  */
                 "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
                 /**
-                 * @description The event type.
+                 * @description The event type (the body's `type`). Decision (issue 29): `ping`, the delivery of the test call
+                 *     (`POST /webhook-subscriptions/{id}/test`), carries `Loyalty-Event: ping`, so the header is an
+                 *     `EventType` or `ping`; a receiver that validates headers accepts the test event.
                  * @example member.created
                  */
                 "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];
@@ -9321,7 +9331,9 @@ export interface operations {
                  */
                 "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
                 /**
-                 * @description The event type.
+                 * @description The event type (the body's `type`). Decision (issue 29): `ping`, the delivery of the test call
+                 *     (`POST /webhook-subscriptions/{id}/test`), carries `Loyalty-Event: ping`, so the header is an
+                 *     `EventType` or `ping`; a receiver that validates headers accepts the test event.
                  * @example member.created
                  */
                 "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];
@@ -9430,7 +9442,9 @@ export interface operations {
                  */
                 "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
                 /**
-                 * @description The event type.
+                 * @description The event type (the body's `type`). Decision (issue 29): `ping`, the delivery of the test call
+                 *     (`POST /webhook-subscriptions/{id}/test`), carries `Loyalty-Event: ping`, so the header is an
+                 *     `EventType` or `ping`; a receiver that validates headers accepts the test event.
                  * @example member.created
                  */
                 "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];
@@ -9509,7 +9523,9 @@ export interface operations {
                  */
                 "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
                 /**
-                 * @description The event type.
+                 * @description The event type (the body's `type`). Decision (issue 29): `ping`, the delivery of the test call
+                 *     (`POST /webhook-subscriptions/{id}/test`), carries `Loyalty-Event: ping`, so the header is an
+                 *     `EventType` or `ping`; a receiver that validates headers accepts the test event.
                  * @example member.created
                  */
                 "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];
@@ -9621,7 +9637,9 @@ export interface operations {
                  */
                 "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
                 /**
-                 * @description The event type.
+                 * @description The event type (the body's `type`). Decision (issue 29): `ping`, the delivery of the test call
+                 *     (`POST /webhook-subscriptions/{id}/test`), carries `Loyalty-Event: ping`, so the header is an
+                 *     `EventType` or `ping`; a receiver that validates headers accepts the test event.
                  * @example member.created
                  */
                 "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];

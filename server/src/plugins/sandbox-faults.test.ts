@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pluginServer, remainingAfterStart } from '#test-helpers/plugin-server.js';
 import { createTestServer, type TestServer } from '#test-helpers/server.js';
+import { loadOpenApi } from '../lib/openapi.js';
 import { FAULT_KEYS_PER_CLIENT } from '../services/sandbox/sandbox-faults.js';
 
 // Faults on demand are honoured only on authenticated API routes, and their counters are bounded
@@ -32,6 +33,19 @@ describe('Prefer: fault', () => {
     });
     expect(token.statusCode).toBe(200);
     expect(await rows()).toBe(before);
+  });
+
+  it("server_error answers a code of the document's ErrorCode, with the request id (issue 29)", async () => {
+    const res = await t.server.inject({
+      method: 'GET',
+      url: '/tags?brand_id=brand-acme',
+      headers: { ...(await t.auth('acme-admin')), prefer: 'fault=server_error;id=error-code' },
+    });
+    expect(res.statusCode).toBe(503);
+    const body = res.result as { error: string; request_id: string };
+    const schemas = (loadOpenApi().document.components?.schemas ?? {}) as Record<string, { enum?: string[] }>;
+    expect(schemas.ErrorCode?.enum).toContain(body.error);
+    expect(body).toEqual({ message: 'Server Error', error: 'server_error', request_id: res.headers['x-request-id'] });
   });
 
   it('keeps at most FAULT_KEYS_PER_CLIENT counters per client, whatever its tokens, and still applies the newest', async () => {

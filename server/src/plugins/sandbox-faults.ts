@@ -9,6 +9,7 @@ import {
   parseFaultPreference,
   purgeFaultCounters,
 } from '../services/sandbox/sandbox-faults.js';
+import type { Schemas } from '../lib/schemas.js';
 import { requestIdOf } from './request-id.js';
 
 declare module '@hapi/hapi' {
@@ -121,7 +122,12 @@ export const sandboxFaultsPlugin: Plugin<{ sql: Sql; purgeIntervalMs?: number }>
 
 const serverError = (request: Request, h: ResponseToolkit, status: number, applied: string) =>
   h
-    .response({ message: 'Server Error', error: 'server_error', request_id: requestIdOf(request) })
+    .response({
+      message: 'Server Error',
+      // A code of the document's ErrorCode (issue 29), the one the SDK and its msw mock name a 5xx.
+      error: 'server_error' satisfies Schemas['ErrorCode'],
+      request_id: requestIdOf(request),
+    })
     .code(status)
     .header('preference-applied', applied)
     .takeover();

@@ -111,7 +111,7 @@ export const memberRoutes: RouteDef[] = [
             created,
             member_id: memberId,
             identifier: memberId,
-          } satisfies Schemas['CreateMemberResponse'],
+          } satisfies Schemas['MemberCreated'],
         };
       }),
   },
@@ -163,7 +163,7 @@ export const memberRoutes: RouteDef[] = [
       respondInTransaction(request, h, async (tx) => ({
         body: ok(
           await bulkUpdateMembers(tx, scopeOf(request), payloadOf<Schemas['BulkUpdateMembersRequest']>(request)),
-        ) satisfies Schemas['BulkUpdateMembersResponse'],
+        ) satisfies Schemas['MembersUpdated'],
       })),
   },
   {
@@ -176,7 +176,7 @@ export const memberRoutes: RouteDef[] = [
           scopeOf(request),
           payloadOf<Schemas['FindMemberUuidsRequest']>(request),
         ),
-      ) satisfies Schemas['FindMemberUuidsResponse'],
+      ) satisfies Schemas['MemberUuidsByEmail'],
   },
   {
     method: 'POST',
@@ -186,7 +186,7 @@ export const memberRoutes: RouteDef[] = [
       respondInTransaction(request, h, async (tx) => ({
         body: ok(
           await importSignups(tx, scopeOf(request), payloadOf<Schemas['ImportSignupsRequest']>(request)),
-        ) satisfies Schemas['ImportSignupsResponse'],
+        ) satisfies Schemas['SignupsImported'],
       })),
   },
 ];

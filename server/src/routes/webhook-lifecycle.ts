@@ -58,7 +58,7 @@ export const webhookLifecycleRoutes: RouteDef[] = [
             payloadOf<Schemas['RecoverWebhookDeliveriesRequest']>(request),
             appOf(request).config.webhookConcurrencyPerSubscription,
           ),
-        ) satisfies Schemas['RecoverWebhookDeliveriesResponse'],
+        ) satisfies Schemas['WebhookDeliveriesRecovered'],
       })),
   },
   {

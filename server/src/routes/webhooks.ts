@@ -54,7 +54,7 @@ export const webhookRoutes: RouteDef[] = [
       respondInTransaction(request, h, async (tx) => ({
         body: ok(
           await rotateSecret(tx, principalOf(request), request.params.id as string, secretBoxOf(appOf(request).config)),
-        ) satisfies Schemas['RotateWebhookSecretResponse'],
+        ) satisfies Schemas['WebhookSecretRotated'],
       })),
   },
   {

@@ -16,7 +16,7 @@ export type SignupInput = {
   subscribed_at?: string | null;
 };
 
-type SignupsResult = Schemas['ImportSignupsResponse']['data'];
+type SignupsResult = Schemas['SignupsImported']['data'];
 
 type User = {
   email: string;

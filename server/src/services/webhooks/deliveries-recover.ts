@@ -18,7 +18,7 @@ export async function recoverDeliveries(
   subscriptionId: string,
   input: Schemas['RecoverWebhookDeliveriesRequest'],
   lanes: number,
-): Promise<Schemas['RecoverWebhookDeliveriesResponse']['data']> {
+): Promise<Schemas['WebhookDeliveriesRecovered']['data']> {
   const subscription = await requireSubscription(db, scope, subscriptionId, { lock: true });
   const since = new Date(input.since);
   const until = input.until === undefined ? new Date() : new Date(input.until);

@@ -3,6 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import formatsModule from 'ajv-formats';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { webhookHeaderProblems } from '#test-helpers/contract.js';
 import type { TestServer } from '#test-helpers/server.js';
 import { until } from '#test-helpers/until.js';
 import { emitMemberCreated, subscribeWebhook, useWebhookTestBed } from '#test-helpers/webhook-receiver.js';
@@ -298,7 +299,7 @@ describe('POST /webhook-subscriptions/{id}/recover', () => {
       until: since,
     });
     expect(past.statusCode).toBe(202);
-    expect((past.result as Schemas['RecoverWebhookDeliveriesResponse']).data.recovered).toBe(0);
+    expect((past.result as Schemas['WebhookDeliveriesRecovered']).data.recovered).toBe(0);
     const bad = await api('POST', `/webhook-subscriptions/${sub.id}/recover`, { since, until: since });
     expect(bad.statusCode).toBe(422);
     expect(bad.payload).toContain('until');
@@ -309,7 +310,7 @@ describe('POST /webhook-subscriptions/{id}/recover', () => {
 
     const res = await api('POST', `/webhook-subscriptions/${sub.id}/recover`, { since });
     expect(res.statusCode, res.payload).toBe(202);
-    expect((res.result as Schemas['RecoverWebhookDeliveriesResponse']).data).toMatchObject({
+    expect((res.result as Schemas['WebhookDeliveriesRecovered']).data).toMatchObject({
       id: sub.id,
       recovered: 3,
       since,
@@ -320,7 +321,7 @@ describe('POST /webhook-subscriptions/{id}/recover', () => {
     expect(resent.map((r) => r.headers['loyalty-message-id']).sort()).toEqual([...ids].sort());
     expect(resent.map((r) => r.headers['loyalty-attempt'])).toEqual(['2', '2', '2']);
     const again = await api('POST', `/webhook-subscriptions/${sub.id}/recover`, { since });
-    expect((again.result as Schemas['RecoverWebhookDeliveriesResponse']).data.recovered).toBe(0);
+    expect((again.result as Schemas['WebhookDeliveriesRecovered']).data.recovered).toBe(0);
   });
 
   it('sends recovered deliveries in event order when one lane sends', async () => {
@@ -359,6 +360,8 @@ describe('POST /webhook-subscriptions/{id}/test', () => {
       data: { subscription_id: sub.id },
     });
     expect(req!.headers['loyalty-event']).toBe('ping');
+    // A receiver that validates the headers against the document accepts the test event (issue 29).
+    expect(webhookHeaderProblems('ping', req!.headers)).toEqual([]);
     expect(req!.headers['loyalty-attempt']).toBe('1');
     expect(req!.headers['loyalty-signature']).toBe(
       createHmac('sha256', Buffer.from(sub.secret, 'utf8')).update(req!.body).digest('hex'),
