@@ -21,7 +21,12 @@ const PACKAGES: Package[] = [
   {
     src: 'server/src',
     rootLayer: 'app', // server.ts, start.ts, worker.ts, ...: compose and start the layers
-    rootFiles: { 'config.ts': 'config', 'config-wallet.ts': 'config', 'context.ts': 'context' },
+    rootFiles: {
+      'config.ts': 'config',
+      'config-wallet.ts': 'config',
+      'config-cors.ts': 'config',
+      'context.ts': 'context',
+    },
     layers: {
       config: [], // every setting, checked once: read by every layer
       lib: ['config'],
