@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { apiCommand } from './commands/api.js';
 import { completeCommand, completionCommand } from './commands/completion.js';
 import { configCommand } from './commands/config/index.js';
+import { eventsCommand } from './commands/events/index.js';
 import { rootCommand } from './commands/index.js';
 import { optionsTopicCommand } from './commands/help-options.js';
 import { styleHelp } from './commands/help-style.js';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   program.addCommand(passesCommand());
   program.addCommand(ordersCommand());
   program.addCommand(webhooksCommand());
+  program.addCommand(eventsCommand());
   program.addCommand(walletCommand());
   program.addCommand(triggerCommand());
   program.addCommand(sandboxCommand());

@@ -66,3 +66,25 @@ test('the webhook subscription lifecycle is typed (extensions of openapi.yaml)',
   const types = await client.GET('/webhook-event-types');
   if (types.data) expectTypeOf(types.data.data[0]!.schema).toEqualTypeOf<{ [key: string]: unknown }>();
 });
+
+test('filters, replay-missing and resend are typed (extensions of issue 29)', async () => {
+  const id = '3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a';
+  const filter = { brand_ids: ['brand-acme'], points_min: 100, points_types: ['earn' as const] };
+  const patched = await client.PATCH('/webhook-subscriptions/{id}', { params: { path: { id } }, body: { filter } });
+  if (patched.data) expectTypeOf(patched.data.data.filter?.points_min).toEqualTypeOf<number | undefined>();
+  await client.PATCH('/webhook-subscriptions/{id}', { params: { path: { id } }, body: { filter: null } });
+  await client.PATCH('/webhook-subscriptions/{id}', {
+    params: { path: { id } },
+    // @ts-expect-error points_types are earn, spend or reverse
+    body: { filter: { points_types: ['gift'] } },
+  });
+  const replay = await client.POST('/webhook-subscriptions/{id}/replay-missing', {
+    params: { path: { id } },
+    body: { since: '2026-11-23T06:00:00Z' },
+  });
+  if (replay.data) expectTypeOf(replay.data.data.replayed).toBeNumber();
+  const resent = await client.POST('/events/{id}/resend', { params: { path: { id } }, body: { subscription_id: id } });
+  if (resent.data) expectTypeOf(resent.data.data.status).toEqualTypeOf<'pending' | 'delivered' | 'failed'>();
+  // @ts-expect-error subscription_id is required
+  await client.POST('/events/{id}/resend', { params: { path: { id } }, body: {} });
+});

@@ -72,6 +72,11 @@ export const TOP_LEVEL_COMMANDS: readonly TopLevelCommand[] = [
     load: async () => (await import('./webhooks/index.js')).webhooksCommand(),
   },
   {
+    name: 'events',
+    description: 'Events of the organization: send one again',
+    load: async () => (await import('./events/index.js')).eventsCommand(),
+  },
+  {
     name: 'wallet',
     description: 'Apple Wallet passes: simulate a phone that follows a pass’s updates, inspect a .pkpass offline',
     load: async () => (await import('./wallet/index.js')).walletCommand(),

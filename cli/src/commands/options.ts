@@ -1,5 +1,5 @@
 // Flags that several commands share, defined once so their spelling and help stay the same.
-import { Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { EVENT_TYPES } from '../domain.js';
 
 /** Collects the values of a repeatable flag. */
@@ -29,3 +29,37 @@ export const voucherOptions = (): Option[] => [
 
 /** `-f, --file <path>`: read a list from a file. */
 export const fileOption = (what: string): Option => new Option('-f, --file <path>', what);
+
+/**
+ * Every `--brand <id>` given on the command line, in order. The root's global `--brand` takes the
+ * flag wherever it stands (keeping its last value, or LOYALTY_BRAND's), so a command where it is
+ * repeatable (a subscription's filter, `webhooks create|update`) reads the words of the run
+ * itself: only brands typed on this command line count, never the environment's or a profile's.
+ */
+export function brandFlagsOf(command: Command): string[] {
+  let root = command;
+  while (root.parent) root = root.parent;
+  // rawArgs: the words commander parsed (set by parse(); not in its type declarations).
+  const words: readonly string[] = (root as { rawArgs?: string[] }).rawArgs ?? [];
+  const end = words.indexOf('--');
+  const brands: string[] = [];
+  for (const [i, word] of words.entries()) {
+    if (end !== -1 && i > end) break;
+    if (word === '--brand' && words[i + 1] !== undefined) brands.push(words[i + 1] as string);
+    else if (word.startsWith('--brand=')) brands.push(word.slice('--brand='.length));
+  }
+  return brands;
+}
+
+/** `--brand`, `--points-min`, `--points-type`: a subscription's filter (webhooks create and update). */
+export const filterOptions = (): Option[] => [
+  // Listed for the help; the root's --brand takes the words (brandFlagsOf reads them).
+  new Option('--brand <id>', "deliver only events of this brand of the subscription's organization; repeatable"),
+  new Option('--points-min <n>', 'deliver points.changed only for this many points or more'),
+  new Option(
+    '--points-type <types>',
+    'deliver points.changed only of these types: earn, spend, reverse (comma-separated)',
+  )
+    .argParser(collect)
+    .default([]),
+];

@@ -77,6 +77,8 @@ export const OPERATIONS: readonly Operation[] = [
   {"method":"GET","path":"/webhook-subscriptions/{id}/deliveries","operationId":"listWebhookDeliveries","fields":"query","paginate":{"kind":"cursor","param":"after","next":["next_cursor"],"items":["data"]}},
   {"method":"POST","path":"/webhook-subscriptions/{id}/deliveries/{delivery_id}/retry","operationId":"retryWebhookDelivery","fields":"query"},
   {"method":"POST","path":"/webhook-subscriptions/{id}/recover","operationId":"recoverWebhookDeliveries","fields":"body"},
+  {"method":"POST","path":"/webhook-subscriptions/{id}/replay-missing","operationId":"replayMissingWebhookEvents","fields":"body"},
+  {"method":"POST","path":"/events/{id}/resend","operationId":"resendEvent","fields":"body"},
   {"method":"POST","path":"/webhook-subscriptions/{id}/test","operationId":"testWebhookSubscription","fields":"query"},
   {"method":"GET","path":"/webhook-event-types","operationId":"listWebhookEventTypes","fields":"query"},
   {"method":"GET","path":"/sandbox/clock","operationId":"getSandboxClock","fields":"query"},

@@ -1268,7 +1268,9 @@ export interface paths {
          *     organization the token cannot access is a `404`. Repeated event types count once. The secret is
          *     `whsec_` followed by the base64 of 32 random bytes. The host and port are checked again when each
          *     delivery is sent (DNS answers in private ranges, and a stored URL whose port breaks the rule, are
-         *     refused then: the attempt is logged with error `address_not_allowed`).
+         *     refused then: the attempt is logged with error `address_not_allowed`). A `filter` (extension)
+         *     delivers only the events of some brands, or `points.changed` of some amounts and types (see
+         *     `WebhookSubscriptionFilter`); a brand of another organization is a `422` on `filter.brand_ids`.
          */
         post: operations["createWebhookSubscription"];
         delete?: never;
@@ -1424,6 +1426,65 @@ export interface paths {
          *     (`active` in the answer tells which). Deliveries still `pending` are not touched.
          */
         post: operations["recoverWebhookDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-subscriptions/{id}/replay-missing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver the events of a time window that the subscription missed (extension)
+         * @description **Extension** (not in the service specification). Creates a delivery for every event of the
+         *     subscription's organization recorded in `[since, until)` that the subscription matches now (its
+         *     `events` and its `filter`) and never got a delivery of: because it was disabled then, created
+         *     later, or filtered differently. The deliveries are due now, in event order, and are sent like any
+         *     other (retries, log, signature; the message id is the event's id).
+         *
+         *     **Decisions:** exactly once: an event gets one delivery per subscription however often or
+         *     concurrently a window is replayed (a second replay answers `replayed: 0`); events that already
+         *     have a delivery, whatever its status, are not touched (use `…/recover` or `POST /events/{id}/resend`
+         *     for those). `until` defaults to now and must not be before `since` (`422` on `until`); `since` may
+         *     not be older than the event retention period, `LOYALTY_RETENTION_DAYS` (`422` on `since`). On a
+         *     disabled subscription the deliveries are parked until it is enabled (`active` in the answer).
+         */
+        post: operations["replayMissingWebhookEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one event to one subscription again (extension)
+         * @description **Extension** (not in the service specification). Queues a delivery of the event to the
+         *     subscription now, whatever its type and the subscription's filter: a new delivery when the
+         *     subscription never had one, else its delivery gets one more attempt (the delivery log keeps one
+         *     row per subscription and event). The body and the message id are the event's, as in every
+         *     delivery; receivers de-duplicate on `Loyalty-Message-Id`.
+         *
+         *     **Decisions:** the subscription must belong to the event's organization and be enabled, and both
+         *     must be visible to the token: otherwise `404`. Events older than the retention period are gone
+         *     (`404`).
+         */
+        post: operations["resendEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2937,6 +2998,8 @@ export interface components {
             /** Format: uri */
             url: string;
             events: components["schemas"]["EventType"][];
+            /** @description Which events of those types are delivered (extension); null when all are. */
+            filter: components["schemas"]["WebhookSubscriptionFilter"] | null;
             /** @description Whether deliveries are sent; false once disabled (by `PATCH` or automatically). */
             active: boolean;
             /** @description A note for people (extension). */
@@ -2958,6 +3021,56 @@ export interface components {
             consecutive_failures: number;
             /** Format: date-time */
             created_at: string;
+        };
+        /**
+         * @description **Extension.** Which events of the subscribed types are delivered; every attribute given must
+         *     match, and an attribute left out matches everything. `brand_ids`: events about one of these
+         *     brands (`data.brand_id`); an event about no brand (`webhook_subscription.*`) passes, a `null`
+         *     brand (a webshop's customer in `member.created`) does not. `points_min` and `points_types` look
+         *     at `points.changed` only (`data.points` ≥ `points_min`, `data.type` in `points_types`); other
+         *     types pass them. Applied when an event's deliveries are created, and by `…/replay-missing`.
+         */
+        WebhookSubscriptionFilter: {
+            /** @description Brands of the subscription's organization (`422` on `filter.brand_ids` for any other). */
+            brand_ids?: string[];
+            /** @description The least absolute amount of a `points.changed` delivered. */
+            points_min?: number;
+            /** @description The `points.changed` types delivered. */
+            points_types?: ("earn" | "spend" | "reverse")[];
+        };
+        ReplayMissingEventsRequest: {
+            /**
+             * Format: date-time
+             * @description Events recorded at or after this time; not before the retention period.
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description And before this time (default now); not before `since`.
+             */
+            until?: string;
+        };
+        ReplayMissingEventsResponse: {
+            message: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                /** @description Deliveries created (events that had none for this subscription). */
+                replayed: number;
+                /** Format: date-time */
+                since: string;
+                /** Format: date-time */
+                until: string;
+                /** @description false when the subscription is disabled (the deliveries wait until it is enabled). */
+                active: boolean;
+            };
+        };
+        ResendEventRequest: {
+            /**
+             * Format: uuid
+             * @description An enabled subscription of the event's organization.
+             */
+            subscription_id: string;
         };
         WebhookSubscriptionWithSecret: components["schemas"]["WebhookSubscription"] & {
             /** @description Signing secret; shown only in this response. */
@@ -2985,6 +3098,8 @@ export interface components {
             organization_id?: string;
             /** @description A note for people (extension). */
             description?: string | null;
+            /** @description Deliver only the events that match (extension); null or absent for all. */
+            filter?: components["schemas"]["WebhookSubscriptionFilter"] | null;
         };
         /**
          * @description Why a subscription is disabled (extension): `manual` (`PATCH` with `active: false`),
@@ -3003,6 +3118,8 @@ export interface components {
             events?: components["schemas"]["EventType"][];
             /** @description A note for people (null clears it). */
             description?: string | null;
+            /** @description Replaces the filter whole (extension); null clears it. */
+            filter?: components["schemas"]["WebhookSubscriptionFilter"] | null;
             /** @description `false` disables the subscription, `true` enables it again. */
             active?: boolean;
         };
@@ -3408,6 +3525,8 @@ export interface components {
                 balance: number;
                 /** @description The transaction reference, unique per transaction. */
                 reference: string;
+                /** @description The brand of the pass (extension; always sent, additive to the specification's fields). */
+                brand_id?: string;
             };
         };
         /** @description Envelope of `coupon.issued`. */
@@ -3436,6 +3555,8 @@ export interface components {
                  * @description The pass's expiration date (valid through its end, UTC); null when it never expires.
                  */
                 expires_at: string | null;
+                /** @description The brand of the pass (extension; always sent, additive to the specification's fields). */
+                brand_id?: string;
             };
         };
         /** @description Envelope of `coupon.redeemed`. */
@@ -3461,6 +3582,8 @@ export interface components {
                 member_id: string;
                 /** Format: date-time */
                 redeemed_at: string;
+                /** @description The brand of the pass (extension; always sent, additive to the specification's fields). */
+                brand_id?: string;
             };
         };
         /** @description Envelope of `webhook_subscription.disabled` (extension). */
@@ -7402,6 +7525,7 @@ export interface operations {
                      *             "member.created",
                      *             "coupon.redeemed"
                      *           ],
+                     *           "filter": null,
                      *           "active": true,
                      *           "description": null,
                      *           "disabled_reason": null,
@@ -7481,6 +7605,7 @@ export interface operations {
                      *           "member.created",
                      *           "coupon.redeemed"
                      *         ],
+                     *         "filter": null,
                      *         "active": true,
                      *         "description": null,
                      *         "disabled_reason": null,
@@ -7563,6 +7688,7 @@ export interface operations {
                      *           "coupon.redeemed"
                      *         ],
                      *         "description": "CRM sync",
+                     *         "filter": null,
                      *         "active": false,
                      *         "disabled_reason": "endpoint_gone",
                      *         "disabled_at": "2026-11-23T08:00:04.000Z",
@@ -7692,6 +7818,7 @@ export interface operations {
                      *           "coupon.redeemed"
                      *         ],
                      *         "description": "CRM sync",
+                     *         "filter": null,
                      *         "active": true,
                      *         "disabled_reason": null,
                      *         "disabled_at": null,
@@ -7997,6 +8124,155 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDeliveriesRecovered"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    replayMissingWebhookEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The subscription's `id`.
+                 * @example 3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a
+                 */
+                id: components["parameters"]["SubscriptionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-23T06:00:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReplayMissingEventsRequest"];
+            };
+        };
+        responses: {
+            /** @description The missed events of the window are queued for delivery. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "id": "3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a",
+                     *         "replayed": 120,
+                     *         "since": "2026-11-23T06:00:00.000Z",
+                     *         "until": "2026-11-23T08:00:00.000Z",
+                     *         "active": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReplayMissingEventsResponse"];
+                };
+            };
+            400: components["responses"]["MutationBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["MutationValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    resendEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key that makes the request safe to repeat: 1 to 255 characters, scoped to the token, the
+                 *     HTTP method and the path. The IETF draft (`draft-ietf-httpapi-idempotency-key-header`) sends it as
+                 *     a quoted string (`"8e03978e-..."`); both forms are accepted and the quotes are not part of the key
+                 *     and not counted. A key that is empty, longer than 255 characters or contains a double quote inside
+                 *     is a `400` `idempotency_key_invalid`. See "Idempotency" in the introduction.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The event's `id` (from `GET /events` or a delivery's `event_id`).
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "subscription_id": "3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ResendEventRequest"];
+            };
+        };
+        responses: {
+            /** @description The delivery, due now. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": {
+                     *         "id": "8d7c6b5a-4e3f-4a2b-9c1d-0e9f8a7b6c5d",
+                     *         "event_id": "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+                     *         "event_type": "member.created",
+                     *         "status": "pending",
+                     *         "attempts": [],
+                     *         "next_attempt_at": "2026-11-21T11:00:00.000Z",
+                     *         "next_attempt_reason": "Resend requested (POST /events/{id}/resend).",
+                     *         "created_at": "2026-11-21T11:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
                 };
             };
             400: components["responses"]["MutationBadRequest"];
@@ -9034,6 +9310,7 @@ export interface operations {
                  *       "organization_id": "org-acme",
                  *       "data": {
                  *         "member_id": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                 *         "brand_id": "brand-acme",
                  *         "storecard_id": "card-points",
                  *         "pass_id": "2a3b4c5d-6e7f-4081-9a2b-3c4d5e6f7a8b",
                  *         "type": "earn",
@@ -9151,6 +9428,7 @@ export interface operations {
                  *         "coupon_id": "coupon-welcome",
                  *         "pass_id": "1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b",
                  *         "member_id": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                 *         "brand_id": "brand-acme",
                  *         "expires_at": "2026-12-21"
                  *       }
                  *     }
@@ -9263,6 +9541,7 @@ export interface operations {
                  *         "coupon_id": "coupon-welcome",
                  *         "pass_id": "1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b",
                  *         "member_id": "0d9c8b7a-6e5f-4a3b-9c2d-1e0f9a8b7c6d",
+                 *         "brand_id": "brand-acme",
                  *         "redeemed_at": "2026-11-22T16:02:11.000Z"
                  *       }
                  *     }

@@ -17,6 +17,7 @@ import { walletGoogleRoutes } from './wallet-google.js';
 import { walletPassRoutes } from './wallet-passes.js';
 import { webhookLifecycleRoutes } from './webhook-lifecycle.js';
 import { webhookRoutes } from './webhooks.js';
+import { webhookReplayRoutes } from './webhook-replay.js';
 import { eventRoutes } from './events.js';
 import { walletAppleRoutes } from './wallet-apple.js';
 import { webshopRoutes } from './webshop.js';
@@ -35,6 +36,7 @@ export const routes: RouteDef[] = [
   ...voucherRoutes,
   ...webhookRoutes,
   ...webhookLifecycleRoutes,
+  ...webhookReplayRoutes,
   ...eventRoutes,
   ...metricsRoutes,
   ...sandboxRoutes,

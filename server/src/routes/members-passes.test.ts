@@ -33,7 +33,13 @@ describe('POST /members/{uuid}/passes', () => {
       SELECT data, organization_id FROM events WHERE type = 'coupon.issued' AND data->>'pass_id' = ${row.id}`;
     expect(event).toEqual({
       organization_id: 'org-acme',
-      data: { coupon_id: 'coupon-welcome', pass_id: row.id, member_id: id, expires_at: addDays(todayUtc(), 30) },
+      data: {
+        coupon_id: 'coupon-welcome',
+        pass_id: row.id,
+        member_id: id,
+        brand_id: 'brand-acme',
+        expires_at: addDays(todayUtc(), 30),
+      },
     });
   });
 

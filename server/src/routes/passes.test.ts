@@ -58,6 +58,7 @@ describe('POST /passes/scan', () => {
       coupon_id: 'coupon-welcome',
       pass_id: passId,
       member_id: memberId,
+      brand_id: 'brand-acme',
       redeemed_at: res.body.redeemed_at,
     });
     const again = await scan({ pass_code: code });
@@ -147,6 +148,7 @@ describe('POST /passes/scan/storecard', () => {
     expect(changes.map((e) => e.data)).toEqual([
       {
         member_id: memberId,
+        brand_id: 'brand-acme',
         storecard_id: 'card-points',
         pass_id: passId,
         type: 'earn',
@@ -156,6 +158,7 @@ describe('POST /passes/scan/storecard', () => {
       },
       {
         member_id: memberId,
+        brand_id: 'brand-acme',
         storecard_id: 'card-points',
         pass_id: passId,
         type: 'spend',
@@ -165,6 +168,7 @@ describe('POST /passes/scan/storecard', () => {
       },
       {
         member_id: memberId,
+        brand_id: 'brand-acme',
         storecard_id: 'card-points',
         pass_id: passId,
         type: 'reverse',

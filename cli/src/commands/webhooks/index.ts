@@ -8,6 +8,7 @@ import { webhooksGetCommand } from './get.js';
 import { webhooksListCommand } from './list.js';
 import { webhooksListenCommand } from './listen.js';
 import { webhooksRecoverCommand } from './recover.js';
+import { webhooksReplayMissingCommand } from './replay-missing.js';
 import { webhooksRetryCommand } from './retry.js';
 import { webhooksRotateSecretCommand } from './rotate-secret.js';
 import { webhooksTestCommand } from './test.js';
@@ -30,6 +31,7 @@ export function webhooksCommand(): Command {
     .addCommand(webhooksDeliveriesCommand())
     .addCommand(webhooksRetryCommand())
     .addCommand(webhooksRecoverCommand())
+    .addCommand(webhooksReplayMissingCommand())
     .addCommand(webhooksEventTypesCommand())
     .addCommand(webhooksVerifyCommand())
     .addCommand(webhooksTestReceiverCommand())

@@ -28,7 +28,7 @@ describe('complete: commands and flags from the commander tree', () => {
 
   it('completes a subcommand from its prefix', async () => {
     expect(await values('webhooks', 'cr')).toEqual(['create']);
-    expect(await values('webhooks', 're')).toEqual(['retry', 'recover']);
+    expect(await values('webhooks', 're')).toEqual(['retry', 'recover', 'replay-missing']);
   });
 
   it('offers every subcommand of a command, as commander knows them', async () => {

@@ -5,6 +5,13 @@ import type { Context } from '../../context.js';
 import { CliError, usageError } from '../../errors.js';
 import { call } from '../common/api.js';
 import { parseEvents } from './webhooks.js';
+import {
+  describeFilter,
+  type FilterFlags,
+  filterFromFlags,
+  type SampleEvent,
+  sampleMatches,
+} from './subscription-filter.js';
 import { callWithUrl } from './url-refusal.js';
 
 type Subscription = components['schemas']['WebhookSubscription'];
@@ -33,6 +40,7 @@ function describe(s: Subscription): string {
     `id:            ${s.id}`,
     `url:           ${s.url}`,
     `events:        ${s.events.join(', ')}`,
+    `filter:        ${describeFilter(s.filter)}`,
     ...(s.description ? [`description:   ${s.description}`] : []),
     `state:         ${state}`,
     `failing since: ${s.failing_since ?? '-'}`,
@@ -48,7 +56,12 @@ export async function showSubscription(ctx: Context, id: string): Promise<void> 
   ctx.output.result(data, () => describe(data));
 }
 
-export type UpdateOptions = { url?: string; events: string[]; description?: string; clearDescription?: boolean };
+export type UpdateOptions = {
+  url?: string;
+  events: string[];
+  description?: string;
+  clearDescription?: boolean;
+} & FilterFlags;
 
 /** PATCH with the flags given; `active` set by `enable`/`disable`. At least one change is needed. */
 export async function updateSubscription(
@@ -56,7 +69,9 @@ export async function updateSubscription(
   id: string,
   options: UpdateOptions & { active?: boolean },
 ): Promise<void> {
+  const filter = filterFromFlags(options);
   const body: components['schemas']['UpdateWebhookSubscriptionRequest'] = {
+    ...(filter !== undefined ? { filter } : {}),
     ...(options.url !== undefined ? { url: options.url } : {}),
     ...(options.events.length ? { events: parseEvents(options.events) } : {}),
     ...(options.description !== undefined ? { description: options.description } : {}),
@@ -64,7 +79,10 @@ export async function updateSubscription(
     ...(options.active !== undefined ? { active: options.active } : {}),
   };
   if (!Object.keys(body).length)
-    throw usageError('Nothing to change.', 'Give --url, --events, --description or --clear-description.');
+    throw usageError(
+      'Nothing to change.',
+      'Give --url, --events, --description, --clear-description, --brand, --points-min, --points-type or --clear-filter.',
+    );
   const { data } = await callWithUrl(ctx, options.url, (api, signal) =>
     api.PATCH('/webhook-subscriptions/{id}', { params: { path: { id } }, body, signal }),
   );
@@ -99,13 +117,23 @@ export async function recoverDeliveries(
   if (ctx.output.json) ctx.output.result(data, () => '');
 }
 
-export async function testSubscription(ctx: Context, id: string): Promise<void> {
+/**
+ * `webhooks test`: the ping, and with a sample event (`--event`, `--brand`, `--points`,
+ * `--points-type`) whether the subscription's types and filter would let it through.
+ */
+export async function testSubscription(ctx: Context, id: string, sample?: SampleEvent): Promise<void> {
+  const match = sample ? await matchOfSample(ctx, id, sample) : undefined;
   const { data } = await call(ctx, (api, signal) =>
     api.POST('/webhook-subscriptions/{id}/test', { params: { path: { id } }, signal }),
   );
   const answer = data.status_code === null ? (data.error ?? 'no answer') : `HTTP ${data.status_code}`;
   const detail = `${answer} in ${data.duration_ms} ms${data.response_snippet ? `: ${data.response_snippet}` : ''}`;
-  if (ctx.output.json) ctx.output.result(data, () => '');
+  if (ctx.output.json) ctx.output.result(match ? { ...data, sample: match } : data, () => '');
+  else if (match) {
+    const what = `A ${describeSample(match.event)}`;
+    if (match.matches) ctx.output.success(`${what} would be delivered: ${match.reason}.`);
+    else ctx.output.warn(`${what} would not be delivered: ${match.reason}.`);
+  }
   if (data.outcome === 'delivered') {
     ctx.output.success(`Ping ${data.event_id} delivered (${detail}).`);
     return;
@@ -113,6 +141,44 @@ export async function testSubscription(ctx: Context, id: string): Promise<void> 
   throw new CliError(`Ping ${data.event_id} failed (${detail}).`, {
     hint: 'Check the receiver with `loyalty webhooks test-receiver <url>`; nothing was retried or recorded.',
   });
+}
+
+async function matchOfSample(ctx: Context, id: string, sample: SampleEvent) {
+  const { data } = await call(ctx, (api, signal) =>
+    api.GET('/webhook-subscriptions/{id}', { params: { path: { id } }, signal }),
+  );
+  return { event: sample, ...sampleMatches(data, sample) };
+}
+
+const describeSample = (e: SampleEvent) =>
+  [
+    e.type,
+    ...(e.brand_id !== undefined ? [`of brand ${e.brand_id ?? 'none'}`] : []),
+    ...(e.points_type !== undefined || e.points !== undefined
+      ? [`(${[e.points_type, e.points === undefined ? undefined : `${e.points} points`].filter(Boolean).join(' ')})`]
+      : []),
+  ].join(' ');
+
+/** `webhooks replay-missing`: deliveries of the window's events the subscription matches and never got. */
+export async function replayMissing(
+  ctx: Context,
+  id: string,
+  options: { since: string; until?: string },
+): Promise<void> {
+  const now = Date.now();
+  const body = {
+    since: parseTime('--since', options.since, now),
+    ...(options.until !== undefined ? { until: parseTime('--until', options.until, now) } : {}),
+  };
+  const { data } = await call(ctx, (api, signal) =>
+    api.POST('/webhook-subscriptions/{id}/replay-missing', { params: { path: { id } }, body, signal }),
+  );
+  ctx.output.success(
+    `${data.replayed} missed ${data.replayed === 1 ? 'event' : 'events'} from ${data.since} to ${data.until} queued for delivery.`,
+  );
+  if (!data.active && data.replayed > 0)
+    ctx.output.warn(`The subscription is disabled: they wait until \`loyalty webhooks enable ${id}\`.`);
+  if (ctx.output.json) ctx.output.result(data, () => '');
 }
 
 export async function listEventTypes(ctx: Context): Promise<void> {

@@ -4,6 +4,7 @@ import { closest, distance } from 'fastest-levenshtein';
 import type { Context } from '../../context.js';
 import { DELIVERY_STATUSES, EVENT_TYPES, type DeliveryStatus, type EventType } from '../../domain.js';
 import { usageError } from '../../errors.js';
+import { describeFilter, type FilterFlags, filterFromFlags } from './subscription-filter.js';
 import { call } from '../common/api.js';
 import { callWithUrl } from './url-refusal.js';
 
@@ -75,10 +76,16 @@ export async function listSubscriptions(ctx: Context, organization: string | und
 
 export async function createSubscription(
   ctx: Context,
-  options: { url: string; events: string[]; organization?: string; printSecret?: boolean },
+  options: { url: string; events: string[]; organization?: string; printSecret?: boolean } & FilterFlags,
 ): Promise<void> {
   const events = options.events.length ? parseEvents(options.events) : [...EVENT_TYPES];
-  const body = { url: options.url, events, ...(options.organization ? { organization_id: options.organization } : {}) };
+  const filter = filterFromFlags(options);
+  const body = {
+    url: options.url,
+    events,
+    ...(options.organization ? { organization_id: options.organization } : {}),
+    ...(filter ? { filter } : {}),
+  };
   const { data } = await callWithUrl(ctx, options.url, (api, signal) =>
     api.POST('/webhook-subscriptions', { body, signal }),
   );
@@ -87,6 +94,7 @@ export async function createSubscription(
     return;
   }
   ctx.output.success(`Subscribed ${data.url} to ${data.events.join(', ')} (id ${data.id}).`);
+  if (data.filter) ctx.output.info(`Filter: ${describeFilter(data.filter)}.`);
   ctx.output.result(data, () => `signing secret: ${data.secret}`);
   ctx.output.warn('The secret is shown only now: store it with the receiver.');
 }

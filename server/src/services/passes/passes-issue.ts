@@ -82,7 +82,13 @@ export async function issuePassToMember(
       {
         organizationId: brand.organizationId,
         type: 'coupon.issued',
-        data: { coupon_id: coupon.id, pass_id: pass.id, member_id: memberId, expires_at: expirationDate },
+        data: {
+          coupon_id: coupon.id,
+          pass_id: pass.id,
+          member_id: memberId,
+          brand_id: brand.id,
+          expires_at: expirationDate,
+        },
       },
     ]);
     return result(true, pass);

@@ -55,6 +55,7 @@ export async function redeemCouponPass(
       id: string;
       coupon_id: string;
       member_id: string;
+      brand_id: string;
       pass_code: string;
       organization_id: string;
       redeemed_at: Date;
@@ -66,7 +67,7 @@ export async function redeemCouponPass(
         ${input.brand_id !== undefined ? tx`AND brand_id = ${input.brand_id}` : tx``}
         AND kind = 'coupon' AND status <> 'redeemed'
         AND loyalty_pass_status(status, expiration_date, organization_id) = 'active'
-      RETURNING id, coupon_id, member_id, pass_code, organization_id, redeemed_at
+      RETURNING id, coupon_id, member_id, brand_id, pass_code, organization_id, redeemed_at
     ), ${pushedAfter(tx, 'redeemed')}
     -- The wallet shows the pass voided now: its devices are told, with this change (none: no job).
     SELECT redeemed.* FROM redeemed CROSS JOIN pushed`;
@@ -91,6 +92,7 @@ export async function redeemCouponPass(
         coupon_id: redeemed.coupon_id,
         pass_id: redeemed.id,
         member_id: redeemed.member_id,
+        brand_id: redeemed.brand_id,
         redeemed_at: redeemedAt,
       },
     },

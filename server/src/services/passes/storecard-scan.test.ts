@@ -120,6 +120,7 @@ describe('scanStorecard rules', () => {
       SELECT data FROM events WHERE type = 'points.changed' AND data->>'reference' = 'rev1' AND data->>'pass_id' = ${passId}`;
     expect(event!.data).toEqual({
       member_id: memberId,
+      brand_id: 'brand-acme',
       storecard_id: 'card-points',
       pass_id: passId,
       type: 'reverse',

@@ -130,6 +130,7 @@ export async function scanStorecard(
       type: 'points.changed',
       data: {
         member_id: pass.member_id,
+        brand_id: pass.brand_id,
         storecard_id: pass.storecard_id,
         pass_id: pass.id,
         type: input.type,

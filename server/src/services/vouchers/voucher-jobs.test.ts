@@ -111,7 +111,13 @@ describe('POST /tags/{id}/vouchers', () => {
       SELECT data FROM events WHERE type = 'coupon.issued' AND data->>'member_id' = ANY(${memberIds})`;
     expect(events).toHaveLength(250);
     expect(events[0]!.data).toMatchObject({ coupon_id: 'coupon-welcome', expires_at: addDays(todayUtc(), 30) });
-    expect(Object.keys(events[0]!.data).sort()).toEqual(['coupon_id', 'expires_at', 'member_id', 'pass_id']);
+    expect(Object.keys(events[0]!.data).sort()).toEqual([
+      'brand_id',
+      'coupon_id',
+      'expires_at',
+      'member_id',
+      'pass_id',
+    ]);
   });
 
   it('skips everyone on a rerun, retries nobody twice, and skips members who left the brand', async () => {

@@ -285,7 +285,7 @@ export function couponRoundStatement(tx: Tx, job: RoundJob, voucher: Voucher, me
       ), ${recorded(
         tx,
         tx`SELECT ${org}::text AS organization_id, 'coupon.issued' AS type, jsonb_build_object(
-             'coupon_id', ${voucherId}::text, 'pass_id', p.id, 'member_id', p.member_id,
+             'coupon_id', ${voucherId}::text, 'pass_id', p.id, 'member_id', p.member_id, 'brand_id', ${brand}::text,
              'expires_at', to_char(p.expiration_date, 'YYYY-MM-DD')) AS data
            FROM created p`,
       )}

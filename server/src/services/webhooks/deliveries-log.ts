@@ -17,7 +17,7 @@ type DeliveryRow = {
   next_attempt_at: Date | null;
   created_at: Date;
   attempt_log: Schemas['WebhookDeliveryAttempt'][];
-  requeued_by: 'retry' | 'recover' | null;
+  requeued_by: 'retry' | 'recover' | 'replay' | 'resend' | null;
 };
 
 /** What the log says of the subscription's state (read once with the subscription, not per delivery). */
@@ -53,6 +53,8 @@ export function nextAttemptReason(
     return `Parked: the subscription is disabled (${subscription.disabled_reason ?? 'manual'}); enable it to send.`;
   if (d.requeued_by === 'retry') return 'Retry requested (POST …/retry).';
   if (d.requeued_by === 'recover') return 'Recovered after failing (POST …/recover).';
+  if (d.requeued_by === 'replay') return 'Replayed: the subscription had missed this event (POST …/replay-missing).';
+  if (d.requeued_by === 'resend') return 'Resend requested (POST /events/{id}/resend).';
   const last = d.attempt_log.at(-1);
   if (!last) return 'First attempt.';
   const answer =
@@ -117,4 +119,12 @@ export async function retryDelivery(
     DeliveryRow[]
   >`SELECT ${deliveryColumns(db)} FROM webhook_deliveries d WHERE d.id = ${deliveryId}`;
   return presentDelivery(firstRow(rows, 'the retried delivery'), subscription);
+}
+
+/** One delivery as the log shows it (POST /events/{id}/resend answers it). */
+export async function presentDeliveryById(db: Db, deliveryId: string, subscription: SubscriptionState) {
+  const rows = await db<
+    DeliveryRow[]
+  >`SELECT ${deliveryColumns(db)} FROM webhook_deliveries d WHERE d.id = ${deliveryId}`;
+  return presentDelivery(firstRow(rows, 'the delivery'), subscription);
 }

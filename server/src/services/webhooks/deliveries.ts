@@ -14,6 +14,7 @@ import {
   type SentAttempt,
 } from './deliveries-record.js';
 import type { HealthRules } from './subscription-health.js';
+import { passesFilter } from './subscription-filter.js';
 
 export type { AttemptOutcome } from './deliveries-record.js';
 
@@ -69,7 +70,7 @@ export async function wakeDeliveryLanes(db: Db, subscriptionIds: string[], lanes
 
 /**
  * `fan_out_events`: a delivery per event and matching subscription (active, subscribed to the
- * type, existing when the event happened), due now, and the lanes of those subscriptions woken.
+ * type, existing when the event happened, its filter passed: subscription-filter.ts), due now, and the lanes of those subscriptions woken.
  * Idempotent: a rerun finds the deliveries and creates nothing. Returns the deliveries created.
  */
 export async function fanOutEvents(db: Db, eventIds: string[], lanes = 4): Promise<number> {
@@ -85,6 +86,7 @@ export async function fanOutEvents(db: Db, eventIds: string[], lanes = 4): Promi
       FROM events e
       JOIN webhook_subscriptions s
         ON s.organization_id = e.organization_id AND s.active AND e.type = ANY(s.events) AND s.created_at <= e.created_at
+          AND ${passesFilter(db)}
       LEFT JOIN clocks c ON c.organization_id = s.organization_id
       WHERE e.id = ANY(${eventIds}::uuid[])
       ON CONFLICT (subscription_id, event_id) DO NOTHING

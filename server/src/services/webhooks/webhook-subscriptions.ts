@@ -7,11 +7,12 @@ import { DomainError, invalidField, notFound } from '../platform/errors.js';
 import { allLaneKeys } from './deliveries.js';
 import { isUuid } from '../platform/members-scope.js';
 import type { OrganizationScope } from '../platform/organization-scope.js';
+import { type FilterColumns, filterToColumns, presentFilter } from './subscription-filter.js';
 
 export const MAX_SUBSCRIPTIONS_PER_ORGANIZATION = 20;
 export const ROTATION_OVERLAP_HOURS = 24;
 
-export type SubscriptionRow = {
+export type SubscriptionRow = FilterColumns & {
   id: string;
   organization_id: string;
   url: string;
@@ -27,13 +28,15 @@ export type SubscriptionRow = {
 
 /** The columns of a SubscriptionRow (never the secrets). */
 export const subscriptionColumns = (db: Db) =>
-  db`id, organization_id, url, events, active, description, disabled_reason, disabled_at, failing_since, consecutive_failures, created_at`;
+  db`id, organization_id, url, events, active, description, disabled_reason, disabled_at, failing_since, consecutive_failures, created_at,
+      filter_brand_ids, filter_points_min, filter_points_types`;
 
 export const presentSubscription = (s: SubscriptionRow): Schemas['WebhookSubscription'] => ({
   id: s.id,
   organization_id: s.organization_id,
   url: s.url,
   events: s.events,
+  filter: presentFilter(s),
   active: s.active,
   description: s.description,
   disabled_reason: s.disabled_reason,
@@ -94,10 +97,12 @@ export async function createSubscription(
       `An organization can have at most ${MAX_SUBSCRIPTIONS_PER_ORGANIZATION} webhook subscriptions.`,
     );
   }
+  const filter = await filterToColumns(db, organizationId, input.filter ?? null);
   const secret = newWebhookSecret();
   const inserted = await db<SubscriptionRow[]>`
-    INSERT INTO webhook_subscriptions (organization_id, url, events, secret, description)
-    VALUES (${organizationId}, ${input.url}, ${[...new Set(input.events)]}, ${secrets.seal(secret)}, ${input.description ?? null})
+    INSERT INTO webhook_subscriptions (organization_id, url, events, secret, description, filter_brand_ids, filter_points_min, filter_points_types)
+    VALUES (${organizationId}, ${input.url}, ${[...new Set(input.events)]}, ${secrets.seal(secret)}, ${input.description ?? null},
+            ${filter.filter_brand_ids}, ${filter.filter_points_min}, ${filter.filter_points_types})
     RETURNING ${subscriptionColumns(db)}`;
   return { ...presentSubscription(firstRow(inserted, 'the inserted subscription')), secret };
 }
