@@ -3,6 +3,7 @@ import { defined } from '../../lib/defined.js';
 import { outcomeOf, type PostResult } from '../../lib/safe-fetch.js';
 import type { Schemas } from '../../lib/schemas.js';
 import { claimedTargets, claimUpdate, type Claim, type Target } from './deliveries-claim.js';
+import { recordWarnings } from './delivery-warnings.js';
 import { disableSubscription } from './subscription-disable.js';
 import {
   countFailure,
@@ -104,8 +105,9 @@ const NO_SUBSCRIPTION = '00000000-0000-0000-0000-000000000000';
 
 /**
  * One attempt that did not deliver: the attempt and the delivery's new state (a retry on the
- * schedule, or failed) in one statement with the subscription's failure count; the subscription
- * is disabled when the health rules say so.
+ * schedule, or failed) in one statement with the subscription's failure count; the warnings it
+ * raises (delivery-warnings.ts) are recorded, and the subscription is disabled when the health
+ * rules say so.
  */
 async function recordFailure(db: Db, ctx: RecordContext, s: SentAttempt): Promise<RecordedAttempt> {
   const { target, attempt, attemptedAt, result } = s;
@@ -129,6 +131,7 @@ async function recordFailure(db: Db, ctx: RecordContext, s: SentAttempt): Promis
       ON CONFLICT DO NOTHING
     )
     ${countFailure(db, attemptedAt, status === 'failed')}`;
+  await recordWarnings(db, { target, attempt, result, status, health, rules: ctx.healthRules });
   const reason = health && disableReason(health, result.statusCode, attemptedAt, ctx.healthRules);
   const disabled = reason && (await disableSubscription(db, target.subscription_id, reason)) ? reason : undefined;
   const final = outcome === 'retry' && !retry ? 'exhausted' : outcome;

@@ -13,6 +13,7 @@ import {
   type RecordedAttempt,
   type SentAttempt,
 } from './deliveries-record.js';
+import { SELF_EVENT_TYPES } from './delivery-warnings.js';
 import type { HealthRules } from './subscription-health.js';
 
 export type { AttemptOutcome } from './deliveries-record.js';
@@ -68,8 +69,16 @@ export async function wakeDeliveryLanes(db: Db, subscriptionIds: string[], lanes
 }
 
 /**
+ * The rule against loops (delivery-warnings.ts): an event about a subscription (`e`), one of
+ * SELF_EVENT_TYPES, is never delivered to that subscription (`s`), only to the organization's others.
+ */
+export const notAboutItself = (db: Db) => db`
+  NOT (e.type = ANY(${[...SELF_EVENT_TYPES]}::text[]) AND e.data->>'subscription_id' = s.id::text)`;
+
+/**
  * `fan_out_events`: a delivery per event and matching subscription (active, subscribed to the
- * type, existing when the event happened), due now, and the lanes of those subscriptions woken.
+ * type, existing when the event happened, not the subscription the event is about), due now, and
+ * the lanes of those subscriptions woken.
  * Idempotent: a rerun finds the deliveries and creates nothing. Returns the deliveries created.
  */
 export async function fanOutEvents(db: Db, eventIds: string[], lanes = 4): Promise<number> {
@@ -86,7 +95,7 @@ export async function fanOutEvents(db: Db, eventIds: string[], lanes = 4): Promi
       JOIN webhook_subscriptions s
         ON s.organization_id = e.organization_id AND s.active AND e.type = ANY(s.events) AND s.created_at <= e.created_at
       LEFT JOIN clocks c ON c.organization_id = s.organization_id
-      WHERE e.id = ANY(${eventIds}::uuid[])
+      WHERE e.id = ANY(${eventIds}::uuid[]) AND ${notAboutItself(db)}
       ON CONFLICT (subscription_id, event_id) DO NOTHING
       RETURNING subscription_id
     ), woken AS (
