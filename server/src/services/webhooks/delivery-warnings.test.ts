@@ -6,6 +6,7 @@ import { emitMemberCreated, subscribeWebhook, useWebhookTestBed } from '#test-he
 import type { Config } from '../../config.js';
 import type { Schemas } from '../../lib/schemas.js';
 import { startWorker } from '../../worker.js';
+import { urlIdentifier } from './delivery-warnings.js';
 
 /**
  * Issue 29, item 3, against real PostgreSQL, the real worker and a real receiver on 127.0.0.1:
@@ -228,5 +229,41 @@ describe('webhook_delivery.exhausted', () => {
     expect(events.map((e) => e.data.subscription_id).sort()).toEqual([a.id, b.id].sort());
     expect(heard('/a', 'webhook_delivery.exhausted').map((e) => e.data.subscription_id)).toEqual(Array(8).fill(b.id));
     expect(heard('/b', 'webhook_delivery.exhausted').map((e) => e.data.subscription_id)).toEqual(Array(8).fill(a.id));
+  });
+});
+
+describe('subscribing', () => {
+  it('create and PATCH accept both types; GET /webhook-event-types lists them as subscribable', async () => {
+    const sub = await subscribe('/any', ['webhook_subscription.failing']);
+    const headers = await t.auth('acme-admin');
+    const patched = await t.inject({
+      method: 'PATCH',
+      url: `/webhook-subscriptions/${sub.id}`,
+      payload: { events: ['webhook_delivery.exhausted', 'webhook_subscription.failing'] },
+      headers,
+    });
+    expect(patched.statusCode, patched.payload).toBe(200);
+    expect((patched.result as Schemas['WebhookSubscriptionResponse']).data.events).toEqual(WARNINGS.toReversed());
+    const typo = await t.inject({
+      method: 'PATCH',
+      url: `/webhook-subscriptions/${sub.id}`,
+      payload: { events: ['webhook_delivery.failing'] },
+      headers,
+    });
+    expect(typo.statusCode).toBe(422);
+    expect(typo.payload).toContain('events');
+    const catalogue = await t.inject({ method: 'GET', url: '/webhook-event-types', headers });
+    const entries = (catalogue.result as Schemas['WebhookEventTypeListResponse']).data;
+    for (const type of WARNINGS)
+      expect(entries.find((e) => e.type === type)).toMatchObject({ subscribable: true, summary: expect.any(String) });
+  });
+});
+
+describe('the url of webhook_subscription.failing', () => {
+  it('keeps scheme, host, port and path; drops the query string, fragment and user info', () => {
+    expect(urlIdentifier('https://user:pass@crm.example.com:8443/hooks/loyalty?token=s3cret#x')).toBe(
+      'https://crm.example.com:8443/hooks/loyalty',
+    );
+    expect(urlIdentifier('https://crm.example.com')).toBe('https://crm.example.com/');
   });
 });
