@@ -13,7 +13,7 @@ import {
   type RecordedAttempt,
   type SentAttempt,
 } from './deliveries-record.js';
-import { SELF_EVENT_TYPES } from './delivery-warnings.js';
+import { SELF_EVENT_TYPES, type Warning } from './delivery-warnings.js';
 import type { HealthRules } from './subscription-health.js';
 
 export type { AttemptOutcome } from './deliveries-record.js';
@@ -176,6 +176,8 @@ export type DeliveryAttemptRecord = {
   request_id: string;
   /** Set when this attempt disabled the subscription (subscription-health.ts): why. */
   subscription_disabled?: Schemas['WebhookDisabledReason'];
+  /** The warning events this attempt raised (`webhook_delivery.exhausted`, `webhook_subscription.failing`). */
+  warnings?: Warning[];
 };
 
 /**
@@ -372,6 +374,7 @@ function reportAttempt(ctx: DeliveryContext, s: SentAttempt, recorded: RecordedA
       duration_ms: result.durationMs,
       request_id: attemptRequestId(target.id, attempt),
       ...(recorded.disabled ? { subscription_disabled: recorded.disabled } : {}),
+      ...(recorded.warnings ? { warnings: recorded.warnings } : {}),
     });
   } catch {
     // a log line that cannot be written does not fail a delivery that was sent and recorded

@@ -6,6 +6,7 @@ import { emitMemberCreated, subscribeWebhook, useWebhookTestBed } from '#test-he
 import type { Config } from '../../config.js';
 import type { Schemas } from '../../lib/schemas.js';
 import { startWorker } from '../../worker.js';
+import type { DeliveryAttemptRecord } from './deliveries.js';
 import { urlIdentifier } from './delivery-warnings.js';
 
 /**
@@ -41,7 +42,11 @@ const { run } = useWebhookTestBed(
   },
 );
 
+/** What the worker logs of each attempt. */
+const attemptRecords: DeliveryAttemptRecord[] = [];
+
 beforeEach(() => {
+  attemptRecords.length = 0;
   received.length = 0;
   statuses.clear();
 });
@@ -57,6 +62,7 @@ const workerOf = (overrides: Partial<Config>) =>
     config: { ...t.config, webhookRetryDelays: FAST_RETRIES, webhookTimeoutMs: 1000, ...overrides },
     concurrency: 8,
     pollInterval: 50,
+    tasks: { onDeliveryAttempt: (a) => attemptRecords.push(a) },
   });
 const work = (overrides: Partial<Config> = {}) => run(() => workerOf(overrides));
 
@@ -117,6 +123,10 @@ describe('webhook_subscription.failing', () => {
       },
     });
     expect(heard('/watch', 'webhook_subscription.failing')).toHaveLength(1); // not on the 4th failure
+    // The worker's log line of the attempt that raised it says so.
+    expect(attemptRecords.filter((a) => a.warnings)).toEqual([
+      expect.objectContaining({ subscription_id: bad.id, warnings: ['webhook_subscription.failing'] }),
+    ]);
     expect(await recorded('webhook_subscription.failing', bad.id)).toHaveLength(1);
     expect(received.filter((r) => r.path === '/bad').map((r) => r.type)).toEqual(Array(4).fill('member.created'));
 
@@ -205,6 +215,9 @@ describe('webhook_delivery.exhausted', () => {
         last_error: 'http_status',
       },
     });
+    expect(attemptRecords.filter((a) => a.warnings)).toEqual([
+      expect.objectContaining({ delivery_id: delivery?.id, attempt: 8, warnings: ['webhook_delivery.exhausted'] }),
+    ]);
     // A final 4xx ends a delivery at its first attempt: failed, not exhausted.
     statuses.set('/down', 404);
     await emitMemberCreated(t);

@@ -85,7 +85,11 @@ export function warningsOf(f: FailedDelivery): NewEvent[] {
   return events;
 }
 
-/** Records the warnings of a failed attempt in the caller's transaction (the outbox's door). */
-export async function recordWarnings(db: Db, f: FailedDelivery): Promise<void> {
-  await recordEvents(db, warningsOf(f));
+/** Records the warnings of a failed attempt in the caller's transaction (the outbox's door); their types. */
+export async function recordWarnings(db: Db, f: FailedDelivery): Promise<Warning[]> {
+  const events = warningsOf(f);
+  await recordEvents(db, events);
+  return events.map((e) => e.type as Warning);
 }
+
+export type Warning = 'webhook_delivery.exhausted' | 'webhook_subscription.failing';
