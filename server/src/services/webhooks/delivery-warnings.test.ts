@@ -280,3 +280,35 @@ describe('the url of webhook_subscription.failing', () => {
     expect(urlIdentifier('https://crm.example.com')).toBe('https://crm.example.com/');
   });
 });
+
+// Last in the file: it moves acme's sandbox clock 7 days ahead (cached tokens of acme expire).
+describe('with the specification’s retry schedule', () => {
+  it('the sandbox clock moves a delivery through its 8 attempts to webhook_delivery.exhausted', async () => {
+    await subscribe('/watch', ['webhook_delivery.exhausted']);
+    const slow = await subscribe('/slow', ['member.created']);
+    statuses.set('/slow', 503);
+    await work({
+      webhookRetryDelays: [30, 60, 600, 3600, 10800, 21600, 86400],
+      webhookFailingAfter: 0,
+      webhookDisableAfterFailures: 0,
+      webhookDisableAfterSeconds: 0,
+    });
+    await emitMemberCreated(t);
+    for (let attempt = 1; attempt < 8; attempt++) {
+      await until(() => received.filter((r) => r.path === '/slow').length === attempt);
+      expect(heard('/watch', 'webhook_delivery.exhausted')).toEqual([]);
+      const moved = await t.inject({
+        method: 'POST',
+        url: '/sandbox/clock',
+        payload: { advance: '1d' },
+        headers: { authorization: `Bearer ${await t.newToken('acme-admin')}` },
+      });
+      expect(moved.statusCode, moved.payload).toBe(200);
+    }
+    const [exhausted] = await until(
+      () => heard('/watch', 'webhook_delivery.exhausted').length > 0 && heard('/watch', 'webhook_delivery.exhausted'),
+    );
+    expect(exhausted?.data).toMatchObject({ subscription_id: slow.id, attempts: 8, last_status: 503 });
+    expect(received.filter((r) => r.path === '/slow')).toHaveLength(8);
+  });
+});
