@@ -12,6 +12,8 @@ test('constructEvent returns the union of the events of the webhooks section (re
     | 'webhook_subscription.disabled'
     | 'pass.installed'
     | 'pass.uninstalled'
+    | 'webhook_subscription.failing'
+    | 'webhook_delivery.exhausted'
     | 'ping'
   >();
   const event = constructEvent('{}', {}, 'whsec_x');

@@ -45,6 +45,25 @@ describe('loadConfig', () => {
     expect(loadConfig({}).streamsPerToken).toBe(2);
   });
 
+  it('LOYALTY_WEBHOOK_FAILING_AFTER: a tenth of the disable threshold by default, refused unless below it', () => {
+    expect(loadConfig({}).webhookFailingAfter).toBe(10);
+    expect(loadConfig({ LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES: '25' }).webhookFailingAfter).toBe(3);
+    expect(loadConfig({ LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES: '3' }).webhookFailingAfter).toBe(1);
+    expect(loadConfig({ LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES: '1' }).webhookFailingAfter).toBe(0);
+    expect(loadConfig({ LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES: '0' }).webhookFailingAfter).toBe(10);
+    expect(loadConfig({ LOYALTY_WEBHOOK_FAILING_AFTER: '50' }).webhookFailingAfter).toBe(50);
+    expect(loadConfig({ LOYALTY_WEBHOOK_FAILING_AFTER: '0' }).webhookFailingAfter).toBe(0);
+    expect(
+      loadConfig({ LOYALTY_WEBHOOK_FAILING_AFTER: '500', LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES: '0' })
+        .webhookFailingAfter,
+    ).toBe(500);
+    expect(() => loadConfig({ LOYALTY_WEBHOOK_FAILING_AFTER: '100' })).toThrow(
+      'LOYALTY_WEBHOOK_FAILING_AFTER (100) must be below LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES (100)',
+    );
+    expect(() => loadConfig({ LOYALTY_WEBHOOK_FAILING_AFTER: '-1' })).toThrow(/LOYALTY_WEBHOOK_FAILING_AFTER/);
+    expect(() => loadConfig({ LOYALTY_WEBHOOK_FAILING_AFTER: 'ten' })).toThrow(/LOYALTY_WEBHOOK_FAILING_AFTER/);
+  });
+
   it('reads the public URL without a trailing slash', () => {
     expect(loadConfig({ LOYALTY_PUBLIC_URL: 'https://sandbox.example.com/' }).publicUrl).toBe(
       'https://sandbox.example.com',

@@ -47,6 +47,11 @@ export type Config = {
   webhookDisableAfterSeconds: number;
   /** A subscription with this many deliveries in a row ended failed is disabled; 0: never. */
   webhookDisableAfterFailures: number;
+  /**
+   * `webhook_subscription.failing` is sent once a subscription has this many deliveries in a row
+   * ended failed (below webhookDisableAfterFailures); 0: never. Default a tenth of that, at least 1.
+   */
+  webhookFailingAfter: number;
   /** Requests per window of one token (LOYALTY_RATE_LIMIT_TOKEN; api-spec: counted per token). */
   rateLimitToken: number;
   rateLimitIp: number;
@@ -126,6 +131,7 @@ const schema = Joi.object({
   LOYALTY_WEBHOOK_TIMEOUT_MS: Joi.number().integer().min(1).default(5000),
   LOYALTY_WEBHOOK_DISABLE_AFTER_SECONDS: Joi.number().min(0).max(31_536_000).empty('').default(432_000),
   LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES: Joi.number().integer().min(0).max(1_000_000).empty('').default(100),
+  LOYALTY_WEBHOOK_FAILING_AFTER: Joi.number().integer().min(0).max(1_000_000).empty(''),
   LOYALTY_RATE_LIMIT_TOKEN: Joi.number().integer().min(1).default(600),
   LOYALTY_RATE_LIMIT_IP: Joi.number().integer().min(1).default(60),
   LOYALTY_RATE_LIMIT_WINDOW_SECONDS: Joi.number().integer().min(1).default(60),
@@ -178,7 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cors = parseCorsOrigins(value.LOYALTY_CORS_ORIGINS);
   const problems = [
     ...(error?.details.map((d) => d.message) ?? []),
-    ...(error ? [] : walletConfigProblems(value)),
+    ...(error ? [] : [...walletConfigProblems(value), ...failingAfterProblems(value)]),
     ...cors.problems,
   ];
   if (problems.length) throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
@@ -198,6 +204,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: value.LOYALTY_WEBHOOK_TIMEOUT_MS,
     webhookDisableAfterSeconds: value.LOYALTY_WEBHOOK_DISABLE_AFTER_SECONDS,
     webhookDisableAfterFailures: value.LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES,
+    webhookFailingAfter:
+      value.LOYALTY_WEBHOOK_FAILING_AFTER ?? defaultFailingAfter(value.LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES),
     rateLimitToken: value.LOYALTY_RATE_LIMIT_TOKEN,
     rateLimitIp: value.LOYALTY_RATE_LIMIT_IP,
     rateLimitWindowSeconds: value.LOYALTY_RATE_LIMIT_WINDOW_SECONDS,
@@ -220,4 +228,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: value.LOYALTY_SHUTDOWN_GRACE_MS,
     idempotencyLockSeconds: value.LOYALTY_IDEMPOTENCY_LOCK_SECONDS,
   };
+}
+
+/**
+ * The warning's default: a tenth of the disable threshold (10 of 100), at least 1, and 10 when
+ * that rule is off; 0 when the threshold is 1 (no count lies below it).
+ */
+export const defaultFailingAfter = (disableAfterFailures: number): number =>
+  disableAfterFailures === 0 ? 10 : disableAfterFailures === 1 ? 0 : Math.max(1, Math.ceil(disableAfterFailures / 10));
+
+/** The warning must come before the disable it warns of. */
+function failingAfterProblems(value: Record<string, number | undefined>): string[] {
+  const failing = value.LOYALTY_WEBHOOK_FAILING_AFTER;
+  const disable = value.LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES ?? 0;
+  if (failing === undefined || failing === 0 || disable === 0 || failing < disable) return [];
+  return [
+    `LOYALTY_WEBHOOK_FAILING_AFTER (${failing}) must be below LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES (${disable}): the warning comes before the disable (0 turns the warning off)`,
+  ];
 }

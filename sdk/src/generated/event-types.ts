@@ -7,7 +7,7 @@ import type { components } from './openapi.js';
 export type EventType = components['schemas']['EventType'];
 
 /** Every event type of the document, in its order. */
-export const EVENT_TYPES = ["member.created","points.changed","coupon.issued","coupon.redeemed","webhook_subscription.disabled","pass.installed","pass.uninstalled"] as const satisfies readonly EventType[];
+export const EVENT_TYPES = ["member.created","points.changed","coupon.issued","coupon.redeemed","webhook_subscription.disabled","pass.installed","pass.uninstalled","webhook_subscription.failing","webhook_delivery.exhausted"] as const satisfies readonly EventType[];
 
 type Holds<T extends true> = T;
 /** Compiles only while EVENT_TYPES lists every EventType (`satisfies` above: nothing else). */

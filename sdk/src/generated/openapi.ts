@@ -2170,6 +2170,73 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "webhook_subscription.failing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A webhook subscription of the organization keeps failing (extension)
+         * @description **Extension** (not in the service specification). The warning before the automatic disable: sent once
+         *     when a subscription's deliveries in a row that ended failed reach `LOYALTY_WEBHOOK_FAILING_AFTER`
+         *     (default a tenth of `LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES`, 10 with the defaults; always below
+         *     it; 0 turns the warning off). Once per failing streak: not again on the failures after it, and
+         *     again only after a delivered attempt (or enabling the subscription) started the count over.
+         *     `disable_after` is the count that disables the subscription (`too_many_failures`; null when that
+         *     rule is off); `first_failure_at` is the first failed attempt of the streak (the subscription's
+         *     `failing_since`; the `failing_too_long` rule counts from it); `last_status` and `last_error` are
+         *     those of the attempt that ended the last delivery. `url` is the subscription's URL without its
+         *     query string, fragment or user info.
+         *
+         *     **Never about itself:** a subscription does not receive the `webhook_subscription.failing` (nor
+         *     `webhook_delivery.exhausted`, nor `webhook_subscription.disabled`) events about itself, whatever it
+         *     subscribed to: only the organization's other subscriptions of the type do, so a warning never
+         *     goes to the receiver that is failing, and a failing receiver cannot feed itself events. Headers,
+         *     signatures, acknowledgement and retries as for `member.created`.
+         */
+        post: operations["onWebhookSubscriptionFailing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_delivery.exhausted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A webhook delivery used its last attempt and failed (extension)
+         * @description **Extension** (not in the service specification). Sent when a delivery's last attempt (the 8th, or
+         *     the one more attempt `POST /webhook-subscriptions/{id}/recover` gives) failed, so the delivery
+         *     ended `failed` with every attempt used: the event will not reach that subscription unless it is
+         *     recovered (`POST /webhook-subscriptions/{id}/recover`) or retried by hand. A delivery that ends
+         *     earlier (a final 4xx) sends none. Once per delivery that exhausts its attempts. `last_status` and
+         *     `last_error` are those of the last attempt (as in the delivery log).
+         *
+         *     **Never about itself:** only the organization's other subscriptions of `webhook_delivery.exhausted`
+         *     receive it (see `webhook_subscription.failing`). A delivery of one of these lifecycle events
+         *     (`webhook_subscription.failing`, `webhook_subscription.disabled`, `webhook_delivery.exhausted`)
+         *     that exhausts its attempts sends no `webhook_delivery.exhausted`, so two failing receivers cannot
+         *     notify each other forever; it still counts towards the warning and the disable. Headers,
+         *     signatures, acknowledgement and retries as for `member.created`.
+         */
+        post: operations["onWebhookDeliveryExhausted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2988,9 +3055,10 @@ export interface components {
         /**
          * @description The event types a subscription can subscribe to: the specification's four,
          *     `webhook_subscription.disabled`, `pass.installed` and `pass.uninstalled` (extensions). `ping` is not one: only the test call sends it.
+         *     Extensions too: `webhook_subscription.failing` and `webhook_delivery.exhausted`.
          * @enum {string}
          */
-        EventType: "member.created" | "points.changed" | "coupon.issued" | "coupon.redeemed" | "webhook_subscription.disabled" | "pass.installed" | "pass.uninstalled";
+        EventType: "member.created" | "points.changed" | "coupon.issued" | "coupon.redeemed" | "webhook_subscription.disabled" | "pass.installed" | "pass.uninstalled" | "webhook_subscription.failing" | "webhook_delivery.exhausted";
         WebhookSubscription: {
             /** Format: uuid */
             id: string;
@@ -3621,13 +3689,79 @@ export interface components {
             };
         };
         /** @description Any event envelope, told apart by `type`. */
-        Event: components["schemas"]["MemberCreatedEvent"] | components["schemas"]["PointsChangedEvent"] | components["schemas"]["CouponIssuedEvent"] | components["schemas"]["CouponRedeemedEvent"] | components["schemas"]["WebhookSubscriptionDisabledEvent"] | components["schemas"]["PassInstalledEvent"] | components["schemas"]["PassUninstalledEvent"];
+        Event: components["schemas"]["MemberCreatedEvent"] | components["schemas"]["PointsChangedEvent"] | components["schemas"]["CouponIssuedEvent"] | components["schemas"]["CouponRedeemedEvent"] | components["schemas"]["WebhookSubscriptionDisabledEvent"] | components["schemas"]["PassInstalledEvent"] | components["schemas"]["PassUninstalledEvent"] | components["schemas"]["WebhookSubscriptionFailingEvent"] | components["schemas"]["WebhookDeliveryExhaustedEvent"];
         EventListResponse: {
             message: string;
             /** @description Events, newest last. */
             data: components["schemas"]["Event"][];
             /** @description Pass as `after` next time (never null). */
             next_cursor: string;
+        };
+        /** @description Envelope of `webhook_subscription.failing` (extension). */
+        WebhookSubscriptionFailingEvent: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook_subscription.failing";
+            /** Format: date-time */
+            created_at: string;
+            organization_id: string;
+            data: {
+                /** Format: uuid */
+                subscription_id: string;
+                /**
+                 * Format: uri
+                 * @description The subscription's URL without its query string, fragment or user info.
+                 */
+                url: string;
+                /** @description Deliveries in a row that ended `failed` (`LOYALTY_WEBHOOK_FAILING_AFTER`). */
+                consecutive_failures: number;
+                /** @description The count that disables the subscription (`too_many_failures`); null when that rule is off. */
+                disable_after: number | null;
+                /** @description HTTP status of the last failed attempt; null when no response arrived. */
+                last_status: number | null;
+                /** @description Short error code of the last failed attempt (as in the delivery log). */
+                last_error: string | null;
+                /**
+                 * Format: date-time
+                 * @description The first failed attempt since the last delivered one (`failing_since`).
+                 */
+                first_failure_at: string;
+            };
+        };
+        /** @description Envelope of `webhook_delivery.exhausted` (extension). */
+        WebhookDeliveryExhaustedEvent: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook_delivery.exhausted";
+            /** Format: date-time */
+            created_at: string;
+            organization_id: string;
+            data: {
+                /** Format: uuid */
+                delivery_id: string;
+                /** Format: uuid */
+                subscription_id: string;
+                /**
+                 * Format: uuid
+                 * @description The event that was not delivered (`GET /events`).
+                 */
+                event_id: string;
+                event_type: components["schemas"]["EventType"];
+                /** @description Attempts made, the last one included. */
+                attempts: number;
+                /** @description HTTP status of the last attempt; null when no response arrived. */
+                last_status: number | null;
+                /** @description Short error code of the last attempt (as in the delivery log). */
+                last_error: string | null;
+            };
         };
     };
     responses: {
@@ -9967,6 +10101,236 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["PassUninstalledEvent"];
+            };
+        };
+        responses: {
+            /** @description Retried. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged (within 5 seconds); no further attempts. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Redirects are not followed; retried. */
+            "3XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other 4xx is final; not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried (at most 8 attempts in total). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onWebhookSubscriptionFailing: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Lowercase hex HMAC-SHA256 of the exact body bytes, keyed with the UTF-8 bytes of the whole secret
+                 *     string (`whsec_…`). During a rotation: two entries separated by a space, the new secret's first.
+                 * @example 32fa8ddb58d4bd171fe9a35765450edb2b0a984a9e79ad04f8e0ece31db04134
+                 */
+                "Loyalty-Signature": components["parameters"]["LoyaltySignatureHeader"];
+                /**
+                 * @description The event id (`id` in the body); identical across retries, for de-duplication.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
+                /**
+                 * @description The event type (the body's `type`). Decision (issue 29): `ping`, the delivery of the test call
+                 *     (`POST /webhook-subscriptions/{id}/test`), carries `Loyalty-Event: ping`, so the header is an
+                 *     `EventType` or `ping`; a receiver that validates headers accepts the test event.
+                 * @example member.created
+                 */
+                "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];
+                /**
+                 * @description Attempt number, from 1 (8 automatic attempts at most; manual retries continue the count).
+                 * @example 1
+                 */
+                "Loyalty-Attempt": components["parameters"]["LoyaltyAttemptHeader"];
+                /**
+                 * @description Standard Webhooks message id; the event id.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks timestamp; Unix seconds when this attempt was sent.
+                 * @example 1795256130
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`,
+                 *     keyed with the base64-decoded part of the secret after `whsec_`. During a rotation: two entries
+                 *     separated by a space, the new secret's first.
+                 * @example v1,q8Ds6JtAw+QjPAr7p/RY+qhx6UMuPAWc7wkT5DAtaJs=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a",
+                 *       "type": "webhook_subscription.failing",
+                 *       "created_at": "2026-11-23T08:00:04.000Z",
+                 *       "organization_id": "org-acme",
+                 *       "data": {
+                 *         "subscription_id": "3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a",
+                 *         "url": "https://crm.example.com/hooks/loyalty",
+                 *         "consecutive_failures": 10,
+                 *         "disable_after": 100,
+                 *         "last_status": 503,
+                 *         "last_error": "http_status",
+                 *         "first_failure_at": "2026-11-21T17:42:10.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookSubscriptionFailingEvent"];
+            };
+        };
+        responses: {
+            /** @description Retried. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged (within 5 seconds); no further attempts. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Redirects are not followed; retried. */
+            "3XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other 4xx is final; not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried (at most 8 attempts in total). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onWebhookDeliveryExhausted: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Lowercase hex HMAC-SHA256 of the exact body bytes, keyed with the UTF-8 bytes of the whole secret
+                 *     string (`whsec_…`). During a rotation: two entries separated by a space, the new secret's first.
+                 * @example 32fa8ddb58d4bd171fe9a35765450edb2b0a984a9e79ad04f8e0ece31db04134
+                 */
+                "Loyalty-Signature": components["parameters"]["LoyaltySignatureHeader"];
+                /**
+                 * @description The event id (`id` in the body); identical across retries, for de-duplication.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "Loyalty-Message-Id": components["parameters"]["LoyaltyMessageIdHeader"];
+                /**
+                 * @description The event type (the body's `type`). Decision (issue 29): `ping`, the delivery of the test call
+                 *     (`POST /webhook-subscriptions/{id}/test`), carries `Loyalty-Event: ping`, so the header is an
+                 *     `EventType` or `ping`; a receiver that validates headers accepts the test event.
+                 * @example member.created
+                 */
+                "Loyalty-Event": components["parameters"]["LoyaltyEventHeader"];
+                /**
+                 * @description Attempt number, from 1 (8 automatic attempts at most; manual retries continue the count).
+                 * @example 1
+                 */
+                "Loyalty-Attempt": components["parameters"]["LoyaltyAttemptHeader"];
+                /**
+                 * @description Standard Webhooks message id; the event id.
+                 * @example 6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks timestamp; Unix seconds when this attempt was sent.
+                 * @example 1795256130
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`,
+                 *     keyed with the base64-decoded part of the secret after `whsec_`. During a rotation: two entries
+                 *     separated by a space, the new secret's first.
+                 * @example v1,q8Ds6JtAw+QjPAr7p/RY+qhx6UMuPAWc7wkT5DAtaJs=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "6f5e4d3c-2b1a-4098-8f7e-6d5c4b3a2f1e",
+                 *       "type": "webhook_delivery.exhausted",
+                 *       "created_at": "2026-11-23T08:00:04.000Z",
+                 *       "organization_id": "org-acme",
+                 *       "data": {
+                 *         "delivery_id": "8e7d6c5b-4a39-4281-9f0e-1d2c3b4a5f6e",
+                 *         "subscription_id": "3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a",
+                 *         "event_id": "9c0d1e2f-3a4b-4c5d-8e6f-7a8b9c0d1e2f",
+                 *         "event_type": "points.changed",
+                 *         "attempts": 8,
+                 *         "last_status": null,
+                 *         "last_error": "timeout"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookDeliveryExhaustedEvent"];
             };
         };
         responses: {

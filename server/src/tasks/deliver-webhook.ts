@@ -34,6 +34,7 @@ export const deliverWebhookTask =
         healthRules: {
           failingSeconds: config.webhookDisableAfterSeconds,
           consecutiveFailures: config.webhookDisableAfterFailures,
+          failingAfter: config.webhookFailingAfter,
         },
       },
       p.subscription_id,

@@ -50,6 +50,10 @@ export function parseTriggerType(name: string): TriggerType {
 const OTHER_WAYS: Record<string, string> = {
   'webhook_subscription.disabled':
     'Disable a subscription to emit it: `loyalty webhooks disable <id>`, then `loyalty webhooks enable <id>`.',
+  'webhook_subscription.failing':
+    "A subscription emits it when its deliveries keep failing (LOYALTY_WEBHOOK_FAILING_AFTER in a row, 10 by default); the organization's other subscriptions receive it.",
+  'webhook_delivery.exhausted':
+    'A delivery emits it when its last attempt failed: point a subscription at a receiver that answers 5xx; `loyalty sandbox clock advance 1d` moves through the retry schedule.',
 };
 
 const FLAG_OF = { coupon: '--coupon <id>', storecard: '--storecard <id>' } as const;

@@ -345,5 +345,11 @@ describe('parseTriggerType', () => {
     expect(() => parseTriggerType('webhook_subscription.disabled')).toThrow(
       'Event type "webhook_subscription.disabled" cannot be triggered. Disable a subscription to emit it: `loyalty webhooks disable <id>`',
     );
+    expect(() => parseTriggerType('webhook_subscription.failing')).toThrow(
+      'Event type "webhook_subscription.failing" cannot be triggered. A subscription emits it when its deliveries keep failing',
+    );
+    expect(() => parseTriggerType('webhook_delivery.exhausted')).toThrow(
+      'Event type "webhook_delivery.exhausted" cannot be triggered. A delivery emits it when its last attempt failed',
+    );
   });
 });

@@ -61,6 +61,8 @@ describe('loyalty webhooks', { timeout: 20_000 }, () => {
       'webhook_subscription.disabled',
       'pass.installed',
       'pass.uninstalled',
+      'webhook_subscription.failing',
+      'webhook_delivery.exhausted',
     ]);
     expect(all.stdout).toBe('signing secret: whsec_abc\n');
     expect(all.stderr).toContain('shown only now');

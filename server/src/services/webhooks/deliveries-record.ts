@@ -3,6 +3,7 @@ import { defined } from '../../lib/defined.js';
 import { outcomeOf, type PostResult } from '../../lib/safe-fetch.js';
 import type { Schemas } from '../../lib/schemas.js';
 import { claimedTargets, claimUpdate, type Claim, type Target } from './deliveries-claim.js';
+import { recordWarnings, type Warning } from './delivery-warnings.js';
 import { disableSubscription } from './subscription-disable.js';
 import {
   countFailure,
@@ -17,8 +18,13 @@ export type AttemptOutcome = 'delivered' | 'retry' | 'final' | 'exhausted';
 /** An attempt that was sent (or refused before sending by the address rule), not yet recorded. */
 export type SentAttempt = { target: Target; attempt: number; attemptedAt: Date; result: PostResult };
 
-/** What recording an attempt decided: its outcome for the log, and the reason when it disabled the subscription. */
-export type RecordedAttempt = { outcome: AttemptOutcome; disabled?: Schemas['WebhookDisabledReason'] };
+/** What recording an attempt decided: its outcome for the log, the warnings it raised, and the reason when it disabled the subscription. */
+export type RecordedAttempt = {
+  outcome: AttemptOutcome;
+  disabled?: Schemas['WebhookDisabledReason'];
+  /** The warning events this attempt raised (delivery-warnings.ts). */
+  warnings?: Warning[];
+};
 
 type RecordContext = { sql: Sql; retryDelays: number[]; healthRules?: HealthRules };
 
@@ -104,8 +110,9 @@ const NO_SUBSCRIPTION = '00000000-0000-0000-0000-000000000000';
 
 /**
  * One attempt that did not deliver: the attempt and the delivery's new state (a retry on the
- * schedule, or failed) in one statement with the subscription's failure count; the subscription
- * is disabled when the health rules say so.
+ * schedule, or failed) in one statement with the subscription's failure count; the warnings it
+ * raises (delivery-warnings.ts) are recorded, and the subscription is disabled when the health
+ * rules say so.
  */
 async function recordFailure(db: Db, ctx: RecordContext, s: SentAttempt): Promise<RecordedAttempt> {
   const { target, attempt, attemptedAt, result } = s;
@@ -129,8 +136,9 @@ async function recordFailure(db: Db, ctx: RecordContext, s: SentAttempt): Promis
       ON CONFLICT DO NOTHING
     )
     ${countFailure(db, attemptedAt, status === 'failed')}`;
+  const warnings = await recordWarnings(db, { target, attempt, result, status, health, rules: ctx.healthRules });
   const reason = health && disableReason(health, result.statusCode, attemptedAt, ctx.healthRules);
   const disabled = reason && (await disableSubscription(db, target.subscription_id, reason)) ? reason : undefined;
   const final = outcome === 'retry' && !retry ? 'exhausted' : outcome;
-  return disabled ? { outcome: final, disabled } : { outcome: final };
+  return { outcome: final, ...(disabled ? { disabled } : {}), ...(warnings.length ? { warnings } : {}) };
 }

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/pool.js';
 import { firstRow } from '../../lib/defined.js';
 import type { Schemas } from '../../lib/schemas.js';
-import { wakeDeliveryLanes } from './deliveries.js';
+import { notAboutItself, wakeDeliveryLanes } from './deliveries.js';
 import { invalidField } from '../platform/errors.js';
 import type { OrganizationScope } from '../platform/organization-scope.js';
 import { passesFilter } from './subscription-filter.js';
@@ -39,7 +39,7 @@ export async function replayMissingEvents(
       FROM events e JOIN webhook_subscriptions s ON s.id = ${subscriptionId}
       WHERE e.organization_id = ${subscription.organization_id}
         AND e.created_at >= ${since} AND e.created_at < ${until}
-        AND e.type = ANY(s.events) AND ${passesFilter(db)}
+        AND e.type = ANY(s.events) AND ${passesFilter(db)} AND ${notAboutItself(db)}
         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.subscription_id = s.id AND d.event_id = e.id)
     ), created AS (
       INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, next_attempt_at, requeued_by)

@@ -13,6 +13,7 @@ import {
   type RecordedAttempt,
   type SentAttempt,
 } from './deliveries-record.js';
+import { SELF_EVENT_TYPES, type Warning } from './delivery-warnings.js';
 import type { HealthRules } from './subscription-health.js';
 import { passesFilter } from './subscription-filter.js';
 
@@ -69,8 +70,16 @@ export async function wakeDeliveryLanes(db: Db, subscriptionIds: string[], lanes
 }
 
 /**
+ * The rule against loops (delivery-warnings.ts): an event about a subscription (`e`), one of
+ * SELF_EVENT_TYPES, is never delivered to that subscription (`s`), only to the organization's others.
+ */
+export const notAboutItself = (db: Db) => db`
+  NOT (e.type = ANY(${[...SELF_EVENT_TYPES]}::text[]) AND e.data->>'subscription_id' = s.id::text)`;
+
+/**
  * `fan_out_events`: a delivery per event and matching subscription (active, subscribed to the
- * type, existing when the event happened, its filter passed: subscription-filter.ts), due now, and the lanes of those subscriptions woken.
+ * type, existing when the event happened, its filter passed: subscription-filter.ts, not the
+ * subscription the event is about), due now, and the lanes of those subscriptions woken.
  * Idempotent: a rerun finds the deliveries and creates nothing. Returns the deliveries created.
  */
 export async function fanOutEvents(db: Db, eventIds: string[], lanes = 4): Promise<number> {
@@ -88,7 +97,7 @@ export async function fanOutEvents(db: Db, eventIds: string[], lanes = 4): Promi
         ON s.organization_id = e.organization_id AND s.active AND e.type = ANY(s.events) AND s.created_at <= e.created_at
           AND ${passesFilter(db)}
       LEFT JOIN clocks c ON c.organization_id = s.organization_id
-      WHERE e.id = ANY(${eventIds}::uuid[])
+      WHERE e.id = ANY(${eventIds}::uuid[]) AND ${notAboutItself(db)}
       ON CONFLICT (subscription_id, event_id) DO NOTHING
       RETURNING subscription_id
     ), woken AS (
@@ -169,6 +178,8 @@ export type DeliveryAttemptRecord = {
   request_id: string;
   /** Set when this attempt disabled the subscription (subscription-health.ts): why. */
   subscription_disabled?: Schemas['WebhookDisabledReason'];
+  /** The warning events this attempt raised (`webhook_delivery.exhausted`, `webhook_subscription.failing`). */
+  warnings?: Warning[];
 };
 
 /**
@@ -365,6 +376,7 @@ function reportAttempt(ctx: DeliveryContext, s: SentAttempt, recorded: RecordedA
       duration_ms: result.durationMs,
       request_id: attemptRequestId(target.id, attempt),
       ...(recorded.disabled ? { subscription_disabled: recorded.disabled } : {}),
+      ...(recorded.warnings ? { warnings: recorded.warnings } : {}),
     });
   } catch {
     // a log line that cannot be written does not fail a delivery that was sent and recorded

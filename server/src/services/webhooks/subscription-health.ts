@@ -7,13 +7,28 @@ import type { Schemas } from '../../lib/schemas.js';
  * (from the first failed attempt after the last success) or `consecutiveFailures` deliveries in a
  * row ended failed. 0 turns a rule off. The retry schedule itself stays the specification's.
  */
-export type HealthRules = { failingSeconds: number; consecutiveFailures: number };
+export type HealthRules = {
+  failingSeconds: number;
+  consecutiveFailures: number;
+  /** The warning (`webhook_subscription.failing`) at this many deliveries in a row ended failed; 0: none. */
+  failingAfter?: number;
+};
 
-/** 5 days, or 100 deliveries in a row (LOYALTY_WEBHOOK_DISABLE_AFTER_SECONDS / _FAILURES). */
-export const DEFAULT_HEALTH_RULES: HealthRules = { failingSeconds: 5 * 24 * 3600, consecutiveFailures: 100 };
+/** 5 days, or 100 deliveries in a row (LOYALTY_WEBHOOK_DISABLE_AFTER_SECONDS / _FAILURES); the warning at 10. */
+export const DEFAULT_HEALTH_RULES: HealthRules = {
+  failingSeconds: 5 * 24 * 3600,
+  consecutiveFailures: 100,
+  failingAfter: 10,
+};
 
 /** The subscription's counters after a failed attempt was counted. */
-export type SubscriptionHealth = { active: boolean; failing_since: Date; consecutive_failures: number };
+export type SubscriptionHealth = {
+  organization_id: string;
+  url: string;
+  active: boolean;
+  failing_since: Date;
+  consecutive_failures: number;
+};
 
 /**
  * The end of the statement that recorded successful attempts (its delivery update is `d`, one row
@@ -34,7 +49,7 @@ export const countFailure = (db: Db, attemptedAt: Date, deliveryFailed: boolean)
     failing_since = coalesce(failing_since, ${attemptedAt}),
     consecutive_failures = consecutive_failures + ${deliveryFailed ? 1 : 0}
   WHERE id = (SELECT subscription_id FROM d)
-  RETURNING active, failing_since, consecutive_failures`;
+  RETURNING organization_id, url, active, failing_since, consecutive_failures`;
 
 /** Why the subscription is to be disabled after this failed attempt, if it is. */
 export function disableReason(
@@ -50,4 +65,20 @@ export function disableReason(
   if (rules.consecutiveFailures > 0 && health.consecutive_failures >= rules.consecutiveFailures)
     return 'too_many_failures';
   return undefined;
+}
+
+/**
+ * Whether this failed delivery is the one that makes the subscription failing: the count reached
+ * the warning's threshold with this delivery. The count moves by one per failed delivery under the
+ * subscription's row lock (countFailure), so exactly one recorder in a streak sees it equal the
+ * threshold, whatever the number of lanes and workers; a success sets it back to 0 (resetFailures)
+ * and the next streak warns again.
+ */
+export function becameFailing(
+  health: SubscriptionHealth,
+  deliveryFailed: boolean,
+  rules: HealthRules = DEFAULT_HEALTH_RULES,
+): boolean {
+  const threshold = rules.failingAfter ?? 0;
+  return health.active && deliveryFailed && threshold > 0 && health.consecutive_failures === threshold;
 }

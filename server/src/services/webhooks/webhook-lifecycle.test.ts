@@ -405,6 +405,8 @@ describe('GET /webhook-event-types', () => {
       'ping',
       'pass.installed',
       'pass.uninstalled',
+      'webhook_subscription.failing',
+      'webhook_delivery.exhausted',
     ]);
     expect(types.filter((e) => !e.subscribable).map((e) => e.type)).toEqual(['ping']);
     expect(res.payload).not.toContain('$ref');
