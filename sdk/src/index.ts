@@ -9,6 +9,15 @@ export { wasReplayed } from './idempotency.js';
 export { requestIdOf } from './request-id.js';
 export type { PacingOptions } from './rate-limit.js';
 export type { RetryNotice, RetryOptions } from './retry.js';
+export type {
+  CallOptions,
+  ClientHooks,
+  Logger,
+  LogLevel,
+  RequestHookInfo,
+  ResponseHookInfo,
+  RetryHookInfo,
+} from './hooks.js';
 export type { components, paths, webhooks } from './generated/openapi.js';
 export { EVENT_TYPES, type EventType } from './generated/event-types.js';
 export {
