@@ -137,7 +137,7 @@ export async function apiCommand(
   }
   const items: unknown[] = [];
   for await (const page of pages(operation.paginate, body, params, send)) {
-    if (options.jsonl) for (const item of page) ctx.output.jsonLine(item);
+    if (options.jsonl) ctx.output.stdout.write(ctx.output.jsonLinesText(page));
     else items.push(...page);
   }
   if (!options.jsonl) printJson(ctx, items);
