@@ -34,6 +34,12 @@ type CallMethod<M extends HttpMethod> = <
   ...init: InitParam<Init>
 ) => Promise<paths[P][M] extends infer O extends Record<string, unknown> ? FetchResponse<O, Init, MediaType> : never>;
 
+/**
+ * What the SDK's helpers (`iterateMembers`, `runChunked`, …) take: a LoyaltyClient, or a client
+ * made with openapi-fetch's own `createClient<paths>` (which a LoyaltyClient is, with more types).
+ */
+export type ClientOfPaths = Client<paths>;
+
 /** openapi-fetch's client over the API's `paths`, its methods taking the SDK's per-call options too. */
 export type LoyaltyClient = Omit<Client<paths>, Uppercase<HttpMethod>> & {
   [M in HttpMethod as Uppercase<M>]: CallMethod<M>;

@@ -1,6 +1,9 @@
+import createClient from 'openapi-fetch';
 import { expectTypeOf, test } from 'vitest';
 import {
   createLoyaltyClient,
+  iterateMembers,
+  type paths,
   type LoyaltyClient,
   type RequestHookInfo,
   type ResponseHookInfo,
@@ -59,4 +62,16 @@ test('hooks and the logger are typed; hooks see no headers', () => {
   createLoyaltyClient({ baseUrl: 'http://x', token: 't', logLevel: 'verbose' });
   // @ts-expect-error a logger has debug, info, warn and error
   createLoyaltyClient({ baseUrl: 'http://x', token: 't', logger: { log: () => {} } });
+});
+
+test('the helpers take a LoyaltyClient or openapi-fetch’s own client over the same paths', () => {
+  iterateMembers(client, { brandId: 'brand-acme' });
+  iterateMembers(createClient<paths>({ baseUrl: 'http://x' }), { brandId: 'brand-acme' });
+  // @ts-expect-error a client over other paths is not one
+  iterateMembers(
+    createClient<{ '/x': { get: { responses: { 200: { content: { 'application/json': string } } } } } }>({
+      baseUrl: 'http://x',
+    }),
+    { brandId: 'b' },
+  );
 });

@@ -2,7 +2,7 @@
  * `@loyalty/sdk`: the typed client and the helpers an integration needs around it.
  * Webhook verification lives in `@loyalty/sdk/webhooks`, msw test handlers in `@loyalty/sdk/testing`.
  */
-export { createLoyaltyClient, type LoyaltyClient, type LoyaltyClientOptions } from './client.js';
+export { createLoyaltyClient, type ClientOfPaths, type LoyaltyClient, type LoyaltyClientOptions } from './client.js';
 export type { ClientCredentials } from './auth.js';
 export { isLoyaltyError, LoyaltyError, toLoyaltyError, unwrap, type LoyaltyErrorCode } from './errors.js';
 export { wasReplayed } from './idempotency.js';
