@@ -67,11 +67,9 @@ test('hooks and the logger are typed; hooks see no headers', () => {
 test('the helpers take a LoyaltyClient or openapi-fetch’s own client over the same paths', () => {
   iterateMembers(client, { brandId: 'brand-acme' });
   iterateMembers(createClient<paths>({ baseUrl: 'http://x' }), { brandId: 'brand-acme' });
+  const other = createClient<{ '/x': { get: { responses: { 200: { content: { 'application/json': string } } } } } }>({
+    baseUrl: 'http://x',
+  });
   // @ts-expect-error a client over other paths is not one
-  iterateMembers(
-    createClient<{ '/x': { get: { responses: { 200: { content: { 'application/json': string } } } } } }>({
-      baseUrl: 'http://x',
-    }),
-    { brandId: 'b' },
-  );
+  iterateMembers(other, { brandId: 'b' });
 });
