@@ -20,6 +20,7 @@ export interface GlobalOptions {
   brand?: string;
   tokenFile?: string;
   json?: boolean;
+  jq?: string;
   debug?: boolean;
   color?: boolean;
 }
@@ -64,11 +65,14 @@ export async function contextOf(command: Command): Promise<Context> {
       ...(token ? { token } : {}),
     },
   });
+  // Loaded only with --jq (jq.ts); a mistake in the expression stops the run before any request.
+  const jq = options.jq === undefined ? undefined : await (await import('./jq.js')).loadJqFilter(options.jq);
   const output = new Output({
     stdout: runtime.stdout,
     stderr: runtime.stderr,
     env: runtime.env,
     json: Boolean(options.json),
+    jq,
     ...(options.color === false ? { color: false } : {}),
   });
   const apiUrl = config.settings.api_url.value.replace(/\/+$/, '');

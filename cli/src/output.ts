@@ -1,6 +1,8 @@
 // Data goes to stdout, everything meant for the person at the terminal goes to stderr, so
 // `loyalty … --json | jq` and `loyalty … > file.csv` always receive clean data. Human output
 // (tables, results, messages) shows control characters from the API escaped (ui/controls.ts).
+// With --jq, every JSON value printed passes through the filter instead (jq.ts).
+import type { JqFilter } from './jq.js';
 import { showControls, showControlsKeepingPaint } from './ui/controls.js';
 
 export interface OutputStreams {
@@ -10,6 +12,8 @@ export interface OutputStreams {
 
 export interface OutputOptions extends Partial<OutputStreams> {
   json?: boolean;
+  /** `--jq`: print each JSON value through this filter (implies `json`). */
+  jq?: JqFilter | undefined;
   color?: boolean;
   env?: NodeJS.ProcessEnv;
 }
@@ -166,6 +170,7 @@ export function tableWidth(stdout: { isTTY?: boolean; columns?: number }, env: N
 
 export class Output {
   readonly json: boolean;
+  readonly #jq: JqFilter | undefined;
   readonly stdout: OutputStreams['stdout'];
   readonly stderr: OutputStreams['stderr'];
   /** Colours for stdout (data) and stderr (messages) are decided separately. */
@@ -178,23 +183,44 @@ export class Output {
     const env = options.env ?? process.env;
     this.stdout = options.stdout ?? process.stdout;
     this.stderr = options.stderr ?? process.stderr;
-    this.json = options.json ?? false;
+    this.#jq = options.jq;
+    this.json = (options.json ?? false) || options.jq !== undefined;
     this.out = palette(colorEnabled(this.stdout, env, options.color));
     this.err = palette(colorEnabled(this.stderr, env, options.color));
     this.width = tableWidth(this.stdout, env);
   }
 
+  /**
+   * The text of a JSON value, newline included: pretty (2 spaces) or one line; with --jq, the
+   * filter's results instead, one per line (none: ''). The one door every JSON output goes through.
+   */
+  jsonText(value: unknown, pretty: boolean): string {
+    if (this.#jq) return this.#jq(value);
+    return `${pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value)}\n`;
+  }
+
+  /** `jsonText(value, false)` of each value, joined (one run of jq with --jq). */
+  jsonLinesText(values: readonly unknown[]): string {
+    if (this.#jq) return this.#jq.each(values);
+    let text = '';
+    for (const value of values) text += `${JSON.stringify(value)}\n`;
+    return text;
+  }
+
+  /** Prints a JSON value on one line (JSON Lines: a stream's events, a page's items). */
+  jsonLine(value: unknown): void {
+    this.stdout.write(this.jsonText(value, false));
+  }
+
   /** Prints a result: JSON with --json, otherwise the human rendering. */
   result(value: unknown, human: () => string): void {
-    this.stdout.write(
-      this.json ? `${JSON.stringify(value, null, 2)}\n` : ensureNewline(showControlsKeepingPaint(human())),
-    );
+    this.stdout.write(this.json ? this.jsonText(value, true) : ensureNewline(showControlsKeepingPaint(human())));
   }
 
   /** Prints a list as a table, or as a JSON array with --json. */
   table<Row>(rows: readonly Row[], columns: readonly Column<Row>[], empty = 'Nothing to show.'): void {
     if (this.json) {
-      this.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+      this.stdout.write(this.jsonText(rows, true));
     } else if (rows.length === 0) {
       this.info(empty);
     } else {

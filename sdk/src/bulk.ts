@@ -3,7 +3,7 @@
  * concurrency (the client's limiter paces them further), and report on every chunk. A chunk's
  * failure does not stop the others; nothing is thrown except the caller's abort.
  */
-import type { LoyaltyClient } from './client.js';
+import type { ClientOfPaths } from './client.js';
 import { LoyaltyError, toLoyaltyError } from './errors.js';
 import type { components } from './generated/openapi.js';
 
@@ -98,7 +98,7 @@ export async function runChunked<T, D>(
 
 /** Puts members on a tag (`POST /tags/members/bulk`), 2000 per call. */
 export function addMembersToTag(
-  client: LoyaltyClient,
+  client: ClientOfPaths,
   input: { brandId: string; tagId: string; memberIds: readonly string[] },
   options?: BulkOptions,
 ) {
@@ -112,7 +112,7 @@ export function addMembersToTag(
 
 /** Subscribes members to marketing by e-mail (`POST /members/subscribe`), 2000 per call. */
 export function subscribeMembers(
-  client: LoyaltyClient,
+  client: ClientOfPaths,
   input: { brandId: string; emails: readonly string[] },
   options?: BulkOptions,
 ) {
@@ -125,7 +125,7 @@ export function subscribeMembers(
 
 /** Unsubscribes members from marketing by e-mail (`POST /members/unsubscribe`), 2000 per call. */
 export function unsubscribeMembers(
-  client: LoyaltyClient,
+  client: ClientOfPaths,
   input: { brandId: string; emails: readonly string[] },
   options?: BulkOptions,
 ) {
@@ -140,7 +140,7 @@ export type Signup = Schemas['ImportSignupsRequest']['users'][number];
 
 /** Imports sign-ups (`POST /members/signups`), 2000 per call. */
 export function importSignups(
-  client: LoyaltyClient,
+  client: ClientOfPaths,
   input: { brandId: string; users: readonly Signup[] },
   options?: BulkOptions,
 ) {
@@ -155,7 +155,7 @@ export type MemberUpdate = Schemas['BulkUpdateMembersRequest']['members'][number
 
 /** Updates member profiles (`PUT /bulk/members`), 2000 per call; each call is all-or-nothing. */
 export function updateMembers(
-  client: LoyaltyClient,
+  client: ClientOfPaths,
   input: { brandId: string; members: readonly MemberUpdate[] },
   options?: BulkOptions,
 ) {

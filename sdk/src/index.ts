@@ -2,13 +2,22 @@
  * `@loyalty/sdk`: the typed client and the helpers an integration needs around it.
  * Webhook verification lives in `@loyalty/sdk/webhooks`, msw test handlers in `@loyalty/sdk/testing`.
  */
-export { createLoyaltyClient, type LoyaltyClient, type LoyaltyClientOptions } from './client.js';
+export { createLoyaltyClient, type ClientOfPaths, type LoyaltyClient, type LoyaltyClientOptions } from './client.js';
 export type { ClientCredentials } from './auth.js';
 export { isLoyaltyError, LoyaltyError, toLoyaltyError, unwrap, type LoyaltyErrorCode } from './errors.js';
 export { wasReplayed } from './idempotency.js';
 export { requestIdOf } from './request-id.js';
 export type { PacingOptions } from './rate-limit.js';
 export type { RetryNotice, RetryOptions } from './retry.js';
+export type {
+  CallOptions,
+  ClientHooks,
+  Logger,
+  LogLevel,
+  RequestHookInfo,
+  ResponseHookInfo,
+  RetryHookInfo,
+} from './hooks.js';
 export type { components, paths, webhooks } from './generated/openapi.js';
 export { EVENT_TYPES, type EventType } from './generated/event-types.js';
 export {

@@ -3,7 +3,7 @@
  * issued in the background). `waitForVoucherJob` polls the job and yields every snapshot, so a
  * caller can show progress; it ends with the snapshot whose status is `done` or `failed`.
  */
-import type { LoyaltyClient } from './client.js';
+import type { ClientOfPaths } from './client.js';
 import { LoyaltyError, toLoyaltyError } from './errors.js';
 import type { components } from './generated/openapi.js';
 import { defined } from './internal/defined.js';
@@ -41,7 +41,7 @@ export class VoucherJobTimeoutError extends LoyaltyError {
  * A failed poll (after the client's retries) throws its `LoyaltyError`.
  */
 export async function* waitForVoucherJob(
-  client: LoyaltyClient,
+  client: ClientOfPaths,
   options: WaitForVoucherJobOptions,
 ): AsyncGenerator<VoucherJobStatus, void, undefined> {
   const intervalMs = options.intervalMs ?? 1000;

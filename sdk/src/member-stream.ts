@@ -5,7 +5,7 @@
  * about as long as the server takes to send them. Pages (`iterateMembers` with `perPage`) cost a
  * request per page instead.
  */
-import type { LoyaltyClient } from './client.js';
+import type { ClientOfPaths } from './client.js';
 import { LoyaltyError, toLoyaltyError } from './errors.js';
 import type { components } from './generated/openapi.js';
 import { ListBodyScanner, ListBodySyntaxError } from './internal/list-body-scanner.js';
@@ -47,7 +47,7 @@ export interface MemberStream extends AsyncIterable<MemberListItem> {
  *     const members = streamMembers(client, { brandId: 'brand-acme' });
  *     for await (const member of members) console.log(member.email, 'of', members.total);
  */
-export function streamMembers(client: LoyaltyClient, options: MemberStreamOptions): MemberStream {
+export function streamMembers(client: ClientOfPaths, options: MemberStreamOptions): MemberStream {
   let total: number | undefined;
   async function* batches(): AsyncGenerator<MemberListItem[], void, undefined> {
     const { signal } = options;

@@ -4,7 +4,7 @@
  * A page that fails (after the client's retries) throws its `LoyaltyError`; a `signal` stops
  * the iteration (the pending request is aborted).
  */
-import type { LoyaltyClient } from './client.js';
+import type { ClientOfPaths } from './client.js';
 import { LoyaltyError, toLoyaltyError } from './errors.js';
 import { requestIdOf } from './request-id.js';
 import type { components } from './generated/openapi.js';
@@ -44,7 +44,7 @@ export interface MembersOptions {
  * the server streams it (the reference server does: a million members in seconds).
  */
 export async function* iterateMembers(
-  client: LoyaltyClient,
+  client: ClientOfPaths,
   options: MembersOptions,
 ): AsyncGenerator<MemberListItem, void, undefined> {
   const perPage = options.perPage ?? 500;
@@ -101,7 +101,7 @@ async function* memberPasses<Pass>(
 
 /** Every coupon pass of a member in a brand (`GET /members/{uuid}/coupons`, Laravel paginator). */
 export function iterateMemberCoupons(
-  client: LoyaltyClient,
+  client: ClientOfPaths,
   options: MemberPassesOptions,
 ): AsyncGenerator<CouponPass, void, undefined> {
   return memberPasses(options, (init) => client.GET('/members/{uuid}/coupons', init));
@@ -109,7 +109,7 @@ export function iterateMemberCoupons(
 
 /** Every storecard pass of a member in a brand (`GET /members/{uuid}/storecards`, Laravel paginator). */
 export function iterateMemberStorecards(
-  client: LoyaltyClient,
+  client: ClientOfPaths,
   options: MemberPassesOptions,
 ): AsyncGenerator<StorecardPass, void, undefined> {
   return memberPasses(options, (init) => client.GET('/members/{uuid}/storecards', init));
@@ -140,7 +140,7 @@ export interface EventFeed extends AsyncIterable<LoyaltyEvent> {
 }
 
 /** The organization's events (`GET /events`), oldest first; with `follow`, waits for new ones until aborted. */
-export function iterateEvents(client: LoyaltyClient, options: EventsOptions = {}): EventFeed {
+export function iterateEvents(client: ClientOfPaths, options: EventsOptions = {}): EventFeed {
   let cursor = options.after;
   const limit = options.limit ?? 100;
   async function* events(): AsyncGenerator<LoyaltyEvent, void, undefined> {

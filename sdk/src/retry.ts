@@ -5,6 +5,7 @@
  * AbortSignal stops any wait at once.
  */
 import { LoyaltyError } from './errors.js';
+import type { CallObserver, ResponseHookInfo } from './hooks.js';
 import { callerRequestId, noteSentRequestId, REQUEST_ID_HEADER, requestIdSequence } from './internal/request-ids.js';
 import { parseRetryAfter } from './internal/retry-after.js';
 import { sleep } from './internal/sleep.js';
@@ -162,6 +163,7 @@ export async function sendWithRetry(
   options: RetryPolicy | false,
   timeoutMs: number,
   random = Math.random,
+  observer?: CallObserver,
 ): Promise<Response> {
   const { signal, headers } = template;
   const maxAttempts = options ? options.maxAttempts : 1;
@@ -173,6 +175,32 @@ export async function sendWithRetry(
   const elapsed = () => Date.now() - start - waited;
   const nextId = requestIdSequence(callerRequestId(headers));
   let lastId: string | undefined;
+  // What the observer (hooks, logger) is told of the current request; `last`: its answer.
+  const path = observer && new URL(template.url).pathname;
+  const about = (attempt: number, requestId: string) => ({
+    method: template.method,
+    path: path ?? '',
+    attempt,
+    elapsedMs: Date.now() - start,
+    requestId,
+    pacingWaitMs: waited,
+  });
+  let last: ResponseHookInfo | undefined;
+  // A closure, so that the compiler does not take `last` for undefined after it (the sends set it).
+  const forget = () => {
+    last = undefined;
+  };
+  const answered = (attempt: number, id: string, response: Response | undefined, error?: unknown) => {
+    if (!observer) return;
+    const code = error instanceof LoyaltyError && error.code === 'timeout' ? 'timeout' : 'network_error';
+    last = {
+      ...about(attempt, response?.headers.get(REQUEST_ID_HEADER) ?? id),
+      status: response?.status ?? 0,
+      replayed: response?.headers.get('idempotent-replayed') === 'true',
+      ...(response ? {} : { error: code }),
+    };
+    observer.response(last);
+  };
   const ctx: AttemptContext = {
     attempt: 0,
     timeoutMs,
@@ -180,18 +208,28 @@ export async function sendWithRetry(
     headers,
     send: (fetchFn, s = signal) => {
       const id = nextId();
+      const attempt = ctx.attempt;
       lastId = id;
       headers.set(REQUEST_ID_HEADER, id);
-      return fetchFn(template, body === undefined ? { signal: s } : { body, signal: s }).then((response) => {
-        noteSentRequestId(response, id);
-        return response;
-      });
+      observer?.request(about(attempt, id));
+      return fetchFn(template, body === undefined ? { signal: s } : { body, signal: s }).then(
+        (response) => {
+          noteSentRequestId(response, id);
+          answered(attempt, id, response);
+          return response;
+        },
+        (error: unknown) => {
+          answered(attempt, id, undefined, s.reason ?? error);
+          throw error;
+        },
+      );
     },
     waited: (ms) => (waited += ms),
     sendBy: Infinity,
   };
   for (let n = 1; ; n++) {
     ctx.attempt = n;
+    forget();
     ctx.timeoutMs = Math.max(1, Math.min(timeoutMs > 0 ? timeoutMs : Infinity, deadlineMs - elapsed()));
     let response: Response | undefined;
     let error: unknown;
@@ -203,7 +241,10 @@ export async function sendWithRetry(
       error = e;
     }
     // A final status needs no look at its body (most calls end here, without another await).
-    if (response && response.status !== 409 && !retryableStatus(response.status)) return response;
+    if (response && response.status !== 409 && !retryableStatus(response.status)) {
+      if (last) observer?.end(last);
+      return response;
+    }
     const delay = options && n < maxAttempts ? await retryDelay(response, n, options, random) : undefined;
     const retry =
       delay !== undefined &&
@@ -219,9 +260,11 @@ export async function sendWithRetry(
         ...(response ? { status: response.status } : { error: toThrown(error, lastId) }),
       }) !== false;
     if (!retry || delay === undefined) {
+      if (last) observer?.end(last);
       if (response) return response;
       throw spent(error, lastId);
     }
+    if (last) observer?.retry({ ...last, delayMs: delay });
     // Free the connection of a response nobody will read (not awaited: a teed body settles late).
     response?.body?.cancel().catch(() => {});
     await sleep(delay, signal);

@@ -25,6 +25,7 @@ export function apiCommand(): Command {
       'after',
       examples(
         ['loyalty api GET /tags', 'list the tags (JSON; pretty on a terminal, compact in a pipe)'],
+        ["loyalty api GET /tags --jq '.data[].tag'", 'the tag names, one per line (--jq: a jq filter, as gh has)'],
         ['loyalty api POST /tags -f tag=VIP -f brand_id=brand-acme', 'create a tag (with an Idempotency-Key)'],
         ['loyalty api GET /members/3c9e5b0a-… -f brand_id=brand-acme', 'a member; GET fields are the query'],
         [

@@ -139,6 +139,10 @@ export function rootCommand(): Command {
       ),
     )
     .option('--json', 'print data as JSON')
+    .option(
+      '--jq <expr>',
+      'filter the JSON output with a jq expression (implies --json); one result per line, strings raw',
+    )
     .option('--no-color', 'no colours (NO_COLOR is honoured too)')
     .option('--debug', 'show each API request (method, path, status, request id) and stack traces of errors')
     .addHelpText(

@@ -17,6 +17,7 @@ import {
   type Token,
   type TokenSource,
 } from '../auth.js';
+import { callObserver, type CallOptions, type ClientHooks, type Logger, type LogLevel } from '../hooks.js';
 import { limiterFor, type PacingOptions } from '../rate-limit.js';
 import {
   fetchWithTimeout,
@@ -41,6 +42,9 @@ export interface TransportOptions {
   timeoutMs?: number | undefined;
   userAgent?: string | undefined;
   pacing?: boolean | PacingOptions | undefined;
+  hooks?: ClientHooks | undefined;
+  logger?: Logger | undefined;
+  logLevel?: LogLevel | undefined;
 }
 
 /** The client's `fetch` (openapi-fetch's `fetch` option): the Request of a call, after any middleware. */
@@ -142,9 +146,21 @@ export function createTransport(options: TransportOptions): FetchLike {
   // A fixed token is never refreshed: a 401 is the answer.
   const fixedAttempt: Attempt | undefined = fixed !== undefined ? (ctx) => sendAs(fixed, ctx) : undefined;
 
+  const { hooks, logger, logLevel } = options;
   return (request) => {
     ensureIdempotencyKey(request);
     if (userAgent) request.headers.set('user-agent', userAgent);
-    return sendWithRetry(request, fixedAttempt ?? pinnedTokenAttempts(), retry, timeoutMs);
+    // A call's own options: openapi-fetch sets the fetch options it does not know on the Request.
+    const call = request as Request & CallOptions;
+    const policy =
+      call.retry === undefined ? retry : call.retry && { ...retryDefaults, ...options.retry, ...call.retry };
+    return sendWithRetry(
+      request,
+      fixedAttempt ?? pinnedTokenAttempts(),
+      policy,
+      call.timeoutMs ?? timeoutMs,
+      Math.random,
+      callObserver([hooks, call.hooks], logger, logLevel),
+    );
   };
 }

@@ -151,6 +151,14 @@ describe('loyalty api', { timeout: 20_000 }, () => {
     const lines = await runCli([...args, '--jsonl'], { env: await env() });
     expect(lines.stdout.trim().split('\n')).toHaveLength(5);
 
+    // --jq applies to each item of --jsonl (a page at a time), to the one array without it.
+    const filtered = await runCli([...args, '--jsonl', '--jq', 'select(.email != "m2@example.com") | .email'], {
+      env: await env(),
+    });
+    expect(filtered.stdout).toBe('m0@example.com\nm1@example.com\nm3@example.com\nm4@example.com\n');
+    const counted = await runCli([...args, '--jq', 'length'], { env: await env() });
+    expect(counted.stdout).toBe('5\n');
+
     const onePage = await runCli(args.slice(0, -1), { env: await env() });
     expect(JSON.parse(onePage.stdout).data).toMatchObject({ last_page: 3, members: [{ email: 'm0@example.com' }, {}] });
   });

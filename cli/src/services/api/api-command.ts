@@ -71,8 +71,7 @@ const at = (value: unknown, path: readonly string[]): unknown =>
   );
 
 function printJson(ctx: Context, value: unknown): void {
-  const pretty = Boolean(ctx.output.stdout.isTTY);
-  ctx.output.write(pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value));
+  ctx.output.stdout.write(ctx.output.jsonText(value, Boolean(ctx.output.stdout.isTTY)));
 }
 
 function printHead(ctx: Context, response: Response): void {
@@ -138,7 +137,7 @@ export async function apiCommand(
   }
   const items: unknown[] = [];
   for await (const page of pages(operation.paginate, body, params, send)) {
-    if (options.jsonl) for (const item of page) ctx.output.write(JSON.stringify(item));
+    if (options.jsonl) ctx.output.stdout.write(ctx.output.jsonLinesText(page));
     else items.push(...page);
   }
   if (!options.jsonl) printJson(ctx, items);

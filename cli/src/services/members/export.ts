@@ -70,6 +70,7 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
   const format =
     options.format ?? (ctx.output.json ? 'jsonl' : options.output?.toLowerCase().endsWith('.jsonl') ? 'jsonl' : 'csv');
   if (format !== 'csv' && format !== 'jsonl') throw usageError(`--format must be csv or jsonl (got "${format}").`);
+  if (format === 'csv' && ctx.options.jq !== undefined) throw usageError('--jq filters JSON Lines: drop --format csv.');
   const perPage = options.perPage === undefined ? undefined : Number(options.perPage);
   if (perPage !== undefined && !(Number.isInteger(perPage) && perPage >= 1 && perPage <= 1000))
     throw usageError(`--per-page must be 1 to 1000 (got "${options.perPage}").`);
@@ -101,7 +102,7 @@ export async function exportMembers(ctx: Context, options: ExportOptions): Promi
     let text = '';
     if (format === 'csv')
       for (const member of pending) text += csvRecord(EXPORT_COLUMNS.map((column) => member[column]));
-    else for (const member of pending) text += `${JSON.stringify(member)}\n`;
+    else text = ctx.output.jsonLinesText(pending);
     written += pending.length;
     pending = [];
     await write(text);

@@ -71,7 +71,7 @@ export async function simulateCommand(ctx: Context, code: string, options: Simul
   const fetch = (input: string | URL | Request, init?: RequestInit) => observed(new Request(input, init));
   const device = new WalletDevice({ baseUrl: ctx.apiUrl, fetch });
   const line = (event: Record<string, unknown>, human: string, toStdout = false) => {
-    if (output.json) output.write(JSON.stringify(event));
+    if (output.json) output.jsonLine(event);
     else if (toStdout) output.write(human);
     else output.success(human);
   };
@@ -159,7 +159,7 @@ export async function simulateCommand(ctx: Context, code: string, options: Simul
         if (failures > 0) output.success(`Reconnected to ${ctx.apiUrl}.`);
         failures = 0;
         if (pushes.length === 0) continue;
-        if (output.json) output.write(JSON.stringify({ event: 'push', pushes }));
+        if (output.json) output.jsonLine({ event: 'push', pushes });
         const serials = await attempt('list updated passes', () => device.updatedSerials({ signal }));
         if (serials.includes(passJson.serialNumber)) await showUpdate(true);
       } catch (error) {

@@ -13,7 +13,7 @@ function idsOf(event: FeedEvent): string {
 }
 
 export function printEvent(output: Output, event: FeedEvent): void {
-  if (output.json) output.write(JSON.stringify(event));
+  if (output.json) output.jsonLine(event);
   else
     output.write(
       showControlsKeepingPaint(
@@ -35,22 +35,20 @@ const seconds = (ms: number): string => `${Math.max(1, Math.round(ms / 1000))} s
 export function printForward(output: Output, report: ForwardReport, resuming: boolean): void {
   const { event, url, attempt, attempts, outcome, status, error, ms } = report;
   if (output.json) {
-    output.write(
-      JSON.stringify({
-        forward: {
-          event_id: event.id,
-          event_type: event.type,
-          url,
-          outcome,
-          attempt,
-          attempts,
-          ...(status !== undefined ? { status } : {}),
-          ...(error !== undefined ? { error } : {}),
-          ms,
-          ...(report.retryInMs !== undefined ? { retry_in_ms: report.retryInMs } : {}),
-        },
-      }),
-    );
+    output.jsonLine({
+      forward: {
+        event_id: event.id,
+        event_type: event.type,
+        url,
+        outcome,
+        attempt,
+        attempts,
+        ...(status !== undefined ? { status } : {}),
+        ...(error !== undefined ? { error } : {}),
+        ms,
+        ...(report.retryInMs !== undefined ? { retry_in_ms: report.retryInMs } : {}),
+      },
+    });
     return;
   }
   const paint = output.err;

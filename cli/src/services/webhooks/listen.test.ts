@@ -249,6 +249,34 @@ describe('loyalty webhooks listen: forwarding', { timeout: 20_000 }, () => {
     );
   });
 
+  it('--jq filters each JSON line of the stream (events and forward outcomes alike)', async () => {
+    const target = await receiver();
+    const f = feed();
+    const result = await runUntil(
+      [
+        'webhooks',
+        'listen',
+        '--forward-to',
+        target.url,
+        '--jq',
+        '.type // "\\(.forward.event_id) \\(.forward.outcome)"',
+      ],
+      loggedInEnv(await tempConfigHome()),
+      () => {
+        if (f.polls() >= 1 && !f.events.length) f.events.push(event('e-1'), event('e-2', 'coupon.issued'));
+        return target.received.length === 2;
+      },
+    );
+    target.close();
+    expect(result.code).toBe(130);
+    expect(result.stdout.trimEnd().split('\n').sort()).toEqual([
+      'coupon.issued',
+      'e-1 delivered',
+      'e-2 delivered',
+      'member.created',
+    ]);
+  });
+
   it('retries a forward that failed and prints every attempt', async () => {
     const target = await receiver((_, times) => (times === 1 ? 503 : 204));
     const f = feed();
