@@ -12,7 +12,8 @@ import createClient, {
 import type { HttpMethod, MediaType, PathsWithMethod, RequiredKeysOf } from 'openapi-typescript-helpers';
 import type { ClientCredentials } from './auth.js';
 import type { paths } from './generated/openapi.js';
-import type { CallOptions, ClientHooks, Logger, LogLevel } from './hooks.js';
+import type { ClientHooks, Logger, LogLevel } from './internal/hooks.js';
+import type { CallOptions } from './retry.js';
 import type { PacingOptions } from './rate-limit.js';
 import { pathSerializer } from './internal/path-serializer.js';
 import { createTransport, type FetchLike } from './internal/transport.js';

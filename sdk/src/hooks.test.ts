@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createLoyaltyClient, type LoyaltyClientOptions } from './client.js';
 import { isLoyaltyError, toLoyaltyError } from './errors.js';
-import type { ClientHooks, Logger, RequestHookInfo, ResponseHookInfo, RetryHookInfo } from './hooks.js';
+import type { ClientHooks, Logger, RequestHookInfo, ResponseHookInfo, RetryHookInfo } from './index.js';
 import { mswServer, tokens } from './test-support.js';
 import { mockLoyaltyApi } from './testing.js';
 

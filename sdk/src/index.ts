@@ -10,14 +10,14 @@ export { requestIdOf } from './request-id.js';
 export type { PacingOptions } from './rate-limit.js';
 export type { RetryNotice, RetryOptions } from './retry.js';
 export type {
-  CallOptions,
   ClientHooks,
   Logger,
   LogLevel,
   RequestHookInfo,
   ResponseHookInfo,
   RetryHookInfo,
-} from './hooks.js';
+} from './internal/hooks.js';
+export type { CallOptions } from './retry.js';
 export type { components, paths, webhooks } from './generated/openapi.js';
 export { EVENT_TYPES, type EventType } from './generated/event-types.js';
 export {

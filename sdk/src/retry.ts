@@ -5,7 +5,7 @@
  * AbortSignal stops any wait at once.
  */
 import { LoyaltyError } from './errors.js';
-import type { CallObserver, ResponseHookInfo } from './hooks.js';
+import type { CallObserver, ClientHooks, ResponseHookInfo } from './internal/hooks.js';
 import { callerRequestId, noteSentRequestId, REQUEST_ID_HEADER, requestIdSequence } from './internal/request-ids.js';
 import { parseRetryAfter } from './internal/retry-after.js';
 import { sleep } from './internal/sleep.js';
@@ -297,4 +297,18 @@ export async function fetchWithTimeout(
     clearTimeout(timer);
     signal.removeEventListener('abort', forward);
   }
+}
+
+/**
+ * Options of one call, beside openapi-fetch's own (`params`, `body`, `headers`, `signal`, …):
+ *
+ *     await client.GET('/tags', { params, retry: { maxAttempts: 1 }, timeoutMs: 500, signal });
+ */
+export interface CallOptions {
+  /** This call's retry policy, over the client's (`false`: a single attempt). */
+  retry?: RetryOptions | false | undefined;
+  /** This call's per-attempt timeout, instead of the client's. */
+  timeoutMs?: number | undefined;
+  /** Hooks for this call, called after the client's. */
+  hooks?: ClientHooks | undefined;
 }

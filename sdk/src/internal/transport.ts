@@ -17,7 +17,8 @@ import {
   type Token,
   type TokenSource,
 } from '../auth.js';
-import { callObserver, type CallOptions, type ClientHooks, type Logger, type LogLevel } from '../hooks.js';
+import type { CallOptions } from '../retry.js';
+import { callObserver, type ClientHooks, type Logger, type LogLevel } from './hooks.js';
 import { limiterFor, type PacingOptions } from '../rate-limit.js';
 import {
   fetchWithTimeout,

@@ -5,7 +5,6 @@
  * path holds no query string). A hook that throws (or whose promise rejects) does not change the
  * call: the error is passed to `logger.warn` when there is a logger, and otherwise dropped.
  */
-import type { RetryOptions } from './retry.js';
 
 /** One HTTP request of a call, as the hooks see it. */
 export interface RequestHookInfo {
@@ -60,20 +59,6 @@ export interface Logger {
  * call that ended without a response, or with a 5xx. Each level includes the ones after it.
  */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';
-
-/**
- * Options of one call, beside openapi-fetch's own (`params`, `body`, `headers`, `signal`, …):
- *
- *     await client.GET('/tags', { params, retry: { maxAttempts: 1 }, timeoutMs: 500, signal });
- */
-export interface CallOptions {
-  /** This call's retry policy, over the client's (`false`: a single attempt). */
-  retry?: RetryOptions | false | undefined;
-  /** This call's per-attempt timeout, instead of the client's. */
-  timeoutMs?: number | undefined;
-  /** Hooks for this call, called after the client's. */
-  hooks?: ClientHooks | undefined;
-}
 
 /** What sendWithRetry reports to; undefined when nobody listens. */
 export interface CallObserver {
