@@ -180,6 +180,25 @@ describe('runPointsImport', () => {
     });
   });
 
+  it('reads JSON Lines with member UUIDs and the --storecard default', async () => {
+    const ledger = fakeLedger(emails.slice(0, 2));
+    const [m0, m1] = (await ledger.api.members(new AbortController().signal)).map((m) => m.uuid);
+    const jsonl = `{"member_id":"${m0}","points":12}\n{"member_id":"${m1?.toUpperCase()}","points":"3"}\n`;
+    const summary = await runPointsImport(
+      await request(jsonl, ledger.api, {
+        input: {
+          name: 'balances.jsonl',
+          chunks: (async function* () {
+            yield jsonl;
+          })(),
+        },
+        defaultStorecard: 'card-points',
+      }),
+    );
+    expect(summary).toMatchObject({ created: 2, rejected: 0 });
+    expect([ledger.balanceOf('m0@example.org'), ledger.balanceOf('m1@example.org')]).toEqual([12, 3]);
+  });
+
   it('writes rejected rows, the checker’s and the API’s, in input order with their reasons', async () => {
     const ledger = fakeLedger(emails.slice(0, 2));
     const dir = await tempConfigHome();
