@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { CliError, InterruptedError } from '../../errors.js';
 import { tempConfigHome } from '../../testing/run-cli.js';
 import type { Scan } from './plan.js';
-import { RowRefused, runPointsImport, type PointsApi, type PointsImportRequest } from './run.js';
+import { RowRefused, type PointsApi } from './api.js';
+import { runPointsImport, type PointsImportRequest } from './run.js';
 
 /** A stand-in for the API: members, one pass per member and storecard, scans recorded once per reference. */
 function fakeLedger(emails: readonly string[]) {

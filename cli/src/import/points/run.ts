@@ -3,44 +3,25 @@
 // every batch of rows that has been answered. The rows are held in memory (a few hundred bytes
 // each); the reading, rejects file and checkpoint are the members import's own.
 import { resolve } from 'node:path';
-import { CliError, InterruptedError, usageError } from '../../errors.js';
+import { CliError, InterruptedError } from '../../errors.js';
 import { CheckpointWriter, defaultCheckpointPath, readCheckpoint, type Checkpoint } from '../checkpoint.js';
-import { openImportSource, type InputFormat } from '../parse.js';
+import type { InputFormat } from '../parse.js';
 import { defaultRejectsPath, RejectsWriter } from '../rejects.js';
 import type { Chunks } from '../reread.js';
+import { RowRefused, type PointsApi } from './api.js';
+import { balancesOf, liveState } from './live.js';
 import {
   actionOf,
   deltaOf,
   emptyCounts,
   resolveRows,
-  scansFor,
-  transactionReference,
   type FileIdentity,
-  type LiveState,
   type PlanCounts,
   type RejectedPointsRow,
-  type ResolvedRow,
-  type RowAction,
-  type Scan,
 } from './plan.js';
-import { pointsColumns, readPointsRow, type PointsColumns, type PointsMode, type PointsRow } from './rows.js';
-
-/** A row the API refused (unknown pass, insufficient balance, expired pass): rejected, the run goes on. */
-export class RowRefused extends Error {}
-
-/** The API calls the import makes; the CLI wires them to the SDK, tests to fakes. */
-export interface PointsApi {
-  /** Every member of the brand. */
-  members(signal: AbortSignal): Promise<Array<{ email: string; uuid: string }>>;
-  /** The brand's passes of one storecard: lower-case e-mail → pass code. */
-  passes(storecardId: string, signal: AbortSignal): Promise<Map<string, string>>;
-  /** The spendable balance of the member's pass. */
-  balance(uuid: string, passCode: string, signal: AbortSignal): Promise<number>;
-  /** Issues the member's pass of the storecard (or finds it); its code. */
-  issuePass(uuid: string, storecardId: string, signal: AbortSignal): Promise<string>;
-  /** One scan; `created: false` when the reference was recorded before (nothing changed). */
-  scan(passCode: string, scan: Scan, signal: AbortSignal): Promise<{ created: boolean; balance: number }>;
-}
+import { readRows } from './read.js';
+import { passKey, sendRow, type Planned } from './send-row.js';
+import type { PointsMode } from './rows.js';
 
 export interface PointsOutcome extends Omit<PlanCounts, 'rejected'> {
   rejected: Array<{ line: number; error: string }>;
@@ -96,13 +77,6 @@ export interface PointsSummary extends PlanCounts {
 
 /** Rows per checkpointed batch. */
 export const POINTS_BATCH_ROWS = 200;
-
-interface Planned extends ResolvedRow {
-  action: RowAction;
-  delta: number;
-  /** With --set: the balance the delta was computed from (0 without a pass). */
-  from: number | null;
-}
 
 export async function runPointsImport(request: PointsImportRequest): Promise<PointsSummary> {
   const startedAt = Date.now();
@@ -329,101 +303,4 @@ export async function runPointsImport(request: PointsImportRequest): Promise<Poi
   tally();
   totals.rejected = rejected.length + sendRejects.length;
   return summarize(totals, resumed, rejectsFile);
-}
-
-/**
- * One row: its pass issued when it has none, then the scans that move its points. With --set the
- * pass's balance after the scans is compared with the target: when a till scan moved it meanwhile,
- * the difference is sent again (a new reference, since it starts from another balance).
- */
-async function sendRow(request: PointsImportRequest, file: FileIdentity, p: Planned): Promise<RowAction> {
-  const { signal, api } = request;
-  const passCode = p.passCode ?? (await api.issuePass(p.uuid, p.row.storecardId, signal));
-  let changed = false;
-  let delta = p.delta;
-  let from = p.from;
-  for (let round = 0; round < 3 && delta !== 0; round += 1) {
-    let balance: number | undefined;
-    for (const scan of scansFor(delta, (piece) => transactionReference(file, p.row, from, piece))) {
-      const answer = await api.scan(passCode, scan, signal);
-      changed ||= answer.created;
-      balance = answer.balance;
-    }
-    if (request.mode !== 'set' || balance === undefined || balance === p.row.points) break;
-    from = balance;
-    delta = p.row.points - balance;
-  }
-  if (p.action === 'created') return 'created';
-  return changed ? 'adjusted' : 'unchanged';
-}
-
-const passKey = (r: ResolvedRow): string => `${r.uuid}\n${r.row.storecardId}`;
-
-async function readRows(request: PointsImportRequest) {
-  const source = await openImportSource(request.input.chunks, {
-    format: request.input.format,
-    delimiter: request.input.delimiter,
-    name: request.input.name === '-' ? 'stdin' : request.input.name,
-  });
-  const rows: PointsRow[] = [];
-  const rejected: RejectedPointsRow[] = [];
-  let columns: PointsColumns | undefined;
-  let count = 0;
-  for await (const row of source.rows) {
-    if (!columns) {
-      const found = pointsColumns(source.columns, request.defaultStorecard);
-      if ('problem' in found) throw usageError(`${request.input.name}: ${found.problem}.`);
-      columns = found;
-    }
-    const verdict = readPointsRow(row, count, columns, {
-      mode: request.mode,
-      defaultStorecard: request.defaultStorecard,
-    });
-    count += 1;
-    if (verdict.ok) rows.push(verdict.row);
-    else rejected.push({ line: row.line, fields: row.fields, error: verdict.error });
-  }
-  return {
-    rows,
-    rejected,
-    count,
-    sha256: source.sha256(),
-    format: source.format,
-    columns: source.columns,
-    style: { delimiter: source.delimiter, bom: source.bom },
-  };
-}
-
-async function liveState(request: PointsImportRequest, rows: readonly PointsRow[]): Promise<LiveState> {
-  const members = await request.api.members(request.signal);
-  const uuidByEmail = new Map(members.map((m) => [m.email.toLowerCase(), m.uuid.toLowerCase()]));
-  const uuids = new Set(members.map((m) => m.uuid.toLowerCase()));
-  const passes = new Map<string, Map<string, string>>();
-  for (const storecardId of new Set(rows.map((r) => r.storecardId))) {
-    const byEmail = await request.api.passes(storecardId, request.signal);
-    const byUuid = new Map<string, string>();
-    for (const [email, code] of byEmail) {
-      const uuid = uuidByEmail.get(email.toLowerCase());
-      if (uuid) byUuid.set(uuid, code);
-    }
-    passes.set(storecardId, byUuid);
-  }
-  return { uuidByEmail, uuids, passes };
-}
-
-/** --set: the balance of every pass a row names, a few requests at a time. */
-async function balancesOf(request: PointsImportRequest, rows: readonly ResolvedRow[]): Promise<Map<string, number>> {
-  const balances = new Map<string, number>();
-  const withPass = rows.filter((r) => r.passCode !== undefined);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < withPass.length && !request.signal.aborted) {
-      const r = withPass[next++];
-      if (r?.passCode) balances.set(r.passCode, await request.api.balance(r.uuid, r.passCode, request.signal));
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, request.concurrency) }, worker));
-  if (request.signal.aborted)
-    throw new InterruptedError('Points import interrupted while reading balances; nothing was sent.');
-  return balances;
 }

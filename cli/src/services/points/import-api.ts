@@ -3,7 +3,7 @@
 // stops the import as any API failure does.
 import { isLoyaltyError, iterateMembers, toLoyaltyError, type LoyaltyError } from '@loyalty/sdk';
 import type { Context } from '../../context.js';
-import { RowRefused, type PointsApi } from '../../import/points/run.js';
+import { RowRefused, type PointsApi } from '../../import/points/api.js';
 import { apiFailure, request, type ApiResult, type DataOf } from '../common/api.js';
 
 function refusedOrFailure(ctx: Context, error: LoyaltyError): Error {
