@@ -13,6 +13,7 @@ import { loginCommand } from './commands/login.js';
 import { membersCommand } from './commands/members/index.js';
 import { ordersCommand } from './commands/orders/index.js';
 import { passesCommand } from './commands/passes/index.js';
+import { pointsCommand } from './commands/points/index.js';
 import { sandboxCommand } from './commands/sandbox/index.js';
 import { serverCommand } from './commands/server.js';
 import { tagsCommand } from './commands/tags/index.js';
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   program.addCommand(loginCommand());
   program.addCommand(configCommand());
   program.addCommand(membersCommand());
+  program.addCommand(pointsCommand());
   program.addCommand(tagsCommand());
   program.addCommand(vouchersCommand());
   program.addCommand(passesCommand());

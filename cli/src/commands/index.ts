@@ -47,6 +47,11 @@ export const TOP_LEVEL_COMMANDS: readonly TopLevelCommand[] = [
     load: async () => (await import('./members/index.js')).membersCommand(),
   },
   {
+    name: 'points',
+    description: 'Storecard points of members: import balances',
+    load: async () => (await import('./points/index.js')).pointsCommand(),
+  },
+  {
     name: 'tags',
     description: 'Tags group members into segments (for voucher jobs)',
     load: async () => (await import('./tags/index.js')).tagsCommand(),

@@ -62,6 +62,16 @@ describe('CheckpointWriter', () => {
     expect(defaultCheckpointPath('/cfg', key)).toBe(path);
   });
 
+  it('keeps another kind of import of the same file apart, and the members import on its key of before', () => {
+    const key = { sha256: 'a'.repeat(64), brandId: 'brand-acme', apiUrl: 'http://127.0.0.1:3000' };
+    // The key members imports had before kinds existed: a checkpoint written then is still found.
+    expect(defaultCheckpointPath('/cfg', key)).toBe('/cfg/imports/5e2529e9fddefc3b764f9a097d3772de.json');
+    expect(defaultCheckpointPath('/cfg', { ...key, kind: 'points-set' })).not.toBe(defaultCheckpointPath('/cfg', key));
+    expect(defaultCheckpointPath('/cfg', { ...key, kind: 'points-set' })).not.toBe(
+      defaultCheckpointPath('/cfg', { ...key, kind: 'points-add' }),
+    );
+  });
+
   it('keeps the file readable as JSON after every write', async () => {
     const dir = await tempConfigHome();
     const path = join(dir, 'x.json');

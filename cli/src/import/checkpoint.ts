@@ -13,7 +13,8 @@ export interface BatchOutcome {
   rejected: Array<{ line: number; error: string }>;
 }
 
-export interface Checkpoint {
+/** Generic in what a batch's answer holds: `members import` keeps a BatchOutcome, `points import` its own. */
+export interface Checkpoint<Outcome = BatchOutcome> {
   version: 1;
   source: { name: string; sha256: string; rows: number };
   api_url: string;
@@ -24,20 +25,22 @@ export interface Checkpoint {
   validated_at: string;
   started_at: string;
   updated_at: string;
-  acknowledged: Record<string, BatchOutcome>;
+  acknowledged: Record<string, Outcome>;
   /** `--update`: members updated so far, after every sign-up batch was acknowledged. */
   updated?: number;
 }
 
 export function defaultCheckpointPath(
   configDir: string,
-  key: { sha256: string; brandId: string; apiUrl: string },
+  key: { sha256: string; brandId: string; apiUrl: string; kind?: string },
 ): string {
-  const id = createHash('sha256').update(`${key.apiUrl}\n${key.brandId}\n${key.sha256}`).digest('hex').slice(0, 32);
+  // `kind` keeps another import of the same file (points) apart; members keep their original key.
+  const text = `${key.apiUrl}\n${key.brandId}\n${key.sha256}${key.kind ? `\n${key.kind}` : ''}`;
+  const id = createHash('sha256').update(text).digest('hex').slice(0, 32);
   return join(configDir, 'imports', `${id}.json`);
 }
 
-export async function readCheckpoint(path: string): Promise<Checkpoint | undefined> {
+export async function readCheckpoint<Outcome = BatchOutcome>(path: string): Promise<Checkpoint<Outcome> | undefined> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -46,7 +49,7 @@ export async function readCheckpoint(path: string): Promise<Checkpoint | undefin
     throw error;
   }
   try {
-    const checkpoint = JSON.parse(text) as Checkpoint;
+    const checkpoint = JSON.parse(text) as Checkpoint<Outcome>;
     if (checkpoint.version !== 1 || typeof checkpoint.acknowledged !== 'object') throw new Error('unknown version');
     return checkpoint;
   } catch {
@@ -73,17 +76,17 @@ async function writeAtomically(path: string, content: string): Promise<void> {
 }
 
 /** Serialises checkpoint writes from batches that finish concurrently. */
-export class CheckpointWriter {
+export class CheckpointWriter<Outcome = BatchOutcome> {
   readonly path: string;
-  readonly #state: Checkpoint;
+  readonly #state: Checkpoint<Outcome>;
   #queue: Promise<void> = Promise.resolve();
 
-  constructor(path: string, state: Checkpoint) {
+  constructor(path: string, state: Checkpoint<Outcome>) {
     this.path = path;
     this.#state = state;
   }
 
-  get state(): Readonly<Checkpoint> {
+  get state(): Readonly<Checkpoint<Outcome>> {
     return this.#state;
   }
 
@@ -92,7 +95,7 @@ export class CheckpointWriter {
   }
 
   /** Resolves once the checkpoint that includes this batch is on disk. */
-  acknowledge(index: number, outcome: BatchOutcome): Promise<void> {
+  acknowledge(index: number, outcome: Outcome): Promise<void> {
     this.#state.acknowledged[String(index)] = outcome;
     return this.save();
   }

@@ -1,4 +1,4 @@
-// The two progress displays of the CLI, each as a live view or a line reporter.
+// The progress displays of the CLI, each as a live view or a line reporter.
 import { importLine, type ImportProgressView, ratePerSecond, voucherLine, type VoucherJobProgress } from './format.js';
 import {
   inkReporter,
@@ -7,6 +7,7 @@ import {
   type ProgressReporter,
   type ReporterStream,
 } from './progress-reporter.js';
+import type { PointsProgressView } from './points-line.js';
 
 export interface ReporterTarget {
   stream: ReporterStream;
@@ -53,4 +54,18 @@ export async function voucherReporter(
     import('./voucher-progress.js'),
   ]);
   return inkReporter(target.stream, (job) => createElement(VoucherProgress, { job, rate: rate(job) }), initial);
+}
+
+export async function pointsImportReporter(
+  target: ReporterTarget,
+  file: string,
+  initial: PointsProgressView,
+): Promise<ProgressReporter<PointsProgressView>> {
+  const { pointsLine } = await import('./points-line.js');
+  if (target.plain || !wantsLiveView(target.stream, target.env)) return lineReporter(target.stream, pointsLine);
+  const [{ createElement }, { PointsProgress: View }] = await Promise.all([
+    import('react'),
+    import('./points-progress.js'),
+  ]);
+  return inkReporter(target.stream, (progress, now) => createElement(View, { file, progress, now }), initial);
 }

@@ -1,0 +1,49 @@
+// `points import`: the input read once, through the members import's reader (CSV or JSON Lines,
+// dialect detected, content hash), each row checked on its own.
+import { usageError } from '../../errors.js';
+import { openImportSource, type InputFormat } from '../parse.js';
+import type { Chunks } from '../reread.js';
+import type { RejectedPointsRow } from './plan.js';
+import { pointsColumns, readPointsRow, type PointsColumns, type PointsMode, type PointsRow } from './rows.js';
+
+export interface ReadRequest {
+  input: { name: string; chunks: Chunks; format?: InputFormat | undefined; delimiter?: string | undefined };
+  mode: PointsMode;
+  defaultStorecard?: string | undefined;
+}
+
+/** Every row of the input read and checked on its own; the rows that pass are kept (a few hundred bytes each). */
+export async function readRows(request: ReadRequest) {
+  const source = await openImportSource(request.input.chunks, {
+    format: request.input.format,
+    delimiter: request.input.delimiter,
+    name: request.input.name === '-' ? 'stdin' : request.input.name,
+  });
+  const rows: PointsRow[] = [];
+  const rejected: RejectedPointsRow[] = [];
+  let columns: PointsColumns | undefined;
+  let count = 0;
+  for await (const row of source.rows) {
+    if (!columns) {
+      const found = pointsColumns(source.columns, request.defaultStorecard);
+      if ('problem' in found) throw usageError(`${request.input.name}: ${found.problem}.`);
+      columns = found;
+    }
+    const verdict = readPointsRow(row, count, columns, {
+      mode: request.mode,
+      defaultStorecard: request.defaultStorecard,
+    });
+    count += 1;
+    if (verdict.ok) rows.push(verdict.row);
+    else rejected.push({ line: row.line, fields: row.fields, error: verdict.error });
+  }
+  return {
+    rows,
+    rejected,
+    count,
+    sha256: source.sha256(),
+    format: source.format,
+    columns: source.columns,
+    style: { delimiter: source.delimiter, bom: source.bom },
+  };
+}
