@@ -18,6 +18,7 @@ import { walletPassRoutes } from './wallet-passes.js';
 import { webhookLifecycleRoutes } from './webhook-lifecycle.js';
 import { webhookRoutes } from './webhooks.js';
 import { eventRoutes } from './events.js';
+import { requestLogRoutes } from './request-logs.js';
 import { walletAppleRoutes } from './wallet-apple.js';
 import { webshopRoutes } from './webshop.js';
 
@@ -36,6 +37,7 @@ export const routes: RouteDef[] = [
   ...webhookRoutes,
   ...webhookLifecycleRoutes,
   ...eventRoutes,
+  ...requestLogRoutes,
   ...metricsRoutes,
   ...sandboxRoutes,
   ...sandboxResetRoutes,
