@@ -14,6 +14,7 @@ const EXPECTED = [
   ['member-get-vs-bare', 'server-members.mjs'],
   ['list-100k-streamed', 'server-members.mjs'],
   ['cli-help', 'cli-help.mjs'],
+  ['request-log-cost', 'request-log.mjs'],
 ];
 
 const fmt = (value, unit) => {
