@@ -228,3 +228,39 @@ describe('GET /request-logs', () => {
     expect((await get('', readonly)).status).toBe(200);
   });
 });
+
+describe('a sandbox reset', () => {
+  it("removes the organization's request log, not another organization's", async () => {
+    const sandbox = await createTestServer({ sandbox: true });
+    try {
+      const send = async (client: string, brand: string, id: string) =>
+        (
+          await sandbox.inject({
+            method: 'GET',
+            url: `/tags?brand_id=${brand}`,
+            headers: { ...(await sandbox.auth(client)), 'x-request-id': id },
+          })
+        ).statusCode;
+      expect(await send('acme-admin', 'brand-acme', 'before-reset-acme')).toBe(200);
+      expect(await send('globex-admin', 'brand-globex', 'before-reset-globex')).toBe(200);
+      // No flush here: the reset writes what waits before it deletes.
+      const reset = await sandbox.inject({
+        method: 'POST',
+        url: '/sandbox/reset',
+        headers: { ...(await sandbox.auth('acme-admin')), 'x-request-id': 'the-reset' },
+        payload: {},
+      });
+      expect(reset.statusCode).toBe(200);
+      await sandbox.server.plugins['loyalty-request-log-store'].buffer.flush();
+      const rows = await sandbox.db.sql<{ organization_id: string; request_id: string }[]>`
+        SELECT organization_id, request_id FROM request_logs ORDER BY organization_id, request_id`;
+      // The reset's own request is logged after it.
+      expect(rows).toEqual([
+        { organization_id: 'org-acme', request_id: 'the-reset' },
+        { organization_id: 'org-globex', request_id: 'before-reset-globex' },
+      ]);
+    } finally {
+      await sandbox.close();
+    }
+  });
+});
