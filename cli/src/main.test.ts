@@ -42,7 +42,7 @@ describe('exit codes and error output', { timeout: 20_000 }, () => {
         '✖ Unknown option --no-such-flag for `loyalty members import`.\n  → See `loyalty members import --help`.\n',
       ],
       [['membrs'], '✖ `loyalty` has no command "membrs".\n  → Did you mean `loyalty members`? See `loyalty --help`.\n'],
-      [['bogus'], '✖ `loyalty` has no command "bogus".\n  → See `loyalty --help`.\n'],
+      [['xyzzy'], '✖ `loyalty` has no command "xyzzy".\n  → See `loyalty --help`.\n'],
       [
         ['help', 'membrs'],
         '✖ `loyalty` has no command "membrs".\n  → Did you mean `loyalty help members`? See `loyalty --help`.\n',

@@ -19,6 +19,7 @@ import { serverCommand } from './commands/server.js';
 import { tagsCommand } from './commands/tags/index.js';
 import { triggerCommand } from './commands/trigger.js';
 import { vouchersCommand } from './commands/vouchers/index.js';
+import { logsCommand } from './commands/logs/index.js';
 import { walletCommand } from './commands/wallet/index.js';
 import { webhooksCommand } from './commands/webhooks/index.js';
 
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   program.addCommand(ordersCommand());
   program.addCommand(webhooksCommand());
   program.addCommand(eventsCommand());
+  program.addCommand(logsCommand());
   program.addCommand(walletCommand());
   program.addCommand(triggerCommand());
   program.addCommand(sandboxCommand());

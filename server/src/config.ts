@@ -40,6 +40,8 @@ export type Config = {
   /** Fixture file loaded at start ('none': nothing); a relative path is from the working directory. Default: the demo fixtures. */
   fixtures: string;
   worker: boolean;
+  /** The request log of GET /request-logs (LOYALTY_REQUEST_LOG=off: not written; the access log on stdout stays). */
+  requestLog: boolean;
   webhookAllowInsecure: boolean;
   webhookRetryDelays: number[];
   webhookTimeoutMs: number;
@@ -123,6 +125,7 @@ const schema = Joi.object({
   LOYALTY_SECRET_KEY_PREVIOUS: Joi.string().empty(''),
   LOYALTY_FIXTURES: Joi.string().default(demoFixturesPath),
   LOYALTY_WORKER: Joi.string().valid('on', 'off').default('on'),
+  LOYALTY_REQUEST_LOG: Joi.string().valid('on', 'off').default('on'),
   LOYALTY_WEBHOOK_ALLOW_INSECURE: Joi.string().valid('0', '1', '').default(''),
   LOYALTY_WEBHOOK_RETRY_DELAYS: Joi.string()
     .pattern(/^\d+(\.\d+)?(,\d+(\.\d+)?){6}$/)
@@ -199,6 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKeyPrevious: value.LOYALTY_SECRET_KEY_PREVIOUS,
     fixtures: value.LOYALTY_FIXTURES,
     worker: value.LOYALTY_WORKER === 'on',
+    requestLog: value.LOYALTY_REQUEST_LOG === 'on',
     webhookAllowInsecure: value.LOYALTY_WEBHOOK_ALLOW_INSECURE === '1',
     webhookRetryDelays: String(value.LOYALTY_WEBHOOK_RETRY_DELAYS).split(',').map(Number),
     webhookTimeoutMs: value.LOYALTY_WEBHOOK_TIMEOUT_MS,

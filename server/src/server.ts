@@ -14,6 +14,7 @@ import { metricsPlugin } from './plugins/metrics.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { requestIdOf, requestIdPlugin } from './plugins/request-id.js';
 import { requestLogPlugin } from './plugins/request-log.js';
+import { requestLogStorePlugin } from './plugins/request-log-store.js';
 import { sandboxFaultsPlugin } from './plugins/sandbox-faults.js';
 import type { Logger } from './lib/logger.js';
 import { createValidators, hapiValidator } from './plugins/validation.js';
@@ -103,6 +104,7 @@ export async function createServer({
     { plugin: metricsPlugin },
     { plugin: requestIdPlugin },
     ...(logger ? [{ plugin: requestLogPlugin, options: { logger } }] : []),
+    ...(config.requestLog ? [{ plugin: requestLogStorePlugin, options: { sql, log } }] : []),
     {
       plugin: errorsPlugin,
       options: {

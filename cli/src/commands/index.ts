@@ -82,6 +82,11 @@ export const TOP_LEVEL_COMMANDS: readonly TopLevelCommand[] = [
     load: async () => (await import('./events/index.js')).eventsCommand(),
   },
   {
+    name: 'logs',
+    description: "The organization's request log: follow API requests live, or list the latest",
+    load: async () => (await import('./logs/index.js')).logsCommand(),
+  },
+  {
     name: 'wallet',
     description: 'Apple Wallet passes: simulate a phone that follows a pass’s updates, inspect a .pkpass offline',
     load: async () => (await import('./wallet/index.js')).walletCommand(),

@@ -92,5 +92,6 @@ export const OPERATIONS: readonly Operation[] = [
   {"method":"GET","path":"/wallet/apple/v1/passes/{passTypeIdentifier}/{serialNumber}","operationId":"getLatestAppleWalletPass","fields":"query"},
   {"method":"POST","path":"/wallet/apple/v1/log","operationId":"logAppleWalletMessages","fields":"body"},
   {"method":"GET","path":"/sandbox/wallet/pushes","operationId":"listSandboxWalletPushes","fields":"query"},
+  {"method":"GET","path":"/request-logs","operationId":"listRequestLogs","fields":"query","paginate":{"kind":"cursor","param":"after","next":["next_cursor"],"items":["data"]}},
   {"method":"GET","path":"/events","operationId":"listEvents","fields":"query","paginate":{"kind":"cursor","param":"after","next":["next_cursor"],"items":["data"]}},
 ];

@@ -1853,6 +1853,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/request-logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's request log (extension)
+         * @description **Extension** (not in the service specification). One entry per API request made with a token
+         *     of the organization: time, method, route template, status, duration, request id, client id and
+         *     the error code of an error body. Never a body, a header, a token, a query string or a path value
+         *     (the route template `/members/{uuid}` stands for the URL). Requests without a valid token (they
+         *     belong to no organization) and requests to this operation itself are not logged. Entries are
+         *     written in batches a fraction of a second after the response and kept for the retention period
+         *     (`LOYALTY_RETENTION_DAYS`); a sandbox reset removes them. `loyalty logs tail` follows it.
+         *
+         *     **Decisions:** the ability is `webhooks.get`, the one that already reads what happened to an
+         *     organization's integration (the event feed, the delivery log), and that the demo's admin and
+         *     read-only clients both hold. Without `after` the response holds the newest entries first;
+         *     `next_cursor`, passed as `cursor`, pages back to older ones (`null` on the last page). With
+         *     `after` (a `follow_cursor` or `next_cursor` of following), the entries newer than it, oldest
+         *     first; `next_cursor` is then never `null` and goes as `after` next time. `follow_cursor` of any
+         *     response marks "now": pass it as `after` to follow what comes next. `wait` (0 to 30 seconds, with
+         *     `after` only) long-polls like `GET /events`: a waiting poll is woken only by its own
+         *     organization's requests, and a client has at most 10 polls per server process woken at once.
+         *     `status` is a class (`2xx`, `4xx`, `5xx` …) or one code; `path` is a route template or a prefix of
+         *     one by whole segments (`/members` matches `/members/{uuid}`); `since` keeps entries at or after
+         *     that time. A filter of the wrong shape answers `422` naming it.
+         *     `organization_id` is required when the token has access to more than one organization (`422`).
+         */
+        get: operations["listRequestLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -3673,6 +3713,34 @@ export interface components {
                 /** Format: date-time */
                 disabled_at: string;
             };
+        };
+        /** @description One API request of the organization (extension). Nothing of its URL, headers or body. */
+        RequestLogEntry: {
+            /** @description The entry's place in the log (a cursor). */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the request was received.
+             */
+            created_at: string;
+            method: string;
+            /** @description The route template (`/members/{uuid}`), never the URL. */
+            route: string;
+            status: number;
+            duration_ms: number;
+            request_id: string;
+            /** @description The API client whose token made the request. */
+            client_id: string | null;
+            /** @description The `error` of the response's error body, if any. */
+            error_code: string | null;
+        };
+        RequestLogListResponse: {
+            message: string;
+            data: components["schemas"]["RequestLogEntry"][];
+            /** @description Without `after`, pass as `cursor` for older entries (`null` on the last page); with `after`, pass as `after` next time (never null). */
+            next_cursor: string | null;
+            /** @description Pass as `after` to receive the entries that come after this response. */
+            follow_cursor: string;
         };
         /** @description Envelope of `ping` (extension), sent only by the test call. */
         PingEvent: {
@@ -9193,6 +9261,110 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listRequestLogs: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A status class (`2xx`, `3xx`, `4xx`, `5xx`) or one status code.
+                 * @example 4xx
+                 */
+                status?: string;
+                /**
+                 * @description The request's HTTP method.
+                 * @example POST
+                 */
+                method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                /**
+                 * @description A route template (`/members/{uuid}`) or a prefix of one by whole segments (`/members`).
+                 * @example /members
+                 */
+                path?: string;
+                /**
+                 * @description One request's id (its `X-Request-Id`).
+                 * @example 2b1f0c9e-7d4a-4c3b-9e8f-1a2b3c4d5e6f
+                 */
+                request_id?: string;
+                /**
+                 * @description Only entries of requests received at or after this time.
+                 * @example 2026-11-27T10:00:00Z
+                 */
+                since?: string;
+                /**
+                 * @description The `next_cursor` of the previous page, to page back to older entries; a cursor this log did not issue answers `422`.
+                 * @example 771.1042
+                 */
+                cursor?: string;
+                /**
+                 * @description A `follow_cursor` (or the `next_cursor` of following): the entries newer than it, oldest first. Not with `cursor`.
+                 * @example 771.9223372036854775807
+                 */
+                after?: string;
+                /**
+                 * @description With `after`, seconds to hold the request open when no entry is available yet (long poll).
+                 * @example 25
+                 */
+                wait?: number;
+                /**
+                 * @description Entries per response, 1 to 100.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description Selects one organization when the token has access to several.
+                 * @example org-acme
+                 */
+                organization_id?: components["parameters"]["OrganizationIdQuery"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Entries, newest first (without `after`) or oldest first (with `after`). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request successful",
+                     *       "data": [
+                     *         {
+                     *           "id": "771.1042",
+                     *           "created_at": "2026-11-27T10:15:30.120Z",
+                     *           "method": "POST",
+                     *           "route": "/members",
+                     *           "status": 422,
+                     *           "duration_ms": 12,
+                     *           "request_id": "2b1f0c9e-7d4a-4c3b-9e8f-1a2b3c4d5e6f",
+                     *           "client_id": "acme-admin",
+                     *           "error_code": "validation_failed"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "follow_cursor": "771.9223372036854775807"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RequestLogListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             "5XX": components["responses"]["ServerError"];

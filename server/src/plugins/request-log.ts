@@ -15,12 +15,16 @@ export type AccessLine = {
   organization_id?: string;
 };
 
+/** The organizations of the token an authenticated request was made with (none before authentication). */
+export const organizationIdsOf = (request: Request): readonly string[] =>
+  (request.auth?.isAuthenticated ? request.auth.credentials?.user?.organizationIds : undefined) ?? [];
+
 /** What an access line says of a finished request (the route's template, never the URL itself). */
 export function accessLineOf(request: Request): AccessLine {
   const { info } = request;
   const end = info.completed || info.responded || Date.now();
   const principal = request.auth?.isAuthenticated ? request.auth.credentials?.user : undefined;
-  const orgs = principal?.organizationIds ?? [];
+  const orgs = organizationIdsOf(request);
   return {
     method: request.method.toUpperCase(),
     route: routeTemplateOf(request),

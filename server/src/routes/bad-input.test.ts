@@ -63,11 +63,11 @@ function namedFields(body: Record<string, unknown>): string {
   return String(body.error_description ?? body.message ?? '');
 }
 
-/** Row counts of every table an accepted request could write (tokens and rate-limit counters aside). */
+/** Row counts of every table an accepted request could write (tokens, rate-limit counters and the request log, which records every request, aside). */
 async function rowCounts(): Promise<Record<string, number>> {
   const tables = await t.db.sql<{ name: string }[]>`
     SELECT table_name AS name FROM information_schema.tables
-    WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name NOT IN ('rate_limits', 'access_tokens', 'idempotency_keys')`;
+    WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name NOT IN ('rate_limits', 'access_tokens', 'idempotency_keys', 'request_logs')`;
   const counts: Record<string, number> = {};
   for (const { name } of tables) {
     const [row] = await t.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM ${t.db.sql(name)}`;

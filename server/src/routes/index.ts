@@ -19,6 +19,7 @@ import { webhookLifecycleRoutes } from './webhook-lifecycle.js';
 import { webhookRoutes } from './webhooks.js';
 import { webhookReplayRoutes } from './webhook-replay.js';
 import { eventRoutes } from './events.js';
+import { requestLogRoutes } from './request-logs.js';
 import { walletAppleRoutes } from './wallet-apple.js';
 import { webshopRoutes } from './webshop.js';
 
@@ -38,6 +39,7 @@ export const routes: RouteDef[] = [
   ...webhookLifecycleRoutes,
   ...webhookReplayRoutes,
   ...eventRoutes,
+  ...requestLogRoutes,
   ...metricsRoutes,
   ...sandboxRoutes,
   ...sandboxResetRoutes,

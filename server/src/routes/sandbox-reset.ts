@@ -29,6 +29,9 @@ export const sandboxResetRoutes: RouteDef[] = [
       const { organization_id: named, scope = 'organizations' } = payloadOf<Schemas['SandboxResetRequest']>(request);
       let tookMs: number;
       let organizationIds: string[];
+      // This process's request log entries of the requests before the reset are written first, so
+      // that the reset removes them (they wait in memory for at most a quarter of a second).
+      await request.server.plugins['loyalty-request-log-store']?.buffer.flush();
       if (scope === 'server') {
         if (!operator)
           throw new DomainError(

@@ -15,6 +15,7 @@ const EXPECTED = [
   ['list-100k-streamed', 'server-members.mjs'],
   ['cli-help', 'cli-help.mjs'],
   ['points-import-100k', 'points-import.mjs'],
+  ['request-log-cost', 'request-log.mjs'],
 ];
 
 const fmt = (value, unit) => {

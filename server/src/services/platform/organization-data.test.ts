@@ -117,6 +117,8 @@ async function seed(org: 'acme' | 'globex') {
       }),
     );
   }
+  // The request log is written in batches: its rows of the seed's requests, now.
+  await t.server.plugins['loyalty-request-log-store'].buffer.flush();
 }
 
 /** Every row of every table as JSON text (and the queued jobs), by table. */

@@ -178,6 +178,11 @@ const STEPS: Step[] = [
       DELETE FROM access_tokens WHERE organization_ids && ${ids}::text[] OR client_id IN (${clientsOf(tx, ids)})`,
   },
   {
+    table: 'request_logs',
+    removal: 'data',
+    run: (tx, ids) => tx`DELETE FROM request_logs WHERE organization_id = ANY(${ids}::text[])`,
+  },
+  {
     table: 'sandbox_faults',
     removal: 'data',
     run: (tx, ids) => tx`DELETE FROM sandbox_faults WHERE client_id IN (${clientsOf(tx, ids)})`,

@@ -92,6 +92,13 @@ describe('purgeOldRows', () => {
       INSERT INTO wallet_pushes (organization_id, push_token_hash, topic, sent_at) VALUES
         ('org-acme', '\\x01', 'pass.dev.loyalty.sandbox', ${daysAgo(31)}),
         ('org-acme', '\\x01', 'pass.dev.loyalty.sandbox', ${daysAgo(29)})`;
+    // The request log (issue 29): by created_at, the time the request was received.
+    await sql`DELETE FROM request_logs`;
+    await sql`
+      INSERT INTO request_logs (organization_id, created_at, method, route, status, duration_ms, request_id) VALUES
+        ('org-acme', ${daysAgo(31)}, 'GET', '/tags', 200, 3, 'old'),
+        ('org-globex', ${daysAgo(30.5)}, 'GET', '/tags', 200, 3, 'old-globex'),
+        ('org-acme', ${daysAgo(29)}, 'GET', '/tags', 200, 3, 'young')`;
 
     const counts = await purgeOldRows(sql, { retentionDays: 30 });
 
@@ -104,8 +111,10 @@ describe('purgeOldRows', () => {
       idempotencyKeys: 0,
       workerJobs: 0,
       walletPushes: 1,
+      requestLogs: 2,
     });
     expect(await count(sql`SELECT count(*)::int AS n FROM wallet_pushes`)).toBe(1);
+    expect((await sql`SELECT request_id FROM request_logs`).map((r) => r.request_id)).toEqual(['young']);
     expect(await ids('events')).toEqual([pending, retried, young].sort());
     expect(await ids('webhook_deliveries')).toEqual([oldPending, retriedLately, youngDelivered].sort());
     expect(await ids('events')).not.toContain(alone);
@@ -271,7 +280,7 @@ describe('the prune_old_rows task', () => {
       await task({}, {} as never);
       expect(errors.mock.calls).toEqual([
         [
-          'loyalty: retention: purged 2 events, 0 webhook deliveries, 0 webhook attempts, 0 voucher jobs, 0 expired access tokens, 0 expired idempotency keys, 0 failed worker jobs, 0 sandbox wallet pushes',
+          'loyalty: retention: purged 2 events, 0 webhook deliveries, 0 webhook attempts, 0 voucher jobs, 0 expired access tokens, 0 expired idempotency keys, 0 failed worker jobs, 0 sandbox wallet pushes, 0 request log entries',
         ],
       ]);
     } finally {
@@ -291,9 +300,10 @@ describe('the prune_old_rows task', () => {
         idempotencyKeys: 1,
         workerJobs: 1,
         walletPushes: 1,
+        requestLogs: 1,
       }),
     ).toBe(
-      'loyalty: retention: purged 1 event, 1 webhook delivery, 3 webhook attempts, 1 voucher job, 1 expired access token, 1 expired idempotency key, 1 failed worker job, 1 sandbox wallet push',
+      'loyalty: retention: purged 1 event, 1 webhook delivery, 3 webhook attempts, 1 voucher job, 1 expired access token, 1 expired idempotency key, 1 failed worker job, 1 sandbox wallet push, 1 request log entry',
     );
   });
 

@@ -11,6 +11,7 @@ export type PurgeCounts = {
   idempotencyKeys: number;
   workerJobs: number;
   walletPushes: number;
+  requestLogs: number;
 };
 
 /** The counts of a purge that deleted nothing. */
@@ -23,6 +24,7 @@ export const noPurgeCounts = (): PurgeCounts => ({
   idempotencyKeys: 0,
   workerJobs: 0,
   walletPushes: 0,
+  requestLogs: 0,
 });
 
 export type PurgeOptions = {
@@ -50,6 +52,7 @@ const TOKEN_GRACE_SECONDS = 86_400;
  *   voucher grants stay (a member gets a voucher through a tag once), they go with their tag;
  * - access tokens expired for more than a day, idempotency keys expired (and not claimed);
  * - the sandbox's record of wallet pushes (wallet_pushes) sent before the retention period;
+ * - the request log (request_logs) of requests received before the retention period;
  * - graphile-worker jobs that failed permanently (no attempt left, not running) and last changed
  *   before the retention period; completed jobs are deleted by graphile-worker itself.
  *
@@ -197,6 +200,19 @@ export async function purgeOldRows(db: Db, options: PurgeOptions): Promise<Purge
     },
   );
 
+  await repeat(
+    async () => {
+      const rows = await db`
+      DELETE FROM request_logs WHERE (id, created_at) IN (
+        SELECT id, created_at FROM request_logs WHERE created_at < ${cutoff} LIMIT ${n})
+      RETURNING 1`;
+      return [rows.count];
+    },
+    ([c]) => {
+      counts.requestLogs += c;
+    },
+  );
+
   return counts;
 }
 
@@ -214,5 +230,6 @@ export function describePurge(c: PurgeCounts): string | undefined {
     n(c.idempotencyKeys, 'expired idempotency key', 'expired idempotency keys'),
     n(c.workerJobs, 'failed worker job', 'failed worker jobs'),
     n(c.walletPushes, 'sandbox wallet push', 'sandbox wallet pushes'),
+    n(c.requestLogs, 'request log entry', 'request log entries'),
   ].join(', ')}`;
 }
