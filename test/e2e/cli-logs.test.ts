@@ -64,6 +64,17 @@ it('logs list finds a request by its id; a bad filter is a usage error naming th
     found = result.stdout;
   }
   expect(found).toMatch(new RegExp(`${status} {2}GET {5}/tags {2}\\d+ ms {2}e2e-list-one`));
+  // --jq goes through the same door as every JSON output: one result per line, strings raw.
+  const jq = await cli.run([
+    'logs',
+    'list',
+    '--request-id',
+    'e2e-list-one',
+    '--jq',
+    '.data[] | "\\(.status) \\(.route)"',
+  ]);
+  expect(jq.code, describeRun(jq)).toBe(0);
+  expect(jq.stdout.trim()).toBe(`${status} /tags`);
   const bad = await cli.run(['logs', 'tail', '--status', '4x']);
   expect(bad.code, describeRun(bad)).toBe(2);
   expect(bad.stderr).toMatch(/--status 4x/);

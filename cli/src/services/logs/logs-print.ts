@@ -23,6 +23,8 @@ export function logLine(entry: LogEntry, paint: Palette): string {
   ].join('  ');
 }
 
+/** One entry: a JSON line with --json (through --jq when given: the one door), else a line for a person. */
 export function printEntry(output: Output, entry: LogEntry): void {
-  output.write(output.json ? JSON.stringify(entry) : showControlsKeepingPaint(logLine(entry, output.out)));
+  if (output.json) output.jsonLine(entry);
+  else output.write(showControlsKeepingPaint(logLine(entry, output.out)));
 }
