@@ -2,6 +2,7 @@ import type { Request } from '@hapi/hapi';
 import { appOf } from '../context.js';
 import type { Schemas } from '../lib/schemas.js';
 import { principalOf } from '../plugins/auth.js';
+import { writeWaitingRequestLogs } from '../plugins/request-log-store.js';
 import { isOperator } from '../services/sandbox/sandbox-operator.js';
 import {
   createSandboxOrganization,
@@ -31,6 +32,7 @@ export const sandboxOrganizationRoutes: RouteDef[] = [
     method: 'DELETE',
     path: '/sandbox/organizations/{id}',
     handler: async (request, h) => {
+      await writeWaitingRequestLogs(request); // so that the deletion removes them too
       await deleteSandboxOrganization(appOf(request).sql, callerOf(request), request.params.id as string);
       await appOf(request).sandboxClock?.refresh();
       return h.response().code(204);

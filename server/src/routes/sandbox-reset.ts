@@ -1,6 +1,7 @@
 import { appOf } from '../context.js';
 import type { Schemas } from '../lib/schemas.js';
 import { principalOf } from '../plugins/auth.js';
+import { writeWaitingRequestLogs } from '../plugins/request-log-store.js';
 import { DomainError, invalidField, notFound } from '../services/platform/errors.js';
 import { readClock } from '../services/sandbox/sandbox-clock.js';
 import { isOperator } from '../services/sandbox/sandbox-operator.js';
@@ -29,9 +30,7 @@ export const sandboxResetRoutes: RouteDef[] = [
       const { organization_id: named, scope = 'organizations' } = payloadOf<Schemas['SandboxResetRequest']>(request);
       let tookMs: number;
       let organizationIds: string[];
-      // This process's request log entries of the requests before the reset are written first, so
-      // that the reset removes them (they wait in memory for at most a quarter of a second).
-      await request.server.plugins['loyalty-request-log-store']?.buffer.flush();
+      await writeWaitingRequestLogs(request); // so that the reset removes them too
       if (scope === 'server') {
         if (!operator)
           throw new DomainError(
