@@ -23,7 +23,11 @@ function startServer(env: Record<string, string>) {
   });
   let err = '';
   let out = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  let firstErrAt = 0;
+  child.stderr!.on('data', (d: Buffer) => {
+    firstErrAt ||= Date.now();
+    err += d.toString();
+  });
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   const timer = setTimeout(() => child.kill('SIGKILL'), 40_000); // a wait that is not bounded fails the test instead of hanging it
   const exited = new Promise<{ code: number | null; ms: number }>((resolve) =>
@@ -32,7 +36,9 @@ function startServer(env: Record<string, string>) {
       resolve({ code, ms: Date.now() - began });
     }),
   );
-  return { child, exited, err: () => err, out: () => out };
+  /** Milliseconds from the first line on stderr (the wait begins) to the exit. */
+  const waitedMs = () => (firstErrAt ? Date.now() - firstErrAt : 0);
+  return { child, exited, err: () => err, out: () => out, waitedMs };
 }
 
 describe('start with a PostgreSQL that cannot be reached', () => {
@@ -42,10 +48,13 @@ describe('start with a PostgreSQL that cannot be reached', () => {
       ...onTestDatabase(`postgres://loyalty@127.0.0.1:${port}/loyalty`),
       LOYALTY_DB_WAIT_SECONDS: '3',
     });
-    const { code, ms } = await server.exited;
+    const { code } = await server.exited;
+    const waited = server.waitedMs();
     expect(code).toBe(1);
-    expect(ms).toBeGreaterThanOrEqual(2500);
-    expect(ms).toBeLessThan(15_000);
+    // Timed from the first line, not from the spawn: loading the server's modules took 10 s and
+    // more on a loaded CI machine (17.4 s in all), and that is not the wait this test bounds.
+    expect(waited).toBeGreaterThanOrEqual(2500);
+    expect(waited).toBeLessThan(10_000);
     const lines = server.err().trim().split('\n');
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(
