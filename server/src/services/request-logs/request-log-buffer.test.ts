@@ -47,6 +47,16 @@ describe('the request log buffer', () => {
     await listening.unlisten();
   });
 
+  it('writes no row of an organization that is gone (deleted or expired while the row waited)', async () => {
+    const buffer = createRequestLogBuffer(t.db.sql, { intervalMs: 60_000 });
+    buffer.add({ ...row(0, 'org-removed-meanwhile'), request_id: 'gone-0' });
+    buffer.add({ ...row(1), request_id: 'gone-1' });
+    await buffer.flush();
+    const rows = await t.db.sql<{ organization_id: string }[]>`
+      SELECT organization_id FROM request_logs WHERE request_id LIKE 'gone-%'`;
+    expect(rows).toEqual([{ organization_id: 'org-acme' }]);
+  });
+
   it('keeps at most maxRows (and a tenth) while the database is down, dropping the oldest, and never throws', async () => {
     const down = createPool(`postgres://loyalty@${new URL(await closedPortUrl()).host}/none`, { max: 1 });
     const drops: number[] = [];

@@ -69,9 +69,14 @@ export function createRequestLogBuffer(sql: Sql, options: RequestLogBufferOption
       WITH added AS (
         INSERT INTO request_logs (organization_id, created_at, method, route, status, duration_ms, request_id, client_id, error_code)
         SELECT organization_id, created_at, method, route, status, duration_ms, request_id, client_id, error_code
-        FROM json_to_recordset(${JSON.stringify(batch)}::text::json) AS r(
+        FROM ROWS FROM (json_to_recordset(${JSON.stringify(batch)}::text::json) AS (
           organization_id text, created_at timestamptz, method text, route text, status smallint,
-          duration_ms integer, request_id text, client_id text, error_code text)
+          duration_ms integer, request_id text, client_id text, error_code text)) WITH ORDINALITY
+          AS r(organization_id, created_at, method, route, status, duration_ms, request_id, client_id, error_code, n)
+        -- Not for an organization removed meanwhile (deleted, or expired and removed by retention,
+        -- maybe by another process): its rows would outlive it.
+        WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = r.organization_id)
+        ORDER BY r.n -- ids in the order the requests finished: the log's cursor order
         RETURNING organization_id)
       SELECT pg_notify(${REQUEST_LOGS_CHANNEL}, organization_id) FROM (SELECT DISTINCT organization_id FROM added) o`;
   };
