@@ -96,16 +96,21 @@ export async function updateSubscription(
   ctx.output.result(data, () => describe(data));
 }
 
+/** `--since` and `--until` (durations back from now, or date-times) as the body of a window. */
+function timeWindow(options: { since: string; until?: string }): { since: string; until?: string } {
+  const now = Date.now();
+  return {
+    since: parseTime('--since', options.since, now),
+    ...(options.until !== undefined ? { until: parseTime('--until', options.until, now) } : {}),
+  };
+}
+
 export async function recoverDeliveries(
   ctx: Context,
   id: string,
   options: { since: string; until?: string },
 ): Promise<void> {
-  const now = Date.now();
-  const body = {
-    since: parseTime('--since', options.since, now),
-    ...(options.until !== undefined ? { until: parseTime('--until', options.until, now) } : {}),
-  };
+  const body = timeWindow(options);
   const { data } = await call(ctx, (api, signal) =>
     api.POST('/webhook-subscriptions/{id}/recover', { params: { path: { id } }, body, signal }),
   );
@@ -165,11 +170,7 @@ export async function replayMissing(
   id: string,
   options: { since: string; until?: string },
 ): Promise<void> {
-  const now = Date.now();
-  const body = {
-    since: parseTime('--since', options.since, now),
-    ...(options.until !== undefined ? { until: parseTime('--until', options.until, now) } : {}),
-  };
+  const body = timeWindow(options);
   const { data } = await call(ctx, (api, signal) =>
     api.POST('/webhook-subscriptions/{id}/replay-missing', { params: { path: { id } }, body, signal }),
   );
