@@ -63,7 +63,10 @@ try {
   ].filter((l) => !only || l.name === only);
   const codes = await Promise.all(lanes.map((lane) => runLane(lane, env)));
   exitCode = codes.every((c) => c === 0) ? 0 : 1;
-  await summarize(lanes.map((l) => l.name));
+  await summarize(
+    lanes.map((l) => l.name),
+    codes,
+  );
 } finally {
   await stopPg();
 }
@@ -98,7 +101,7 @@ function runLane(lane, env) {
   return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
 }
 
-async function summarize(names) {
+async function summarize(names, codes) {
   const wallSeconds = Math.round((performance.now() - started) / 100) / 10;
   const files = [];
   for (const name of names) {
@@ -125,7 +128,27 @@ async function summarize(names) {
         .map((f) => `  ${f.seconds.toFixed(1).padStart(6)} s  ${f.lane.padEnd(8)} ${f.project.padEnd(12)} ${f.file}`),
       `Suite: ${files.length} files, ${wallSeconds} s wall (${sum} s of file time in both lanes), ${verdict}.`,
       'Per-file durations: test-artifacts/test-durations.json',
+      ...failureLines(files, names, codes),
       '',
     ].join('\n'),
   );
+}
+
+/**
+ * What failed, last of all: a CI log is often read from its tail, and the lanes' own reports of a
+ * failure scroll away above the other lane's output. A lane that failed with no failed test (an
+ * error outside the tests, a crash) is named too.
+ */
+function failureLines(files, names, codes) {
+  const failed = files.filter((f) => f.failures?.length || (f.state && f.state !== 'passed' && f.state !== 'skipped'));
+  const lines = failed.flatMap((f) =>
+    (f.failures?.length ? f.failures : [{ test: '(file)', message: f.state }]).map(
+      (x) => `  ${f.lane.padEnd(8)} ${f.file} > ${x.test}: ${x.message}`,
+    ),
+  );
+  names.forEach((name, i) => {
+    if (codes[i] !== 0 && !failed.some((f) => f.lane === name))
+      lines.push(`  ${name.padEnd(8)} exited ${codes[i]} with no failed test recorded: see its output above`);
+  });
+  return lines.length ? ['', `FAILED (${lines.length}):`, ...lines] : [];
 }

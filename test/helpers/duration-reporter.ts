@@ -30,6 +30,13 @@ export default class DurationReporter implements Reporter {
           importSeconds: round((d.collectDuration + d.setupDuration) / 1000),
           tests: tests.length,
           state: m.state(),
+          // What failed and why, in one line each: `npm test` prints them last, where a CI log's tail shows them.
+          failures: [
+            ...m.errors().map((e) => ({ test: '(file)', message: firstLine(e.message) })),
+            ...tests
+              .filter((t) => t.result().state === 'failed')
+              .map((t) => ({ test: t.fullName, message: firstLine(t.result().errors?.[0]?.message) })),
+          ],
         };
       })
       .sort((a, b) => b.seconds - a.seconds);
@@ -64,6 +71,10 @@ export default class DurationReporter implements Reporter {
       ].join('\n'),
     );
   }
+}
+
+function firstLine(message: string | undefined): string {
+  return (message ?? 'failed').split('\n')[0]!.slice(0, 300);
 }
 
 function round(n: number) {
