@@ -3,7 +3,7 @@
 // (`loyalty server` on a free port, on a fresh embedded PostgreSQL made here), unless
 // LOYALTY_BENCH_API_URL points at a running one.
 //
-// Goal (issue 17): the import in ≤ 4 s, process start to exit. Anchor, measured in the same run
+// Goal (issue 30): the import, process start to exit, ≤ 1.3× its anchor, measured in the same run
 // on the same database: COPY of the same number of rows (other, new e-mails) into the tables an
 // import writes (members, brand_members and one member.created event each, as
 // server/src/services/members/members-signups.ts writes them), in one transaction; once before the
@@ -31,7 +31,8 @@ import { summaryRow } from './lib/summary.mjs';
 
 const bin = cliBin;
 const rows = Number(process.env.ROWS ?? 100_000);
-const goalSeconds = 4;
+/** Issue 30: the import at most this many times its COPY anchor, measured in the same run. */
+const goalRatio = 1.3;
 const ANCHOR_BRANDS = ['brand-bench-anchor-before', 'brand-bench-anchor-after'];
 const work = mkdtempSync(join(tmpdir(), 'loyalty-bench-import-'));
 // Run as root, the embedded PostgreSQL drops to the postgres user, which must reach its data dir.
@@ -179,13 +180,13 @@ try {
     now,
     anchor,
     anchorLabel: 'COPY of 100k rows',
-    goal: goalSeconds,
-    goalOn: 'now',
+    goal: goalRatio,
+    goalOn: 'ratio',
     better: 'lower',
   });
   const allNew = summary.new === rows;
   console.log(
-    `goal            ${met && allNew ? 'met' : 'MISSED'}: ${rows.toLocaleString('en-US')} new members in ≤ ${goalSeconds} s`,
+    `goal            ${met && allNew ? 'met' : 'MISSED'}: ${rows.toLocaleString('en-US')} new members in ≤ ${goalRatio}× the COPY's time`,
   );
   process.exitCode = met && allNew ? 0 : 1;
 } finally {

@@ -15,8 +15,9 @@
 //   node test/bench/scale.mjs --timeout 300                    seconds an operation may take (default 600)
 //   node test/bench/scale.mjs --only 18                        only issue 18's lines (no voucher job, no event feed)
 // The import, export, voucher job and event feed lines also go to the goals table of `npm run bench`
-// (issue 17): per step, the time against the smaller size's scaled linearly, and at 1M the
-// issue's times (import ≤ 45 s, voucher job ≤ 35 s, export ≤ 10 s; over them is a ✗ here too).
+// (issues 17 and 30): per step, the time against the smaller size's scaled linearly (≤ 10.5 per
+// 10×). The issues' times at 1M (import ≤ 45 s, voucher job ≤ 35 s, export ≤ 10 s) are shown here
+// only, with a ✗ when over: the goals table judges ratios only (issue 30).
 //
 // Lines, per size N:
 //   members import          `loyalty members import <csv> --json --no-progress` of N new rows (email,
@@ -398,8 +399,7 @@ function printSize(n) {
 
 /**
  * The goals table's rows for one line: per step between sizes, the larger size's time against the
- * smaller one's scaled linearly (goal: factor ≤ 10.5 per 10×, a ratio of 1.05); at 1M, the
- * issue's time where it sets one, against the same linear scaling from the size before.
+ * smaller one's scaled linearly (goal: factor ≤ 10.5 per 10×, a ratio of 1.05).
  */
 function reportSummary(line, steps) {
   for (const [a, b] of steps) {
@@ -421,14 +421,8 @@ function reportSummary(line, steps) {
       goal: bounds.factor / 10,
       goalOn: 'ratio',
     });
-    if (b === 1_000_000 && line.key in goalsAt1M)
-      summaryRow({
-        ...base,
-        id: `scale-${line.key}-1M`,
-        measure: `scale: ${line.label}, 1M members`,
-        goal: goalsAt1M[line.key] / 1000,
-        goalOn: 'now',
-      });
+    // The issues' absolute times at 1M (goalsAt1M) are shown in this bench's own table only: the
+    // goals table judges ratios, and a shared machine's speed moves 2–3× from day to day (issue 30).
   }
 }
 

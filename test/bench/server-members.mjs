@@ -1,12 +1,12 @@
-// Members on the reference server (issues 4 and 17), against a real embedded PostgreSQL in a temp
+// Members on the reference server (issues 4, 17 and 30), against a real embedded PostgreSQL in a temp
 // dir, each figure beside its anchor measured in the same run (alternating, so both see the same
 // machine load):
-//  1. POST /members/signups with 2000 new members per request: p50/p95 (goal p50 ≤ 60 ms), beside
+//  1. POST /members/signups with 2000 new members per request: p50/p95 (goal p50 ≤ 1.1× the anchor's), beside
 //     COPY of the same kind of rows (fresh e-mails) into the tables a sign-up writes (members,
 //     brand_members with its count triggers, events), one transaction per 2000, into a brand of
 //     the same organization kept for the anchor. The 50 imports also seed the 100,000 members of 2.
 //  2. POST /members/list without page/per_page over those 100,000 members: time to the last byte
-//     (goal ≤ 0.8 s) and the server's RSS growth while it streams, beside `COPY (SELECT …) TO
+//     (goal ≤ 1.3× the anchor's) and the server's RSS growth while it streams, beside `COPY (SELECT …) TO
 //     STDOUT` of the same members' JSON (the server's own column list) read to its end.
 //  3. GET /members/{uuid} at concurrency 50 beside a bare hapi route running one primary-key SELECT
 //     (goal: ≥ 0.85 of the bare route's req/s).
@@ -40,7 +40,7 @@ import { signupBodies } from './lib/signup-bodies.mjs';
 const IMPORTS = 50;
 const PER_IMPORT = 2000;
 const WARMUP_IMPORTS = 3;
-const goals = { signupP50Ms: 60, listSeconds: 0.8, getVsBare: 0.85 };
+const goals = { signupVsCopy: 1.1, listVsCopyOut: 1.3, getVsBare: 0.85 };
 /** The brand (of the same organization) the sign-up anchor's rows go to, so the list stays 100,000. */
 const ANCHOR_BRAND = 'brand-bench-anchor';
 
@@ -244,7 +244,7 @@ try {
     `1. POST /members/signups, ${PER_IMPORT} new members per request, ${times.length} requests after ${WARMUP_IMPORTS} warm-up:`,
   );
   console.log(
-    `  p50 ${signup.p50.toFixed(1)} ms   p95 ${signup.p95.toFixed(1)} ms   max ${signup.max.toFixed(1)} ms   (goal p50 ≤ ${goals.signupP50Ms} ms)`,
+    `  p50 ${signup.p50.toFixed(1)} ms   p95 ${signup.p95.toFixed(1)} ms   max ${signup.max.toFixed(1)} ms   (goal p50 ≤ ${goals.signupVsCopy}× the COPY's)`,
   );
   console.log(
     `  anchor, COPY of the same rows: p50 ${copy.p50.toFixed(1)} ms   p95 ${copy.p95.toFixed(1)} ms   max ${copy.max.toFixed(1)} ms   (ratio p50 ${(signup.p50 / copy.p50).toFixed(2)})`,
@@ -256,7 +256,7 @@ try {
     `2. POST /members/list, all ${IMPORTS * PER_IMPORT} members streamed (${(lists[0].bytes / 1e6).toFixed(1)} MB), ${lists.length} runs (load average ${load.list.toFixed(1)}):`,
   );
   console.log(
-    `  time to last byte: ${lists.map((l) => `${l.ms.toFixed(0)} ms`).join(', ')} (median ${listMs[1].toFixed(0)} ms; goal ≤ ${goals.listSeconds * 1000} ms)`,
+    `  time to last byte: ${lists.map((l) => `${l.ms.toFixed(0)} ms`).join(', ')} (median ${listMs[1].toFixed(0)} ms; goal ≤ ${goals.listVsCopyOut}× the COPY TO STDOUT's)`,
   );
   console.log(
     `  anchor, COPY (SELECT …) TO STDOUT of the same JSON (${(copyOuts[0].bytes / 1e6).toFixed(1)} MB): ${copyOuts.map((l) => `${l.ms.toFixed(0)} ms`).join(', ')} (median ${copyOutMs[1].toFixed(0)} ms; ratio ${(listMs[1] / copyOutMs[1]).toFixed(2)})`,
@@ -281,8 +281,8 @@ try {
       now: signup.p50,
       anchor: copy.p50,
       anchorLabel: 'COPY of the same rows',
-      goal: goals.signupP50Ms,
-      goalOn: 'now',
+      goal: goals.signupVsCopy,
+      goalOn: 'ratio',
       better: 'lower',
     }),
     summaryRow({
@@ -303,13 +303,13 @@ try {
       now: listMs[1] / 1000,
       anchor: copyOutMs[1] / 1000,
       anchorLabel: '`COPY (SELECT …) TO STDOUT` of the same JSON',
-      goal: goals.listSeconds,
-      goalOn: 'now',
+      goal: goals.listVsCopyOut,
+      goalOn: 'ratio',
       better: 'lower',
     }),
   ];
   failed = met.includes(false);
-  console.log(failed ? 'server-members: FAILED (a goal of issue 17 missed)' : 'server-members: all goals met');
+  console.log(failed ? 'server-members: FAILED (a goal of issue 30 missed)' : 'server-members: all goals met');
 } finally {
   for (const s of servers.reverse()) await s.stop();
   await sql.end({ timeout: 5 });

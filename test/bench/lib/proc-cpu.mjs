@@ -54,3 +54,49 @@ export function endedChildrenCpuMs() {
     return 0;
   }
 }
+
+/**
+ * CPU milliseconds used so far by `pid` and its live descendants, split by what they run:
+ * `postgres` for PostgreSQL's processes (their command name), `other` for the rest (node).
+ */
+export function treeCpuSplitMs(pid) {
+  const postgresPids = [];
+  let entries;
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return { postgres: 0, other: 0 };
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').startsWith('postgres')) postgresPids.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  const total = treeCpuMs(pid);
+  // PostgreSQL's processes are one tree under the postmaster: count each postmaster that is inside pid's tree.
+  let postgres = 0;
+  for (const p of postgresPids) {
+    try {
+      const ppid = Number(statFields(p)[1]);
+      if (!postgresPids.includes(ppid) && isDescendant(p, pid)) postgres += treeCpuMs(p);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return { postgres, other: Math.max(0, total - postgres) };
+}
+
+function isDescendant(child, ancestor) {
+  for (let at = child, hops = 0; at > 1 && hops < 64; hops++) {
+    if (at === ancestor) return true;
+    try {
+      at = Number(statFields(at)[1]);
+    } catch {
+      return false;
+    }
+  }
+  return false;
+}

@@ -16,6 +16,7 @@ export const SUMMARY_MARK = '@@bench-summary ';
  * @property {number} goal      the goal's bound
  * @property {'now' | 'ratio'} goalOn  whether the goal bounds `now` or `now / anchor`
  * @property {'lower' | 'higher'} better  which way is better (`now` ≤ goal or ≥ goal)
+ * @property {number} [load]    the 1-minute load average when run.mjs received the row
  */
 
 /** @param {SummaryRow} row @returns {boolean} whether the goal is met */
