@@ -126,6 +126,11 @@ export default defineConfig({
           name: 'serial',
           include: SERIAL,
           isolate: true,
+          // These tests bound times (a start, a stop, a fair share) on a 2-core machine that the
+          // parallel lane keeps busy beside them: a bound missed once under that load is tried once
+          // more, and a test that passes only on its retry is printed at the end of `npm test` as
+          // flaky (test/helpers/duration-reporter.ts), never hidden. Twice missed fails the run.
+          retry: 1,
           testTimeout: 120000,
           hookTimeout: 180000,
           maxWorkers: 1,

@@ -150,5 +150,11 @@ function failureLines(files, names, codes) {
     if (codes[i] !== 0 && !failed.some((f) => f.lane === name))
       lines.push(`  ${name.padEnd(8)} exited ${codes[i]} with no failed test recorded: see its output above`);
   });
-  return lines.length ? ['', `FAILED (${lines.length}):`, ...lines] : [];
+  const flaky = files.flatMap((f) =>
+    (f.flaky ?? []).map((x) => `  ${f.lane.padEnd(8)} ${f.file} > ${x.test}: first try: ${x.message}`),
+  );
+  return [
+    ...(flaky.length ? ['', `Passed only on a retry (${flaky.length}): a bound missed under load once`, ...flaky] : []),
+    ...(lines.length ? ['', `FAILED (${lines.length}):`, ...lines] : []),
+  ];
 }

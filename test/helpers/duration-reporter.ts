@@ -37,6 +37,10 @@ export default class DurationReporter implements Reporter {
               .filter((t) => t.result().state === 'failed')
               .map((t) => ({ test: t.fullName, message: firstLine(t.result().errors?.[0]?.message) })),
           ],
+          // Passed on a retry (the serial project retries once): shown, so a flaky bound is seen and fixed.
+          flaky: tests
+            .filter((t) => t.diagnostic()?.flaky)
+            .map((t) => ({ test: t.fullName, message: firstLine(t.result().errors?.[0]?.message) })),
         };
       })
       .sort((a, b) => b.seconds - a.seconds);
