@@ -14,8 +14,8 @@ export const TOKEN_TTL_SECONDS = 3600;
 export const LIVE_TOKENS_PER_CLIENT = 20;
 
 /**
- * How long a process keeps serving a resolved token from its cache: a token revoked (the cap
- * above, a reset) by this or another process stops working within this time.
+ * How long a process keeps a resolved token in its cache. Revocation does not wait for it: every
+ * request's rate-limit statement checks the token is still live (plugins/rate-limit.ts, `admit`).
  */
 export const TOKEN_CACHE_MS = 5_000;
 
@@ -26,6 +26,8 @@ export type Principal = OrganizationScope & {
   deviceId: string | null;
   abilities: string[];
   expiresAt: number;
+  /** An access_tokens row (revoked by deleting it): every request checks it is still live. False for the sandbox operator. */
+  revocable: boolean;
 };
 
 const oauthError = (
@@ -151,6 +153,7 @@ export function createTokenResolver(
           deviceId: row.device_id,
           abilities: row.abilities,
           expiresAt: row.expires_at.getTime(),
+          revocable: true,
         }
       : null;
     if (cache.size >= maxEntries) cache.clear();
