@@ -22,7 +22,7 @@ import { createStreamSlots } from './lib/stream-slots.js';
 import { createWebhookClient, type WebhookClient } from './lib/safe-fetch.js';
 import { routes as allRoutes } from './routes/index.js';
 import type { RouteDef } from './routes/types.js';
-import { createTokenResolver } from './services/platform/tokens.js';
+import { createTokenResolver, type Principal } from './services/platform/tokens.js';
 import { SANDBOX_PATH_PREFIX } from './routes/sandbox.js';
 import { createProcessClock } from './services/sandbox/sandbox-clock.js';
 import { withOperator } from './services/sandbox/sandbox-operator.js';
@@ -121,6 +121,9 @@ export async function createServer({
           createTokenResolver(sql, { clock: app.sandboxClock }),
           config.sandbox ? config.sandboxOperatorToken : undefined,
         ),
+        // The rate limiter (registered below) counts the token's request and checks it is still live.
+        admit: (request: Request, principal: Principal) =>
+          server.plugins['loyalty-rate-limit'].admit(request, principal),
       },
     },
     { plugin: getBodyPlugin },

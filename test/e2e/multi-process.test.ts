@@ -9,7 +9,7 @@ import { onTestDatabase, root, startServerProcess, type ServerProcess } from '#t
 /**
  * Issue 14 item 2, "many processes, one database": 2 API processes (LOYALTY_WORKER=off) and 2
  * worker processes (`node server/dist/worker-main.js`) on one PostgreSQL behave as one server:
- * one rate-limit budget per token, one idempotency space, every voucher granted once (also when a
+ * one rate-limit budget per token, a token revoked by one refused by the other at once, one idempotency space, every voucher granted once (also when a
  * worker is killed mid-job), every delivery attempt sent once, one event feed, and a SIGTERM of an
  * API process under load loses no request.
  */
@@ -142,6 +142,22 @@ describe('2 API processes and 2 worker processes on one PostgreSQL', () => {
     expect(statuses[a.url]!.slice(-5)).toEqual([429, 429, 429, 429, 429]);
     expect(statuses[b.url]!.slice(-5)).toEqual([429, 429, 429, 429, 429]);
     await Promise.all(extra.splice(0).map((p) => p.stop()));
+  });
+
+  it('refuse a token revoked through API 1 on the very next request to API 2, which had it cached', async () => {
+    const [a, b] = apis as [ServerProcess, ServerProcess];
+    // globex-admin: a client no other test here uses; a 21st token revokes its oldest.
+    const first = await fetchToken(a.url, 'globex-admin');
+    const read = async (base: string, bearer: string) =>
+      (await call(base, 'GET', '/tags?brand_id=brand-globex', undefined, {}, bearer)).status;
+    expect(await read(b.url, first)).toBe(200); // API 2's cache holds it now
+    let newest = '';
+    for (let i = 0; i < 20; i++) newest = await fetchToken(a.url, 'globex-admin');
+    expect(await read(b.url, first)).toBe(401);
+    expect(await read(a.url, first)).toBe(401);
+    expect(await read(b.url, newest)).toBe(200);
+    // Another organization's token, cached in both processes, is untouched.
+    expect((await call(b.url, 'GET', '/tags?brand_id=brand-acme')).status).toBe(200);
   });
 
   it('share one idempotency space: a key sent to API 1 then API 2 is replayed; sent to both at once, one tag is created', async () => {

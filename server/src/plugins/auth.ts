@@ -6,10 +6,18 @@ declare module '@hapi/hapi' {
   interface UserCredentials extends Principal {}
 }
 
-/** `Authorization: Bearer <token>` → the token's organizations and device (`credentials.user`), its abilities (as hapi scope). */
-export const authPlugin: Plugin<{ resolve: (token: string) => Promise<Principal | null> }> = {
+/**
+ * `Authorization: Bearer <token>` → the token's organizations and device (`credentials.user`), its
+ * abilities (as hapi scope). `resolve` may answer from a cache; `admit` then has the last word on
+ * every request (the rate limiter's count, which checks that the token is still live): false is a
+ * 401 like an unknown token.
+ */
+export const authPlugin: Plugin<{
+  resolve: (token: string) => Promise<Principal | null>;
+  admit: (request: Request, principal: Principal) => Promise<boolean>;
+}> = {
   name: 'loyalty-auth',
-  register(server, { resolve }) {
+  register(server, { resolve, admit }) {
     server.auth.scheme('bearer', () => ({
       async authenticate(request: Request, h: ResponseToolkit) {
         const header: string = String(request.headers.authorization ?? '');
@@ -17,7 +25,7 @@ export const authPlugin: Plugin<{ resolve: (token: string) => Promise<Principal 
         const token = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
         if (!token) throw Boom.unauthorized(null, 'Bearer');
         const principal = await resolve(token);
-        if (!principal) throw Boom.unauthorized('Unauthenticated.', 'Bearer');
+        if (!principal || !(await admit(request, principal))) throw Boom.unauthorized('Unauthenticated.', 'Bearer');
         return h.authenticated({ credentials: { scope: principal.abilities, user: principal } });
       },
     }));

@@ -9,6 +9,7 @@ import {
   type RateLimitState,
 } from '../services/platform/rate-limits.js';
 import { purgeWhileStarted } from '../lib/purge-while-started.js';
+import type { Principal } from '../services/platform/tokens.js';
 
 export type RateLimitOptions = {
   sql: Sql;
@@ -27,6 +28,9 @@ declare module '@hapi/hapi' {
   interface PluginsStates {
     rateLimit?: RequestState;
   }
+  interface PluginProperties {
+    'loyalty-rate-limit': { admit: (request: Request, principal: Principal) => Promise<boolean> };
+  }
 }
 
 const TOO_MANY = { message: 'Too Many Attempts.' };
@@ -42,6 +46,11 @@ const TOO_MANY = { message: 'Too Many Attempts.' };
  * validation and handlers: a 429 means nothing ran. Responses that never reached onPostAuth
  * (bad token, unknown route, unreadable body) are counted in onPreResponse, so every request
  * counts exactly once and every response carries the headers.
+ *
+ * `admit` (exposed; the auth scheme calls it once it has the token's principal) counts a request
+ * of a token in the same statement that checks the token's row is still live (rate-limits.ts,
+ * `liveToken`): a token revoked or expired by any process is refused on its very next request
+ * although the process caches resolved tokens, and that costs no statement more.
  */
 export const rateLimitPlugin: Plugin<RateLimitOptions> = {
   name: 'loyalty-rate-limit',
@@ -58,9 +67,23 @@ export const rateLimitPlugin: Plugin<RateLimitOptions> = {
         limit: policy === 'token' ? options.tokenLimit : options.ipLimit,
         windowSeconds: options.windowSeconds,
       });
+      if (!state) throw new Error('a bucket without liveToken is always counted');
       stateOf(request).state = state;
       return state;
     };
+    // Called by the auth scheme before hapi sets the credentials on the request: the principal is given.
+    server.expose('admit', async (request: Request, principal: Principal) => {
+      if (stateOf(request).exempt) return true;
+      const state = await countRequest({
+        policy: 'token',
+        key: principal.tokenHash,
+        limit: options.tokenLimit,
+        windowSeconds: options.windowSeconds,
+        liveToken: principal.revocable ? Buffer.from(principal.tokenHash, 'base64') : undefined,
+      });
+      if (state) stateOf(request).state = state;
+      return state !== null;
+    });
     const policyOf = (request: Request): RateLimitPolicy =>
       request.auth.isAuthenticated && request.auth.credentials?.user?.tokenHash ? 'token' : 'ip';
     const tooMany = (h: ResponseToolkit, state: RateLimitState) =>
@@ -81,8 +104,9 @@ export const rateLimitPlugin: Plugin<RateLimitOptions> = {
       'onPostAuth',
       async (request, h) => {
         const own = stateOf(request);
-        if (own.exempt || own.state) return h.continue;
-        const state = await count(request, policyOf(request));
+        if (own.exempt) return h.continue;
+        // Counted already: by the address at onRequest (never over the limit then), or by `admit`.
+        const state = own.state ?? (await count(request, policyOf(request)));
         return state.exceeded ? tooMany(h, state) : h.continue;
       },
       { before: ['loyalty-get-body'] },

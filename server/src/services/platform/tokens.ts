@@ -14,10 +14,10 @@ export const TOKEN_TTL_SECONDS = 3600;
 export const LIVE_TOKENS_PER_CLIENT = 20;
 
 /**
- * How long a process keeps serving a resolved token from its cache: a token revoked (the cap
- * above, a reset) by this or another process stops working within this time.
+ * How long a process keeps a resolved token in its cache. Revocation does not wait for it: every
+ * request's rate-limit statement checks the token is still live (plugins/rate-limit.ts, `admit`).
  */
-export const TOKEN_CACHE_MS = 5_000;
+export const TOKEN_CACHE_MS = 60_000;
 
 /** A token's identity: the organizations it reaches (its OrganizationScope), its abilities and device. */
 export type Principal = OrganizationScope & {
@@ -26,6 +26,8 @@ export type Principal = OrganizationScope & {
   deviceId: string | null;
   abilities: string[];
   expiresAt: number;
+  /** An access_tokens row (revoked by deleting it): every request checks it is still live. False for the sandbox operator. */
+  revocable: boolean;
 };
 
 const oauthError = (
@@ -102,8 +104,10 @@ export async function issueToken(
 }
 
 /**
- * Resolves a bearer token. Tokens never change after issue, so a short in-process cache saves
- * the lookup on the hot path; expiry is still checked on every request. In sandbox mode `clock`
+ * Resolves a bearer token. Tokens never change after issue (their row only goes: revoked, or
+ * expired, which every request's rate-limit statement checks), so an in-process cache saves the
+ * lookup on the hot path, also for many tokens each seen every few seconds; expiry on this
+ * process's clock is still checked here on every request. In sandbox mode `clock`
  * is the sandbox clocks: a token expires on the latest clock of its organizations (a token of
  * several ends when any of their clocks passes its hour), and a reset voids the cache.
  * The cache is keyed by the token's hash (never the token), taken with the one-shot
@@ -151,6 +155,7 @@ export function createTokenResolver(
           deviceId: row.device_id,
           abilities: row.abilities,
           expiresAt: row.expires_at.getTime(),
+          revocable: true,
         }
       : null;
     if (cache.size >= maxEntries) cache.clear();

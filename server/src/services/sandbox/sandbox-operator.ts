@@ -29,6 +29,7 @@ export function withOperator(
       deviceId: null,
       abilities: [OPERATOR_ABILITY],
       expiresAt: Number.POSITIVE_INFINITY,
+      revocable: false,
     };
   };
 }
