@@ -12,8 +12,10 @@
 //     (goal: ≥ 0.85 of the bare route's req/s).
 // The exit code is 1 when any goal is missed.
 // Run after building: `npx tsc -b server && node --expose-gc test/bench/server-members.mjs`.
-// BENCH_SECONDS (default 10) per autocannon run. Load generators run in their own processes so
-// that the server's event loop and RSS are its own.
+// BENCH_SECONDS (default 10) per autocannon run. BENCH_MEMBERS_PART=1, 2 or 3 runs that part alone
+// (without 1, the 100,000 members are still made by the same sign-up requests, untimed and without
+// their anchor). Load generators run in their own processes so that the server's event loop and
+// RSS are its own.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -41,6 +43,9 @@ const IMPORTS = 50;
 const PER_IMPORT = 2000;
 const WARMUP_IMPORTS = 3;
 const goals = { signupVsCopy: 1.1, listVsCopyOut: 1.3, getVsBare: 0.85 };
+/** Whether part `n` runs (BENCH_MEMBERS_PART: one part alone; unset: all three). */
+const onlyPart = process.env.BENCH_MEMBERS_PART;
+const partRuns = (n) => !onlyPart || onlyPart === String(n);
 /** The brand (of the same organization) the sign-up anchor's rows go to, so the list stays 100,000. */
 const ANCHOR_BRAND = 'brand-bench-anchor';
 
@@ -155,6 +160,7 @@ try {
     if (res.status !== 200 || Object.keys(json.data.new).length !== PER_IMPORT)
       throw new Error(`import ${r}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
     const used = cpuSince(cpu, dataDir);
+    if (!partRuns(1)) continue;
     const anchorCpu = cpuNow(dataDir);
     const copyMs = await copySignups(sql, {
       organizationId: 'org-acme',
@@ -169,7 +175,7 @@ try {
     copyTimes.push(copyMs);
   }
   const [anchorLinks] = await sql`SELECT count(*)::int AS n FROM brand_members WHERE brand_id = ${ANCHOR_BRAND}`;
-  if (anchorLinks.n !== IMPORTS * PER_IMPORT) throw new Error(`anchor: ${anchorLinks.n} links`);
+  if (partRuns(1) && anchorLinks.n !== IMPORTS * PER_IMPORT) throw new Error(`anchor: ${anchorLinks.n} links`);
   times.sort((a, b) => a - b);
   copyTimes.sort((a, b) => a - b);
   const load = { signups: os.loadavg()[0] };
@@ -187,7 +193,7 @@ try {
     ORDER BY bm.seq`;
   const lists = [];
   const copyOuts = [];
-  for (let run = 0; run < 3; run++) {
+  for (let run = 0; run < (partRuns(2) ? 3 : 0); run++) {
     globalThis.gc?.();
     await new Promise((r) => setTimeout(r, 200));
     const before = process.memoryUsage.rss();
@@ -221,10 +227,12 @@ try {
   }
   const getUrl = `${api.info.uri}/members/${member.id}?brand_id=brand-acme`;
   const bareUrl = `${bare.info.uri}/bench/member/${member.id}`;
-  await cannon(bareUrl, { duration: 2 });
-  await cannon(getUrl, { headers: { authorization: auth.authorization }, duration: 2 });
   const runs = { bare: [], get: [] };
-  for (let round = 0; round < 2; round++) {
+  for (let round = 0; round < (partRuns(3) ? 2 : 0); round++) {
+    if (round === 0) {
+      await cannon(bareUrl, { duration: 2 });
+      await cannon(getUrl, { headers: { authorization: auth.authorization }, duration: 2 });
+    }
     runs.bare.push(await cannon(bareUrl));
     runs.get.push(await cannon(getUrl, { headers: { authorization: auth.authorization } }));
   }
@@ -240,73 +248,82 @@ try {
   const copyOutMs = copyOuts.map((l) => l.ms).sort((x, y) => x - y);
   const listRss = lists.map((l) => mb(l.rssGrowth)).sort((x, y) => x - y);
   console.log(`server-members (node ${process.version}, ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'cpu'})`);
-  console.log(
-    `1. POST /members/signups, ${PER_IMPORT} new members per request, ${times.length} requests after ${WARMUP_IMPORTS} warm-up:`,
-  );
-  console.log(
-    `  p50 ${signup.p50.toFixed(1)} ms   p95 ${signup.p95.toFixed(1)} ms   max ${signup.max.toFixed(1)} ms   (goal p50 ≤ ${goals.signupVsCopy}× the COPY's)`,
-  );
-  console.log(
-    `  anchor, COPY of the same rows: p50 ${copy.p50.toFixed(1)} ms   p95 ${copy.p95.toFixed(1)} ms   max ${copy.max.toFixed(1)} ms   (ratio p50 ${(signup.p50 / copy.p50).toFixed(2)})`,
-  );
-  console.log(
-    `  CPU per request: server process ${(signupCpu.node / times.length).toFixed(0)} ms (with the bench client's fetch), PostgreSQL ${(signupCpu.pg / times.length).toFixed(0)} ms; per COPY: bench process ${(copyCpu.node / times.length).toFixed(0)} ms, PostgreSQL ${(copyCpu.pg / times.length).toFixed(0)} ms; load average ${load.signups.toFixed(1)} on ${os.cpus().length} cores`,
-  );
-  console.log(
-    `2. POST /members/list, all ${IMPORTS * PER_IMPORT} members streamed (${(lists[0].bytes / 1e6).toFixed(1)} MB), ${lists.length} runs (load average ${load.list.toFixed(1)}):`,
-  );
-  console.log(
-    `  time to last byte: ${lists.map((l) => `${l.ms.toFixed(0)} ms`).join(', ')} (median ${listMs[1].toFixed(0)} ms; goal ≤ ${goals.listVsCopyOut}× the COPY TO STDOUT's)`,
-  );
-  console.log(
-    `  anchor, COPY (SELECT …) TO STDOUT of the same JSON (${(copyOuts[0].bytes / 1e6).toFixed(1)} MB): ${copyOuts.map((l) => `${l.ms.toFixed(0)} ms`).join(', ')} (median ${copyOutMs[1].toFixed(0)} ms; ratio ${(listMs[1] / copyOutMs[1]).toFixed(2)})`,
-  );
-  console.log(
-    `  CPU per list: server process ${lists.map((l) => `${l.cpu.node.toFixed(0)} ms`).join(', ')}; PostgreSQL ${lists.map((l) => `${l.cpu.pg.toFixed(0)} ms`).join(', ')}`,
-  );
-  console.log(
-    `  server RSS growth while streaming: ${lists.map((l) => `${mb(l.rssGrowth).toFixed(1)} MB`).join(', ')} (max ${listRss[2].toFixed(1)} MB)`,
-  );
-  console.log(
-    `3. GET /members/{uuid} at ${connections} connections, ${seconds} s per run, mean of ${runs.bare.length} alternating runs (load average ${load.get.toFixed(1)}):`,
-  );
-  console.log(line('bare hapi route, one primary-key SELECT', b));
-  console.log(line('GET /members/{uuid} (auth + rate limit + passes)', g));
-  console.log(`  ratio member get / bare: ${(g.rps / b.rps).toFixed(2)}`);
+  if (partRuns(1)) {
+    console.log(
+      `1. POST /members/signups, ${PER_IMPORT} new members per request, ${times.length} requests after ${WARMUP_IMPORTS} warm-up:`,
+    );
+    console.log(
+      `  p50 ${signup.p50.toFixed(1)} ms   p95 ${signup.p95.toFixed(1)} ms   max ${signup.max.toFixed(1)} ms   (goal p50 ≤ ${goals.signupVsCopy}× the COPY's)`,
+    );
+    console.log(
+      `  anchor, COPY of the same rows: p50 ${copy.p50.toFixed(1)} ms   p95 ${copy.p95.toFixed(1)} ms   max ${copy.max.toFixed(1)} ms   (ratio p50 ${(signup.p50 / copy.p50).toFixed(2)})`,
+    );
+    console.log(
+      `  CPU per request: server process ${(signupCpu.node / times.length).toFixed(0)} ms (with the bench client's fetch), PostgreSQL ${(signupCpu.pg / times.length).toFixed(0)} ms; per COPY: bench process ${(copyCpu.node / times.length).toFixed(0)} ms, PostgreSQL ${(copyCpu.pg / times.length).toFixed(0)} ms; load average ${load.signups.toFixed(1)} on ${os.cpus().length} cores`,
+    );
+  }
+  if (partRuns(2)) {
+    console.log(
+      `2. POST /members/list, all ${IMPORTS * PER_IMPORT} members streamed (${(lists[0].bytes / 1e6).toFixed(1)} MB), ${lists.length} runs (load average ${load.list.toFixed(1)}):`,
+    );
+    console.log(
+      `  time to last byte: ${lists.map((l) => `${l.ms.toFixed(0)} ms`).join(', ')} (median ${listMs[1].toFixed(0)} ms; goal ≤ ${goals.listVsCopyOut}× the COPY TO STDOUT's)`,
+    );
+    console.log(
+      `  anchor, COPY (SELECT …) TO STDOUT of the same JSON (${(copyOuts[0].bytes / 1e6).toFixed(1)} MB): ${copyOuts.map((l) => `${l.ms.toFixed(0)} ms`).join(', ')} (median ${copyOutMs[1].toFixed(0)} ms; ratio ${(listMs[1] / copyOutMs[1]).toFixed(2)})`,
+    );
+    console.log(
+      `  CPU per list: server process ${lists.map((l) => `${l.cpu.node.toFixed(0)} ms`).join(', ')}; PostgreSQL ${lists.map((l) => `${l.cpu.pg.toFixed(0)} ms`).join(', ')}`,
+    );
+    console.log(
+      `  server RSS growth while streaming: ${lists.map((l) => `${mb(l.rssGrowth).toFixed(1)} MB`).join(', ')} (max ${listRss[2].toFixed(1)} MB)`,
+    );
+  }
+  if (partRuns(3)) {
+    console.log(
+      `3. GET /members/{uuid} at ${connections} connections, ${seconds} s per run, mean of ${runs.bare.length} alternating runs (load average ${load.get.toFixed(1)}):`,
+    );
+    console.log(line('bare hapi route, one primary-key SELECT', b));
+    console.log(line('GET /members/{uuid} (auth + rate limit + passes)', g));
+    console.log(`  ratio member get / bare: ${(g.rps / b.rps).toFixed(2)}`);
+  }
   const met = [
-    summaryRow({
-      id: 'signups-p50',
-      measure: '`POST /members/signups`, 2000 new members, p50',
-      unit: 'ms',
-      now: signup.p50,
-      anchor: copy.p50,
-      anchorLabel: 'COPY of the same rows',
-      goal: goals.signupVsCopy,
-      goalOn: 'ratio',
-      better: 'lower',
-    }),
-    summaryRow({
-      id: 'member-get-vs-bare',
-      measure: 'authenticated `GET /members/{uuid}`',
-      unit: 'req/s',
-      now: g.rps,
-      anchor: b.rps,
-      anchorLabel: 'bare hapi + one select',
-      goal: goals.getVsBare,
-      goalOn: 'ratio',
-      better: 'higher',
-    }),
-    summaryRow({
-      id: 'list-100k-streamed',
-      measure: '`POST /members/list` of 100k members streamed, time to last byte',
-      unit: 's',
-      now: listMs[1] / 1000,
-      anchor: copyOutMs[1] / 1000,
-      anchorLabel: '`COPY (SELECT …) TO STDOUT` of the same JSON',
-      goal: goals.listVsCopyOut,
-      goalOn: 'ratio',
-      better: 'lower',
-    }),
+    !partRuns(1) ||
+      summaryRow({
+        id: 'signups-p50',
+        measure: '`POST /members/signups`, 2000 new members, p50',
+        unit: 'ms',
+        now: signup.p50,
+        anchor: copy.p50,
+        anchorLabel: 'COPY of the same rows',
+        goal: goals.signupVsCopy,
+        goalOn: 'ratio',
+        better: 'lower',
+      }),
+    !partRuns(3) ||
+      summaryRow({
+        id: 'member-get-vs-bare',
+        measure: 'authenticated `GET /members/{uuid}`',
+        unit: 'req/s',
+        now: g.rps,
+        anchor: b.rps,
+        anchorLabel: 'bare hapi + one select',
+        goal: goals.getVsBare,
+        goalOn: 'ratio',
+        better: 'higher',
+      }),
+    !partRuns(2) ||
+      summaryRow({
+        id: 'list-100k-streamed',
+        measure: '`POST /members/list` of 100k members streamed, time to last byte',
+        unit: 's',
+        now: listMs[1] / 1000,
+        anchor: copyOutMs[1] / 1000,
+        anchorLabel: '`COPY (SELECT …) TO STDOUT` of the same JSON',
+        goal: goals.listVsCopyOut,
+        goalOn: 'ratio',
+        better: 'lower',
+      }),
   ];
   failed = met.includes(false);
   console.log(failed ? 'server-members: FAILED (a goal of issue 30 missed)' : 'server-members: all goals met');

@@ -49,4 +49,30 @@ describe('streamJsonChunks', () => {
     for await (const part of out) parts.push(part as Buffer);
     expect(JSON.parse(Buffer.concat(parts).toString())).toEqual([1, 2, 3, 4]);
   });
+
+  it('fetches no further chunk once the stream is destroyed (the route does so when the client goes)', async () => {
+    const piece = Buffer.alloc(1000, 'a');
+    let fetched = 0;
+    const out = await streamJsonChunks({
+      head: '[',
+      tail: ']',
+      chunk: async (after) => {
+        fetched++;
+        return { items: piece, next: String(Number(after) + 1) };
+      },
+    });
+    // Read some, as a client would, then go away mid-stream.
+    let read = 0;
+    for await (const part of out) {
+      read += (part as Buffer).length;
+      if (read > 10_000) break; // ends the iteration: destroys the stream
+    }
+    expect(out.destroyed).toBe(true);
+    await settle();
+    const atDestroy = fetched;
+    await settle();
+    expect(fetched).toBe(atDestroy);
+    // At most the chunk in flight when it was destroyed, beyond what the buffers held.
+    expect(fetched * piece.length).toBeLessThanOrEqual(read + STREAM_BUFFER_BYTES + 2 * piece.length);
+  });
 });
