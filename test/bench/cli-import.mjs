@@ -3,9 +3,9 @@
 // (`loyalty server` on a free port, on a fresh embedded PostgreSQL made here), unless
 // LOYALTY_BENCH_API_URL points at a running one.
 //
-// Goal (issue 17): the import in ≤ 4 s, process start to exit. Anchor, measured in the same run
-// on the same database: COPY of the same number of rows (other, new e-mails) into the tables an
-// import writes (members, brand_members and one member.created event each, as
+// Goal (issue 30): the import, process start to exit, in ≤ 1.3× the anchor. Anchor, measured in
+// the same run on the same database: COPY of the same number of rows (other, new e-mails) into the
+// tables an import writes (members, brand_members and one member.created event each, as
 // server/src/services/members/members-signups.ts writes them), in one transaction; once before the
 // import and once after (the mean is the anchor), since other work on a shared machine moves
 // single figures. With LOYALTY_BENCH_API_URL the anchor needs LOYALTY_BENCH_DATABASE_URL (that
@@ -31,7 +31,7 @@ import { summaryRow } from './lib/summary.mjs';
 
 const bin = cliBin;
 const rows = Number(process.env.ROWS ?? 100_000);
-const goalSeconds = 4;
+const goalRatio = 1.3;
 const ANCHOR_BRANDS = ['brand-bench-anchor-before', 'brand-bench-anchor-after'];
 const work = mkdtempSync(join(tmpdir(), 'loyalty-bench-import-'));
 // Run as root, the embedded PostgreSQL drops to the postgres user, which must reach its data dir.
@@ -179,13 +179,13 @@ try {
     now,
     anchor,
     anchorLabel: 'COPY of 100k rows',
-    goal: goalSeconds,
-    goalOn: 'now',
+    goal: goalRatio,
+    goalOn: 'ratio',
     better: 'lower',
   });
   const allNew = summary.new === rows;
   console.log(
-    `goal            ${met && allNew ? 'met' : 'MISSED'}: ${rows.toLocaleString('en-US')} new members in ≤ ${goalSeconds} s`,
+    `goal            ${met && allNew ? 'met' : 'MISSED'}: ${rows.toLocaleString('en-US')} new members in ≤ ${goalRatio}× the COPY anchor`,
   );
   process.exitCode = met && allNew ? 0 : 1;
 } finally {
