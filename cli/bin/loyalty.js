@@ -12,9 +12,10 @@
 // skips these flags (test/bench/lib/cli-process.mjs passes them).
 // The compiled CLI (cli/dist, built with `npx tsc -b cli`). Start-up matters for a CLI: the
 // compile cache (Node >= 22.1) makes later starts faster, and heavy modules load on demand:
+// commands/start.js prints the root's help and the version without loading commander, and
 // commands/run.js builds only the commands a run names (dist/main.js would import them all).
 import module from 'node:module';
 
 module.enableCompileCache?.();
-const { main } = await import('../dist/commands/run.js');
-await main();
+const { start } = await import('../dist/commands/start.js');
+await start();

@@ -7,6 +7,7 @@
 //   stdout and exits 0, like `--help` and `loyalty help <command>` (gh does the same).
 import type { EventEmitter } from 'node:events';
 import type { Argument, Command, HelpContext, Option } from 'commander';
+import { HELP_COMMAND, HELP_OPTION } from './tree.js';
 import { unknownHelpTopic } from './usage-errors.js';
 
 export const GLOBAL_OPTIONS_FOOTER =
@@ -56,14 +57,14 @@ export function styleHelp(program: Command): Command {
       optionDescription,
       argumentDescription,
     });
-    if (command.helpGroup() !== 'Help topics:') command.helpOption('-h, --help', 'show this help');
+    if (command.helpGroup() !== 'Help topics:') command.helpOption(HELP_OPTION.flags, HELP_OPTION.description);
     if (command.parent && command.helpGroup() !== 'Help topics:') {
       // After the examples (which end with a blank line), or straight after the command list.
       const spacer = (command as unknown as EventEmitter).listenerCount('afterHelp') === 0 ? '\n' : '';
       command.addHelpText('after', `${spacer}${GLOBAL_OPTIONS_FOOTER}`);
     }
     if (command.commands.length > 0) {
-      command.helpCommand('help [command]', 'show the help of a command');
+      command.helpCommand(HELP_COMMAND.name, HELP_COMMAND.description);
       // Commander calls help({ error: true }) for a bare group: help on stderr, exit 1. Asking
       // for nothing more is asking for the help: stdout and exit 0, the same as --help.
       // `loyalty help bogus` ends here too (with args): that is an unknown command.

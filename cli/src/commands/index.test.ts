@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../main.js';
 import { runCli } from '#test-helpers/cli-unit/run-cli.js';
-import { loadProgram, stubCommand, TOP_LEVEL_COMMANDS } from './index.js';
+import { loadProgram, stubCommand } from './index.js';
+import { TOP_LEVEL_COMMANDS } from './tree.js';
 
 describe('the lazily built command tree', () => {
   it('has a stub for every top-level command that the root lists like the command itself', async () => {

@@ -1,6 +1,7 @@
 // Runs the `loyalty` program: builds the commands the arguments name (./index.ts) and turns
 // errors into output and exit codes (./report.ts, loaded when there is an error to report).
-// bin/loyalty.js starts here, not at main.ts, whose buildProgram() imports every command.
+// bin/loyalty.js comes here through start.ts (which answers --help and --version alone), not
+// through main.ts, whose buildProgram() imports every command.
 import type { Command } from 'commander';
 import { CommanderError } from 'commander';
 import { CliError, ExitCode, usageError } from '../errors.js';
@@ -70,7 +71,7 @@ function refuseMalformedArguments(argv: readonly string[]): void {
   throw usageError(`Argument ${index + 1} is not valid text (it has ${what}).`);
 }
 
-/** The entry point of bin/loyalty.js: wires the real process in and sets the exit code. */
+/** The entry point of bin/loyalty.js (through start.ts): wires the real process in and sets the exit code. */
 export async function main(): Promise<void> {
   const controller = new AbortController();
   let interrupts = 0;

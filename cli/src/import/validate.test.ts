@@ -150,6 +150,29 @@ describe('field parsers', () => {
     expect(formatSubscribedAt(new Date(Date.UTC(2024, 4, 1, 10, 0, 0, 120)))).toBe('2024-05-01T10:00:00.120Z');
   });
 
+  it('writes subscribed_at as toISOString() does, without .000, for any instant', () => {
+    const iso = (date: Date): string => date.toISOString().replace(/\.000Z$/, 'Z');
+    const edges = [
+      Date.UTC(2024, 0, 1),
+      Date.UTC(1999, 11, 31, 23, 59, 59, 999),
+      Date.UTC(2024, 1, 29, 12, 30, 5, 7),
+      Date.UTC(2024, 4, 1, 10, 0, 0, 40),
+      Date.UTC(1000, 0, 1) - 1, // year 999: padded
+      Date.UTC(9999, 11, 31, 23, 59, 59, 999) + 1, // year 10000: extended
+      -1, // 1969
+      new Date('0001-01-01T00:00:00Z').getTime() - 1, // year 0 and before: extended
+    ];
+    for (const time of edges) expect(formatSubscribedAt(new Date(time)), String(time)).toBe(iso(new Date(time)));
+    const FIRST = Date.parse('0000-01-01T00:00:00Z'); // Date.UTC(0, …) is 1900
+    let state = 7;
+    for (let i = 0; i < 20_000; i++) {
+      state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+      const time = FIRST + (state / 2 ** 31) * (Date.UTC(10_500, 0, 1) - FIRST);
+      const date = new Date(Math.round(time / (i % 2 ? 1 : 1000)) * (i % 2 ? 1 : 1000));
+      expect(formatSubscribedAt(date), String(date.getTime())).toBe(iso(date));
+    }
+  });
+
   it('takes e-mail addresses by the schema of POST /members/signups (format: email, as the server does)', () => {
     const verdict = (email: string) => validateMember({ email }, now).ok;
     expect(['first.last+tag@mail.example.co.uk', 'Ann@Example.COM', "o'brien@example.ie"].map(verdict)).toEqual([

@@ -1,9 +1,13 @@
 // Pure helpers shared by the ink views and the plain line reporter.
 import type { components } from '@loyalty/sdk';
+import { thousands } from '../help.js';
 import type { ImportProgress } from '../import/run.js';
 
-const numberFormat = new Intl.NumberFormat('en-US');
-export const formatCount = (n: number): string => numberFormat.format(Math.round(n));
+/**
+ * 1234567 → "1,234,567". Not Intl.NumberFormat: creating one loads ICU's number formatting,
+ * ~30 ms of CPU at the start of every command that counts (measured beside an empty module).
+ */
+export const formatCount = (n: number): string => thousands(Math.round(n));
 
 /** Items per second since `startedAt`, or undefined before there is anything to measure. */
 export function ratePerSecond(done: number, startedAt: number, now: number): number | undefined {
