@@ -299,8 +299,22 @@ export const ORGANIZATION_TABLES: string[] = STEPS.map((s) => s.table).filter((t
 export async function deleteOrganizationData(tx: Tx, organizationIds: string[], removal: Removal): Promise<void> {
   const ids = [...new Set(organizationIds)].sort();
   if (!ids.length) return;
-  for (const id of ids) await tx`SELECT pg_advisory_xact_lock(hashtext(${`loyalty_organization_data:${id}`}))`;
+  for (const id of ids) await tx`SELECT pg_advisory_xact_lock(hashtext(${organizationDataLockKey(id)}))`;
   for (const step of STEPS) if (step.removal === 'data' || removal === 'everything') await step.run(tx, ids);
+}
+
+const organizationDataLockKey = (id: string) => `loyalty_organization_data:${id}`;
+
+/**
+ * Waits for removals of these organizations' data under way, and holds one off until the caller's
+ * transaction ends (the removal's advisory lock, shared): a writer that checks first that an
+ * organization still exists, and writes its rows in a later statement of the same transaction,
+ * never leaves rows behind a removal (the request log's batches: a removal that went first is seen
+ * by the check, one that comes later deletes what the writer committed).
+ */
+export async function holdOffOrganizationRemoval(tx: Tx, organizationIds: string[]): Promise<void> {
+  const ids = [...new Set(organizationIds)].sort();
+  for (const id of ids) await tx`SELECT pg_advisory_xact_lock_shared(hashtext(${organizationDataLockKey(id)}))`;
 }
 
 /**

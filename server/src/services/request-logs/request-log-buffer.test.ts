@@ -3,6 +3,7 @@ import { closedPortUrl } from '#test-helpers/closed-port.js';
 import { createTestServer, type TestServer } from '#test-helpers/server.js';
 import { until } from '#test-helpers/until.js';
 import { createPool } from '../../db/pool.js';
+import { deleteOrganizationData } from '../platform/organization-data.js';
 import { createRequestLogBuffer, REQUEST_LOGS_CHANNEL, type RequestLogRow } from './request-log-buffer.js';
 
 // Issue 29 item 4: the request log is written off the request's path, in batches, bounded.
@@ -55,6 +56,22 @@ describe('the request log buffer', () => {
     const rows = await t.db.sql<{ organization_id: string }[]>`
       SELECT organization_id FROM request_logs WHERE request_id LIKE 'gone-%'`;
     expect(rows).toEqual([{ organization_id: 'org-acme' }]);
+  });
+
+  it('leaves no row behind a removal that is under way while a batch is written (it waits for it)', async () => {
+    await t.db.sql`INSERT INTO organizations (id, name) VALUES ('org-removed-during', 'Removed during a flush')`;
+    const buffer = createRequestLogBuffer(t.db.sql, { intervalMs: 60_000 });
+    buffer.add({ ...row(0, 'org-removed-during'), request_id: 'during-0' });
+    let flushed: Promise<void> | undefined;
+    // The removal has deleted the organization's rows, its log included, and has not committed yet
+    // when the batch is written: the batch must not land after its DELETE and outlive it.
+    await t.db.sql.begin(async (tx) => {
+      await deleteOrganizationData(tx, ['org-removed-during'], 'everything');
+      flushed = buffer.flush();
+      await new Promise((r) => setTimeout(r, 300)); // the batch's statement is under way meanwhile
+    });
+    await flushed;
+    expect(await count('during-')).toBe(0);
   });
 
   it('keeps at most maxRows (and a tenth) while the database is down, dropping the oldest, and never throws', async () => {

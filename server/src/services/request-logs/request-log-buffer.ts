@@ -1,4 +1,5 @@
 import type { Sql } from '../../db/pool.js';
+import { holdOffOrganizationRemoval } from '../platform/organization-data.js';
 
 /** One row of the request log, as the server saw a finished request (plugins/request-log-store.ts). */
 export type RequestLogRow = {
@@ -63,9 +64,15 @@ export function createRequestLogBuffer(sql: Sql, options: RequestLogBufferOption
   };
 
   const writeBatch = async (batch: RequestLogRow[]) => {
-    // One statement: the rows from one JSON parameter, and one notification per organization,
-    // sent by PostgreSQL at commit.
-    await sql`
+    // First the removals of these organizations are waited for and held off (a shared lock each),
+    // then one statement, whose snapshot sees a removal that went first: the rows from one JSON
+    // parameter, and one notification per organization, sent by PostgreSQL at commit.
+    await sql.begin(async (tx) => {
+      await holdOffOrganizationRemoval(
+        tx,
+        batch.map((r) => r.organization_id),
+      );
+      await tx`
       WITH added AS (
         INSERT INTO request_logs (organization_id, created_at, method, route, status, duration_ms, request_id, client_id, error_code)
         SELECT organization_id, created_at, method, route, status, duration_ms, request_id, client_id, error_code
@@ -79,6 +86,7 @@ export function createRequestLogBuffer(sql: Sql, options: RequestLogBufferOption
         ORDER BY r.n -- ids in the order the requests finished: the log's cursor order
         RETURNING organization_id)
       SELECT pg_notify(${REQUEST_LOGS_CHANNEL}, organization_id) FROM (SELECT DISTINCT organization_id FROM added) o`;
+    });
   };
 
   /** Writes what waits, batch by batch. A failed batch goes back to the front, to be tried again. */
