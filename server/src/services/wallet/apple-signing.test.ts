@@ -28,12 +28,17 @@ afterAll(() => rm(tmp, { recursive: true, force: true }));
 describe('the sandbox CA', () => {
   it('is made once when processes start at once, kept 0600, and read again by a later start', async () => {
     const dataDir = path.join(tmp, 'race');
-    // Two other processes (the built module, as `npm start` runs it) and two loads in this one, all at once.
+    // Two other processes (the built module, as `npm start` runs it) and loads in this one, all at
+    // once, some a moment later: a load whose first read finds nothing while another's directory is
+    // renamed into place must read it (CI once saw "lacks ca.pem, …" there).
     const module = path.resolve(import.meta.dirname, '../../../dist/services/wallet/apple-signing.js');
     const script = `import(${JSON.stringify(module)}).then(async (m) => process.stdout.write((await m.sandboxCertificates(${JSON.stringify(dataDir)})).caCert))`;
     const cas = await Promise.all([
       ...[1, 2].map(async () => (await run(process.execPath, ['-e', script])).stdout),
-      ...[1, 2].map(async () => (await loadAppleSigning(sandbox(dataDir))).sandboxCa),
+      ...[0, 0, 5, 20, 50, 100].map(async (ms) => {
+        await new Promise((r) => setTimeout(r, ms));
+        return (await loadAppleSigning(sandbox(dataDir))).sandboxCa;
+      }),
     ]);
     expect(new Set(cas).size).toBe(1);
     const dir = path.join(dataDir, SANDBOX_SIGNING_DIR);

@@ -168,21 +168,26 @@ async function readSandboxCertificates(dir: string): Promise<SandboxCertificates
     await chmod(full, 0o600);
     return text;
   };
-  try {
-    const [caCert, passCert, passKey] = await Promise.all([
-      read(FILES.caCert),
-      read(FILES.passCert),
-      read(FILES.passKey),
-    ]);
-    await chmod(dir, 0o700);
-    return { caCert, passCert, passKey };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  // Twice at most: another process's directory may be renamed into place between a read that
+  // found nothing and the check that follows it; the second read then finds it whole.
+  for (let round = 0; ; round++) {
     try {
-      await readFile(path.join(dir, FILES.caCert));
-    } catch (inner) {
-      if ((inner as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      const [caCert, passCert, passKey] = await Promise.all([
+        read(FILES.caCert),
+        read(FILES.passCert),
+        read(FILES.passKey),
+      ]);
+      await chmod(dir, 0o700);
+      return { caCert, passCert, passKey };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      try {
+        await readFile(path.join(dir, FILES.caCert));
+      } catch (inner) {
+        if ((inner as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      }
+      if (round > 0)
+        throw new Error(`${dir} lacks ${Object.values(FILES).join(', ')}: remove the directory to have them made anew`);
     }
-    throw new Error(`${dir} lacks ${Object.values(FILES).join(', ')}: remove the directory to have them made anew`);
   }
 }
