@@ -122,15 +122,23 @@ describe('loyalty webhooks: warnings before disabling', { timeout: 60_000 }, () 
     expect([...downTypes]).toEqual(['member.created']);
     expect(hits.filter((h) => h.path === '/down')).toHaveLength(24);
 
-    // The feed shows them too, and trigger explains how they come about.
-    const feed = await fetch(`${live.url}/events?types=webhook_subscription.failing`, {
-      headers: { authorization: `Bearer ${token}` },
-    });
-    expect(feed.status, await feed.clone().text()).toBe(200);
-    const listed = (await feed.json()) as { data: { type: string; data: { subscription_id: string } }[] };
-    expect(listed.data.map((e) => [e.type, e.data.subscription_id])).toEqual([
-      ['webhook_subscription.failing', down.id],
-    ]);
+    // The feed shows them too, and trigger explains how they come about. The feed shows an event
+    // once every transaction older than its own has ended (its cursor never skips one that commits
+    // late): a transaction still open on a busy machine holds it back for a moment, so it is
+    // polled for, and must never show a second one.
+    const failingInFeed = async () => {
+      const feed = await fetch(`${live.url}/events?types=webhook_subscription.failing`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(feed.status, await feed.clone().text()).toBe(200);
+      const listed = (await feed.json()) as { data: { type: string; data: { subscription_id: string } }[] };
+      return listed.data.map((e) => [e.type, e.data.subscription_id]);
+    };
+    const listed = await until(async () => {
+      const seen = await failingInFeed();
+      return seen.length > 0 && seen;
+    }, 10_000);
+    expect(listed).toEqual([['webhook_subscription.failing', down.id]]);
     const trigger = await cli.run(['trigger', 'webhook_delivery.exhausted']);
     expect(trigger.code).toBe(2);
     expect(trigger.stderr).toContain('A delivery emits it when its last attempt failed');
