@@ -151,10 +151,14 @@ describe('in a terminal', () => {
     'prints one block and then only access lines; Ctrl-C typed in the terminal stops it cleanly',
     async () => {
       const dataDir = path.join(dir, 'data');
-      const child = spawn(SCRIPT!, ['-qfec', `"${process.execPath}" server/dist/start.js`, '/dev/null'], {
+      // script runs its command with $SHELL. Without `exec`, dash (SHELL unset or /bin/sh, as on CI)
+      // stays the server's parent in the terminal's process group, gets the Ctrl-C too and exits 130
+      // after the server's clean exit 0; bash and zsh exec a lone command, so it passed here.
+      const child = spawn(SCRIPT!, ['-qfec', `exec "${process.execPath}" server/dist/start.js`, '/dev/null'], {
         cwd: root,
         env: {
           ...process.env,
+          SHELL: '/bin/sh',
           PORT: '0',
           HOST: '127.0.0.1',
           LOYALTY_DATA_DIR: dataDir,
