@@ -200,10 +200,20 @@ describe('startEmbeddedPostgres', () => {
       await symlink('/bin/true', path.join(bin, 'postgres'));
       // It belongs to the user PostgreSQL runs as (`postgres` when the tests run as root), as a real one would.
       const owner = (await stat(dataDir)).uid;
-      const holder = spawn('sh', ['-c', '"$1" & echo $!; exec sleep 60', 'sh', path.join(bin, 'postgres')], {
-        uid: owner,
-        gid: (await stat(dataDir)).gid,
-      });
+      // Perl (in every Debian, perl-base is essential) forks and never waits. A shell is no such parent: dash
+      // may reap a finished background job before its `exec sleep`, and the zombie is gone before it is read.
+      const holder = spawn(
+        'perl',
+        [
+          '-e',
+          '$| = 1; my $p = fork // die; exec { $ARGV[0] } "postgres" or exit 1 unless $p; print "$p\n"; sleep 60',
+          path.join(bin, 'postgres'),
+        ],
+        {
+          uid: owner,
+          gid: (await stat(dataDir)).gid,
+        },
+      );
       try {
         const zombie = Number((await once(holder.stdout, 'data'))[0].toString().trim());
         for (let state = ''; state !== 'Z'; await new Promise((r) => setTimeout(r, 20)))
