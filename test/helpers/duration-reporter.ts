@@ -32,15 +32,15 @@ export default class DurationReporter implements Reporter {
           state: m.state(),
           // What failed and why, in one line each: `npm test` prints them last, where a CI log's tail shows them.
           failures: [
-            ...m.errors().map((e) => ({ test: '(file)', message: firstLine(e.message) })),
+            ...m.errors().map((e) => ({ test: '(file)', message: gist(e.message) })),
             ...tests
               .filter((t) => t.result().state === 'failed')
-              .map((t) => ({ test: t.fullName, message: firstLine(t.result().errors?.[0]?.message) })),
+              .map((t) => ({ test: t.fullName, message: gist(t.result().errors?.[0]?.message) })),
           ],
           // Passed on a retry (the serial project retries once): shown, so a flaky bound is seen and fixed.
           flaky: tests
             .filter((t) => t.diagnostic()?.flaky)
-            .map((t) => ({ test: t.fullName, message: firstLine(t.result().errors?.[0]?.message) })),
+            .map((t) => ({ test: t.fullName, message: gist(t.result().errors?.[0]?.message) })),
         };
       })
       .sort((a, b) => b.seconds - a.seconds);
@@ -77,8 +77,15 @@ export default class DurationReporter implements Reporter {
   }
 }
 
-function firstLine(message: string | undefined): string {
-  return (message ?? 'failed').split('\n')[0]!.slice(0, 300);
+/**
+ * A failure in one line: the message's first line, and its last when there are more. An assertion
+ * with a message of its own (`expect(code, output).toBe(0)`) puts that message first and the
+ * verdict (`expected 130 to be +0`) last: CI's log must show both.
+ */
+export function gist(message: string | undefined): string {
+  const lines = (message ?? 'failed').split('\n').filter((line) => line.trim());
+  const first = (lines[0] ?? 'failed').slice(0, 300);
+  return lines.length > 1 ? `${first} … ${lines.at(-1)!.trim().slice(0, 300)}` : first;
 }
 
 function round(n: number) {
