@@ -432,4 +432,45 @@ describe('a claim under a request that runs longer than the lock', () => {
       await db.drop();
     }
   });
+  it('frees a key claimed after its request was answered (the request timed out while the claim waited): a retry runs', async () => {
+    const db = await createTestDatabase();
+    try {
+      const { server, runs } = await slowServer(db, 50, 400);
+      const key = 'slow-claim';
+      const scope = scopeHash({ tokenHash: 'slow-token', method: 'POST', path: '/slow', key });
+      const request = { method: 'POST', url: '/slow', headers: { 'idempotency-key': key }, payload: { a: 1 } } as const;
+      // An uncommitted row of the same key makes the claim's INSERT wait past the 0.4 s timeout (hapi
+      // answers 503 and runs no handler); the rollback at 1 s then lets the claim through.
+      let holding!: () => void;
+      const held = new Promise<void>((resolve) => (holding = resolve));
+      const blocker = db.sql
+        .begin(async (tx) => {
+          await tx`INSERT INTO idempotency_keys (scope_hash, request_hash, state, locked_until, expires_at)
+                   VALUES (${scope}, ${requestHash({ a: 1 }, '')}, 'in_progress', now() + interval '1 hour', now() + interval '1 day')`;
+          holding();
+          await new Promise((r) => setTimeout(r, 1000));
+          throw new Error('rolled back');
+        })
+        .catch(() => {});
+      await held;
+      const first = await server.inject(request);
+      expect(first.statusCode).toBe(503);
+      await blocker;
+      await new Promise((r) => setTimeout(r, 200)); // the claim lands, after the 503
+      expect(runs.count).toBe(0);
+      // Before the fix the claim was kept alive by its heartbeat with no handler to end it: 409 for as long as the process lived.
+      const answers: number[] = [];
+      let retry = await server.inject(request);
+      for (const deadline = Date.now() + 5_000; retry.statusCode !== 201 && Date.now() < deadline; ) {
+        answers.push(retry.statusCode);
+        await new Promise((r) => setTimeout(r, 100));
+        retry = await server.inject(request);
+      }
+      expect(retry.statusCode, `answers before: ${answers.join(', ')}`).toBe(201);
+      expect(JSON.parse(retry.payload)).toEqual({ run: 1 });
+      expect(runs.count).toBe(1);
+    } finally {
+      await db.drop();
+    }
+  });
 });

@@ -136,6 +136,12 @@ export const idempotencyPlugin: Plugin<IdempotencyOptions> = {
       });
       switch (outcome.kind) {
         case 'claimed': {
+          // Answered while the claim was taken (hapi's request timeout, or the client went away): onPreResponse
+          // has been and gone and no handler will run, so nothing would ever settle it. Free it for the retry.
+          if (request.response !== null || !request.active()) {
+            await releaseIdempotencyKey(sql, scope);
+            return h.continue;
+          }
           const heartbeat = keepClaimAlive(sql, scope, outcome.claimedAt, lockSeconds, heartbeatMs);
           let resolveEnded!: (outcome: HandlerEnd) => void;
           const ended = new Promise<HandlerEnd>((resolve) => (resolveEnded = resolve));
