@@ -299,10 +299,11 @@ export const ORGANIZATION_TABLES: string[] = STEPS.map((s) => s.table).filter((t
 export async function deleteOrganizationData(tx: Tx, organizationIds: string[], removal: Removal): Promise<void> {
   const ids = [...new Set(organizationIds)].sort();
   if (!ids.length) return;
-  for (const id of ids) await tx`SELECT pg_advisory_xact_lock(hashtext(${organizationDataLockKey(id)}))`;
+  await tx`SELECT pg_advisory_xact_lock(hashtext(k)) FROM unnest(${ids.map(organizationDataLockKey)}::text[]) AS k`;
   for (const step of STEPS) if (step.removal === 'data' || removal === 'everything') await step.run(tx, ids);
 }
 
+/** Taken in sorted order by every holder, in one statement (unnest keeps the array's order), so two removals never deadlock. */
 const organizationDataLockKey = (id: string) => `loyalty_organization_data:${id}`;
 
 /**
@@ -314,7 +315,9 @@ const organizationDataLockKey = (id: string) => `loyalty_organization_data:${id}
  */
 export async function holdOffOrganizationRemoval(tx: Tx, organizationIds: string[]): Promise<void> {
   const ids = [...new Set(organizationIds)].sort();
-  for (const id of ids) await tx`SELECT pg_advisory_xact_lock_shared(hashtext(${organizationDataLockKey(id)}))`;
+  if (!ids.length) return;
+  // One statement for the batch: unnest yields the keys in the array's (sorted) order.
+  await tx`SELECT pg_advisory_xact_lock_shared(hashtext(k)) FROM unnest(${ids.map(organizationDataLockKey)}::text[]) AS k`;
 }
 
 /**
