@@ -35,6 +35,7 @@ export async function openDatabase(config: Config, { seed = true } = {}): Promis
   try {
     if (!embedded) await waitForDatabase(sql, url, config.dbWaitSeconds);
     if (!embedded) await requireSupportedVersion(sql, url);
+    await requireUtf8(sql, url, embedded && config.dataDir);
     if (embedded && !config.secretKey)
       config = { ...config, secretKey: await dataDirSecret(config.dataDir, 'loyalty-secret-key') };
     await migrate(sql, url);
@@ -82,6 +83,26 @@ export async function requireSupportedVersion(sql: Sql, url: string): Promise<nu
     );
   }
   return major;
+}
+
+/**
+ * A database whose encoding is not UTF8 stops the start with one line, before any migration runs:
+ * they would fail midway ("conversion between UTF8 and SQL_ASCII is not supported"). An embedded
+ * one is SQL_ASCII when an older server first started it with no UTF-8 locale set (initdb took C).
+ */
+export async function requireUtf8(sql: Sql, url: string, embeddedDir?: string): Promise<void> {
+  const { encoding } = firstRow(
+    await sql<{ encoding: string }[]>`SELECT current_setting('server_encoding') AS encoding`,
+    'the database encoding',
+  );
+  if (encoding === 'UTF8') return;
+  throw new StartupError(
+    embeddedDir
+      ? `The embedded PostgreSQL in ${embeddedDir} was created with encoding ${encoding} (a first start with no UTF-8 ` +
+          'locale set): the server needs UTF8. Move that directory aside and start again: a new one is created as UTF-8.'
+      : `The database at ${whereIs(url)} has encoding ${encoding}: the server needs UTF8 ` +
+          "(CREATE DATABASE … ENCODING 'UTF8' TEMPLATE template0, and point DATABASE_URL at it).",
+  );
 }
 
 /**
