@@ -190,6 +190,11 @@ export class Output {
     this.width = tableWidth(this.stdout, env);
   }
 
+  /** The flag that made the output JSON, as messages name it: `--jq` or `--json`. */
+  get jsonFlag(): '--jq' | '--json' {
+    return this.#jq ? '--jq' : '--json';
+  }
+
   /**
    * The text of a JSON value, newline included: pretty (2 spaces) or one line; with --jq, the
    * filter's results instead, one per line (none: ''). The one door every JSON output goes through.

@@ -109,6 +109,8 @@ describe('loyalty sandbox create', () => {
     expect([badTtl.code, badTtl.stderr]).toEqual([2, expect.stringMatching(/--ttl must be .*30m.*got "1w"/)]);
     const both = await runCli(['sandbox', 'create', '--json', '--env'], { env });
     expect([both.code, both.stderr]).toEqual([2, expect.stringMatching(/--json or --env/)]);
+    const jq = await runCli(['sandbox', 'create', '--jq', '.client_id', '--env'], { env });
+    expect([jq.code, jq.stderr]).toEqual([2, expect.stringMatching(/Pass --jq or --env, not both/)]);
     const flag = await runCli(['sandbox', 'create', '--operator-token', 'x'], { env });
     expect([flag.code, flag.stderr]).toEqual([2, expect.stringMatching(/LOYALTY_SANDBOX_OPERATOR_TOKEN/)]);
     expect(creates()).toEqual([]);

@@ -59,7 +59,7 @@ async function withCredentialHints<T>(ctx: Context, run: () => Promise<T>): Prom
 }
 
 export async function createSandboxOrganization(ctx: Context, options: CreateOptions): Promise<void> {
-  if (options.env && ctx.output.json) throw usageError('Pass --json or --env, not both.');
+  if (options.env && ctx.output.json) throw usageError(`Pass ${ctx.output.jsonFlag} or --env, not both.`);
   if (options.ttl !== undefined && !DURATION.test(options.ttl))
     throw usageError(`--ttl must be a duration such as 30m, 1h or 2d, at most 7d (got "${options.ttl}").`);
   const body = {
