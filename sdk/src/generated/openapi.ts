@@ -1602,8 +1602,8 @@ export interface paths {
          *     caller's organizations: the token's organizations, or only the one named by `organization_id`
          *     (one of the token's; another is a `404`). Their rows are deleted from every table (members,
          *     passes, tags, events, webhook subscriptions and deliveries, voucher jobs, webshop orders,
-         *     idempotency keys, counters, their sandbox clock), their queued background jobs removed, the tokens
-         *     of their clients revoked, and their records loaded again from the server's fixture file
+         *     idempotency keys, counters, the request log, their sandbox clock), their queued background
+         *     jobs removed, the tokens of their clients revoked, and their records loaded again from the server's fixture file
          *     (`LOYALTY_FIXTURES`; an organization the file does not name, such as a throwaway one, stays
          *     empty of data but keeps its clients). Other organizations are neither changed nor blocked.
          *     `took_ms` says how long it took, `organization_ids` which organizations were reset.

@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPortUrl } from '#test-helpers/closed-port.js';
 import { createTestServer, type TestServer } from '#test-helpers/server.js';
 import { until } from '#test-helpers/until.js';
+import { demoFixturesPath } from '../../config.js';
 import { createPool } from '../../db/pool.js';
 import { deleteOrganizationData } from '../platform/organization-data.js';
+import { resetOrganizations, resetSandbox } from '../sandbox/sandbox-reset.js';
 import { createRequestLogBuffer, REQUEST_LOGS_CHANNEL, type RequestLogRow } from './request-log-buffer.js';
 
 // Issue 29 item 4: the request log is written off the request's path, in batches, bounded.
@@ -141,5 +143,31 @@ describe('the request log buffer', () => {
     } finally {
       await off.db.drop();
     }
+  });
+  // Last in the file: the resets empty this file's database.
+  it("leaves out another process's waiting entries of requests answered before a sandbox reset, of one organization or the whole server", async () => {
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const requestIds = async () =>
+      (
+        await t.db.sql<{ request_id: string }[]>`
+        SELECT request_id FROM request_logs WHERE request_id LIKE 'reset-%' ORDER BY request_id`
+      ).map((r) => r.request_id);
+    // The buffer of another API process: the reset's own process writes its waiting rows first, this one cannot.
+    const other = createRequestLogBuffer(t.db.sql, { intervalMs: 60_000 });
+    other.add({ ...row(0, 'org-globex'), request_id: 'reset-1-globex-before' });
+    other.add({ ...row(0, 'org-acme'), request_id: 'reset-1-acme-before' });
+    await sleep(20);
+    await resetOrganizations(t.db.sql, 'none', ['org-globex']);
+    await sleep(20);
+    other.add({ ...row(1, 'org-globex'), request_id: 'reset-2-globex-after' });
+    await other.flush();
+    // Globex's entry from before its reset is left out; acme was not reset, and its entry stays.
+    expect(await requestIds()).toEqual(['reset-1-acme-before', 'reset-2-globex-after']);
+
+    other.add({ ...row(2, 'org-acme'), request_id: 'reset-3-acme-before' });
+    await sleep(20);
+    await resetSandbox(t.db.sql, demoFixturesPath); // every table emptied, the organizations loaded again
+    await other.flush();
+    expect(await requestIds()).toEqual([]);
   });
 });

@@ -81,8 +81,11 @@ export function createRequestLogBuffer(sql: Sql, options: RequestLogBufferOption
           duration_ms integer, request_id text, client_id text, error_code text)) WITH ORDINALITY
           AS r(organization_id, created_at, method, route, status, duration_ms, request_id, client_id, error_code, n)
         -- Not for an organization removed meanwhile (deleted, or expired and removed by retention,
-        -- maybe by another process): its rows would outlive it.
-        WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = r.organization_id)
+        -- maybe by another process): its rows would outlive it. Nor of a request answered before
+        -- the organization's last sandbox reset began (another process's reset: migration 0048).
+        WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = r.organization_id
+                        AND (o.request_log_since IS NULL
+                             OR r.created_at + make_interval(secs => r.duration_ms / 1000.0) >= o.request_log_since))
         ORDER BY r.n -- ids in the order the requests finished: the log's cursor order
         RETURNING organization_id)
       SELECT pg_notify(${REQUEST_LOGS_CHANNEL}, organization_id) FROM (SELECT DISTINCT organization_id FROM added) o`;
