@@ -9275,10 +9275,10 @@ export interface operations {
                  */
                 status?: string;
                 /**
-                 * @description The request's HTTP method.
+                 * @description The request's HTTP method (`HEAD` for a HEAD request, which the server answers as the GET).
                  * @example POST
                  */
-                method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                method?: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
                 /**
                  * @description A route template (`/members/{uuid}`) or a prefix of one by whole segments (`/members`).
                  * @example /members

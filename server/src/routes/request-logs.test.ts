@@ -145,6 +145,24 @@ describe('GET /request-logs', () => {
     expect(await ids(`since=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}`)).toHaveLength(3);
   });
 
+  it('logs a HEAD request as HEAD, and method=HEAD finds it', async () => {
+    const p = `${run}-head`;
+    // server.inject: a HEAD answer has no body for the contract check to read.
+    const head = await t.server.inject({
+      method: 'HEAD',
+      url: '/tags?brand_id=brand-acme',
+      headers: { ...admin, 'x-request-id': `${p}1` },
+    });
+    expect(head.statusCode).toBe(200);
+    await call('GET', '/tags?brand_id=brand-acme', admin, `${p}2`);
+    await logged([`${p}1`, `${p}2`]);
+    const { status, body } = await get('limit=100&method=HEAD');
+    expect(status).toBe(200);
+    expect(body.data.filter((e) => e.request_id.startsWith(p)).map((e) => [e.request_id, e.method])).toEqual([
+      [`${p}1`, 'HEAD'],
+    ]);
+  });
+
   it('pages back by cursor, newest first, and follows with after (oldest first), a long poll woken by a request', async () => {
     const p = `${run}-p`;
     for (let i = 1; i <= 3; i++) await call('GET', '/tags?brand_id=brand-acme', admin, `${p}${i}`);

@@ -23,6 +23,11 @@ describe('logs filters', () => {
     expect(logQueryOf({ status: '404' })).toEqual({ status: '404' });
   });
 
+  it('takes every method the request log records, HEAD included, in any case', () => {
+    for (const method of ['get', 'HEAD', 'head', 'Post', 'PUT', 'patch', 'DELETE'])
+      expect(logQueryOf({ method }).method).toBe(method.toUpperCase());
+  });
+
   it('reads durations and ISO date-times for --since', () => {
     expect(sinceOf('30s', now)).toBe('2026-11-28T09:59:30.000Z');
     expect(sinceOf('2h', now)).toBe('2026-11-28T08:00:00.000Z');

@@ -1,5 +1,6 @@
 // The filters of `loyalty logs tail` and `logs list`, checked here so that a mistake is a usage
 // error naming the flag (exit 2) before any request; the server checks them again (422).
+import type { paths } from '@loyalty/sdk';
 import { usageError } from '../../errors.js';
 
 export interface LogFilterOptions {
@@ -11,16 +12,17 @@ export interface LogFilterOptions {
   organization?: string;
 }
 
-export type LogQuery = {
-  status?: string;
-  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  path?: string;
-  request_id?: string;
-  since?: string;
-  organization_id?: string;
-};
+/** The filters of GET /request-logs, as openapi.yaml defines them. */
+export type LogQuery = Pick<
+  NonNullable<paths['/request-logs']['get']['parameters']['query']>,
+  'status' | 'method' | 'path' | 'request_id' | 'since' | 'organization_id'
+>;
 
-const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+type Method = NonNullable<LogQuery['method']>;
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const satisfies readonly Method[];
+// Every method the document allows is accepted here (a compile error otherwise).
+const everyMethod: [Exclude<Method, (typeof METHODS)[number]>] extends [never] ? true : never = true;
+void everyMethod;
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** `10m`, `2h`, `1d`, `30s` before `now`, or an ISO date-time, as ISO. */
