@@ -291,8 +291,8 @@ describe('receiver faults: each attempt ends within the timeout, with the error 
     for (const url of [`${healthy}/ok`, `${faulty}/fast`, `${healthy}/ok`]) {
       const result = await attempt(c, url);
       expect(result, url).toMatchObject({ statusCode: 204, error: null });
-      expect(result.durationMs, url).toBeLessThan(200);
-      expect(result.waitedMs, url).toBeLessThan(200);
+      expect(result.durationMs, url).toBeLessThan(QUICK); // behind the stuck ones it would be TIMEOUT
+      expect(result.waitedMs, url).toBeLessThan(QUICK);
     }
 
     const results = await Promise.all(slow);
