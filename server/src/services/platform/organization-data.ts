@@ -297,14 +297,9 @@ export const ORGANIZATION_TABLES: string[] = STEPS.map((s) => s.table).filter((t
  * order), never with other organizations.
  */
 export async function deleteOrganizationData(tx: Tx, organizationIds: string[], removal: Removal): Promise<void> {
-  const ids = [...new Set(organizationIds)].sort();
-  if (!ids.length) return;
-  await tx`SELECT pg_advisory_xact_lock(hashtext(k)) FROM unnest(${ids.map(organizationDataLockKey)}::text[]) AS k`;
+  const ids = await lockOrganizationData(tx, organizationIds, 'exclusive');
   for (const step of STEPS) if (step.removal === 'data' || removal === 'everything') await step.run(tx, ids);
 }
-
-/** Taken in sorted order by every holder, in one statement (unnest keeps the array's order), so two removals never deadlock. */
-const organizationDataLockKey = (id: string) => `loyalty_organization_data:${id}`;
 
 /**
  * Waits for removals of these organizations' data under way, and holds one off until the caller's
@@ -314,10 +309,25 @@ const organizationDataLockKey = (id: string) => `loyalty_organization_data:${id}
  * by the check, one that comes later deletes what the writer committed).
  */
 export async function holdOffOrganizationRemoval(tx: Tx, organizationIds: string[]): Promise<void> {
+  await lockOrganizationData(tx, organizationIds, 'shared');
+}
+
+/**
+ * The advisory lock of each organization's data until the transaction ends, taken in id order by
+ * every holder and in one statement (unnest yields the array's order), so two removals never
+ * deadlock. Answers the ids, sorted and without repeats.
+ */
+async function lockOrganizationData(
+  tx: Tx,
+  organizationIds: string[],
+  mode: 'exclusive' | 'shared',
+): Promise<string[]> {
   const ids = [...new Set(organizationIds)].sort();
-  if (!ids.length) return;
-  // One statement for the batch: unnest yields the keys in the array's (sorted) order.
-  await tx`SELECT pg_advisory_xact_lock_shared(hashtext(k)) FROM unnest(${ids.map(organizationDataLockKey)}::text[]) AS k`;
+  if (!ids.length) return ids;
+  const keys = ids.map((id) => `loyalty_organization_data:${id}`);
+  if (mode === 'exclusive') await tx`SELECT pg_advisory_xact_lock(hashtext(k)) FROM unnest(${keys}::text[]) AS k`;
+  else await tx`SELECT pg_advisory_xact_lock_shared(hashtext(k)) FROM unnest(${keys}::text[]) AS k`;
+  return ids;
 }
 
 /**
