@@ -2,6 +2,7 @@ import { appOf } from '../context.js';
 import { respondInTransaction } from '../lib/respond.js';
 import { secretBoxOf } from '../lib/secret-box.js';
 import { principalOf } from '../plugins/auth.js';
+import { inRemovalTransaction } from '../services/platform/organization-data.js';
 import { listDeliveries, retryDelivery } from '../services/webhooks/deliveries-log.js';
 import {
   createSubscription,
@@ -43,7 +44,10 @@ export const webhookRoutes: RouteDef[] = [
     path: '/webhook-subscriptions/{id}',
     handler: async (request) => {
       const { sql } = appOf(request);
-      const data = await sql.begin((tx) => deleteSubscription(tx, principalOf(request), request.params.id as string));
+      // Run again when PostgreSQL ends it to break a deadlock with a lane recording a delivery.
+      const data = await inRemovalTransaction(sql, (tx) =>
+        deleteSubscription(tx, principalOf(request), request.params.id as string),
+      );
       return ok(data) satisfies Schemas['WebhookSubscriptionDeletedResponse'];
     },
   },

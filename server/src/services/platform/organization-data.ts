@@ -333,7 +333,10 @@ async function lockOrganizationData(
 /**
  * Runs `work` in a transaction of its own, again when PostgreSQL ended it to break a deadlock
  * (40P01): a delivery lane or voucher round of the same organization that held one of its rows
- * and wanted another the removal held (the worker runs on). At most 5 attempts.
+ * and wanted another the removal held (the worker runs on). At most 5 attempts. The one door for
+ * every removal: an organization's data, a sandbox reset, DELETE /webhook-subscriptions/{id}
+ * (a lane holds a delivery, then resets the subscription's failure count: the delete's order
+ * is the other way round).
  */
 export async function inRemovalTransaction<T>(sql: Sql, work: (tx: Tx) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {

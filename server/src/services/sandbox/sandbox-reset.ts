@@ -54,20 +54,9 @@ export const bumpGeneration = (sql: Sql) => sql`UPDATE sandbox_clock SET resets 
  */
 export async function resetSandbox(sql: Sql, fixtures: string): Promise<number> {
   const started = performance.now();
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await resetOnce(sql, fixtures);
-      return Math.round(performance.now() - started);
-    } catch (error) {
-      // A request that held one table and wanted another while the reset held that one: PostgreSQL
-      // ends one of the two (deadlock_detected); when it is the reset, it runs again.
-      if ((error as { code?: string }).code !== '40P01' || attempt >= 3) throw error;
-    }
-  }
-}
-
-async function resetOnce(sql: Sql, fixtures: string): Promise<void> {
-  await sql.begin(async (tx) => {
+  // A request that held one table and wanted another while the reset held that one: PostgreSQL
+  // ends one of the two (deadlock_detected); when it is the reset, it runs again.
+  await inRemovalTransaction(sql, async (tx) => {
     // One reset at a time (a second waits, then resets again).
     await tx`SELECT pg_advisory_xact_lock(hashtext('loyalty_sandbox_reset'))`;
     const tables = await tx<{ name: string }[]>`
@@ -82,6 +71,7 @@ async function resetOnce(sql: Sql, fixtures: string): Promise<void> {
     await loadFixtureFile(tx, fixtures);
     await markRequestLogReset(tx);
   });
+  return Math.round(performance.now() - started);
 }
 
 /**

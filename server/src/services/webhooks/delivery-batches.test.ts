@@ -52,7 +52,9 @@ useWebhookTestBed(
   },
 );
 
-const client = createWebhookClient({ timeoutMs: 2000, allowInsecure: true });
+// Long enough that no attempt to the receiver in this process fails on a loaded machine: a
+// failure would change the path a test follows (the receiver answers at once, or as told).
+const client = createWebhookClient({ timeoutMs: 10_000, allowInsecure: true });
 afterAll(() => client.close());
 afterEach(() => {
   received.length = 0;
@@ -65,7 +67,7 @@ const context = (overrides: Partial<DeliveryContext> = {}): DeliveryContext => (
   client,
   retryDelays: [60, 60, 60, 60, 60, 60, 60],
   secrets: createSecretBox({ key: TEST_SECRET_KEY }),
-  timeoutMs: 2000,
+  timeoutMs: 10_000,
   lanes: 2,
   ...overrides,
 });
@@ -178,19 +180,68 @@ describe('batched delivery lanes', () => {
 
   it('send fewer than MAX_HELD_CLAIMS once the subscription is deleted mid-batch', async () => {
     const { id } = await backlog(8 * CLAIM_BATCH_MAX);
-    let deletedAt = -1;
+    // The user's DELETE, answered before the 41st attempt is: its status (or its error) shows.
+    let deletion: unknown = 'not asked';
     answer = async (n) => {
       if (n === 40) {
-        await t.db.sql`DELETE FROM webhook_subscriptions WHERE id = ${id}`;
-        deletedAt = n;
+        const res = await t
+          .inject({ method: 'DELETE', url: `/webhook-subscriptions/${id}`, headers: await t.auth('acme-admin') })
+          .catch((error: unknown) => ({ statusCode: String(error), payload: '' }));
+        deletion = res.statusCode === 200 ? 'deleted' : `${res.statusCode} ${res.payload}`;
       }
       return false;
     };
     await drain(context(), id, 0);
-    expect(deletedAt).toBe(40);
-    const after = received.length - deletedAt - 1;
+    expect(deletion).toBe('deleted');
+    const after = received.length - 40 - 1;
     expect(after).toBeLessThan(MAX_HELD_CLAIMS);
     expect(received.length).toBeLessThan(8 * CLAIM_BATCH_MAX);
+    expect(await deliveries(id)).toEqual([]);
+  });
+
+  it('let DELETE /webhook-subscriptions/{id} through a deadlock with a lane that records a delivery meanwhile', async () => {
+    const { id } = await backlog(1);
+    // An attempt failed before, so recording a delivered one resets the subscription's count.
+    await t.db.sql`UPDATE webhook_subscriptions SET consecutive_failures = 1 WHERE id = ${id}`;
+    const [target] = await claimDueDeliveries(t.db.sql, id, 1, 60);
+    const lane = await t.db.sql.reserve();
+    try {
+      await lane`BEGIN`;
+      // The lane's transaction holds the delivery's row (recordAndClaim updates it first) ...
+      await lane`SELECT 1 FROM webhook_deliveries WHERE id = ${target!.id} FOR UPDATE`;
+      const deleting = t.inject({
+        method: 'DELETE',
+        url: `/webhook-subscriptions/${id}`,
+        headers: await t.auth('acme-admin'),
+      });
+      // ... the DELETE holds the subscription's row and waits for the delivery's (its cascade) ...
+      await until(
+        async () =>
+          (
+            await t.db.sql`SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock'`
+          )[0]!.n > 0,
+        10_000,
+      );
+      // ... and the lane's record wants the subscription's row to reset its count: PostgreSQL ends
+      // the one that waited first, the DELETE, after deadlock_timeout.
+      const sent = {
+        target: target!,
+        attempt: 1,
+        attemptedAt: new Date(),
+        result: { statusCode: 200, error: null, durationMs: 3, snippet: 'ok' },
+      };
+      const recorded = await recordAndClaim(lane, [sent], []).then(
+        () => 'recorded',
+        (error: { code?: string }) => error.code,
+      );
+      await (recorded === 'recorded' ? lane`COMMIT` : lane`ROLLBACK`);
+      const res = await deleting;
+      expect(res.statusCode, res.payload).toBe(200);
+    } finally {
+      lane.release();
+    }
+    expect(await t.db.sql`SELECT 1 FROM webhook_subscriptions WHERE id = ${id}`).toHaveLength(0);
     expect(await deliveries(id)).toEqual([]);
   });
 
