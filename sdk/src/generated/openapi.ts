@@ -1918,6 +1918,9 @@ export interface paths {
          *     which would turn a listener's loop into a busy one).
          *     `types` filters by a comma-separated list of event types. `limit` is 1 to 100 (default 50).
          *     `organization_id` is required when the token has access to more than one organization (`422`).
+         *     An event shows once every transaction that began before it has ended, on the whole database
+         *     server (so no event ever commits behind a cursor): a transaction held open elsewhere on the
+         *     same PostgreSQL delays the feed until it ends, and loses nothing.
          */
         get: operations["listEvents"];
         put?: never;
