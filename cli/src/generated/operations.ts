@@ -79,7 +79,7 @@ export const OPERATIONS: readonly Operation[] = [
   {"method":"POST","path":"/webhook-subscriptions/{id}/recover","operationId":"recoverWebhookDeliveries","fields":"body"},
   {"method":"POST","path":"/webhook-subscriptions/{id}/replay-missing","operationId":"replayMissingWebhookEvents","fields":"body"},
   {"method":"POST","path":"/events/{id}/resend","operationId":"resendEvent","fields":"body"},
-  {"method":"POST","path":"/webhook-subscriptions/{id}/test","operationId":"testWebhookSubscription","fields":"query"},
+  {"method":"POST","path":"/webhook-subscriptions/{id}/test","operationId":"testWebhookSubscription","fields":"body"},
   {"method":"GET","path":"/webhook-event-types","operationId":"listWebhookEventTypes","fields":"query"},
   {"method":"GET","path":"/sandbox/clock","operationId":"getSandboxClock","fields":"query"},
   {"method":"POST","path":"/sandbox/clock","operationId":"moveSandboxClock","fields":"body"},

@@ -1507,6 +1507,11 @@ export interface paths {
          *     attempt's outcome. Nothing else happens: no event is recorded, no delivery is logged or retried,
          *     the failure counters do not change, and a disabled subscription can be tested before it is
          *     enabled. The `200` says the test ran; `data.outcome` says how the receiver answered.
+         *
+         *     **Decision:** a body with a `sample` event also asks whether an event like it would be
+         *     delivered. `data.sample` answers by the rule the fan-out applies (the subscribed types, then
+         *     `filter`): `matches`, and `reason`, the first check it fails, or that it passed. The ping is
+         *     sent either way. `loyalty webhooks test <id> --event … --brand … --points …` shows it.
          */
         post: operations["testWebhookSubscription"];
         delete?: never;
@@ -3485,7 +3490,33 @@ export interface components {
                 error: string | null;
                 duration_ms: number;
                 response_snippet: string | null;
+                /** @description Only when the request gave a `sample`. */
+                sample?: {
+                    /** @description Whether an event like the sample would be delivered to this subscription. */
+                    matches: boolean;
+                    /** @description The first check the sample fails, or that it passed (e.g. `brand brand-acme is not in the filter (brand-outlet)`). */
+                    reason: string;
+                };
             };
+        };
+        WebhookTestRequest: {
+            sample?: components["schemas"]["WebhookSampleEvent"];
+        };
+        /**
+         * @description **Extension.** The attributes of an event that a subscription's types and `filter` look at.
+         *     One left out is taken to pass its check. A `null` `brand_id` is a webshop customer's, which a
+         *     `brand_ids` filter does not pass.
+         */
+        WebhookSampleEvent: {
+            type: components["schemas"]["EventType"];
+            brand_id?: string | null;
+            /** @description The `data.points` of a `points.changed`. */
+            points?: number;
+            /**
+             * @description The `data.type` of a `points.changed`.
+             * @enum {string}
+             */
+            points_type?: "earn" | "spend" | "reverse";
         };
         WebhookEventTypeListResponse: {
             message: string;
@@ -8515,7 +8546,21 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "sample": {
+                 *         "type": "points.changed",
+                 *         "brand_id": "brand-acme",
+                 *         "points": 50,
+                 *         "points_type": "earn"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookTestRequest"];
+            };
+        };
         responses: {
             /** @description The test attempt's outcome. */
             200: {

@@ -69,10 +69,13 @@ export const webhookLifecycleRoutes: RouteDef[] = [
     handler: async (request) => {
       const app = appOf(request);
       return ok(
-        await testSubscription(app.sql, principalOf(request), idOf(request), {
-          client: app.webhookClient(),
-          secrets: secretBoxOf(app.config),
-        }),
+        await testSubscription(
+          app.sql,
+          principalOf(request),
+          idOf(request),
+          { client: app.webhookClient(), secrets: secretBoxOf(app.config) },
+          payloadOf<Schemas['WebhookTestRequest']>(request).sample,
+        ),
       ) satisfies Schemas['WebhookTestResponse'];
     },
   },

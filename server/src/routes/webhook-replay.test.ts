@@ -29,13 +29,13 @@ type Sub = { id: string; filter: Record<string, unknown> | null; active: boolean
 async function call(method: string, url: string, payload?: object, client = 'acme-admin') {
   return t.inject({ method, url, headers: await t.auth(client), ...(payload ? { payload } : {}) });
 }
-async function subscribe(events: string[], filter?: object | null, client = 'acme-admin'): Promise<Sub> {
-  const res = await call(
-    'POST',
-    '/webhook-subscriptions',
-    { url: 'https://hooks.acme.test/x', events, filter },
-    client,
-  );
+async function subscribe(
+  events: string[],
+  filter?: object | null,
+  client = 'acme-admin',
+  url = 'https://hooks.acme.test/x',
+): Promise<Sub> {
+  const res = await call('POST', '/webhook-subscriptions', { url, events, filter }, client);
   expect(res.statusCode, res.payload).toBe(201);
   return (res.result as { data: Sub }).data;
 }
@@ -143,6 +143,101 @@ describe('subscription filter', () => {
     expect(await fanOutEvents(t.db.sql, ids)).toBe(4 + ids.length - 1);
     expect((await deliveredEvents(outlet.id)).sort()).toEqual([ids[0], ids[4], ids[5], ids[8]].sort());
     expect((await deliveredEvents(everything.id)).sort()).toEqual(ids.slice(0, 8).sort());
+  });
+});
+
+describe('POST /webhook-subscriptions/{id}/test with a sample', () => {
+  type Sample = { type: string; brand_id?: string | null; points?: number; points_type?: string };
+  type Verdict = { matches: boolean; reason: string };
+  // Nothing listens on port 9 (discard): the ping fails at once, and the test still answers 200.
+  const testOf = async (id: string, body?: object) => {
+    const res = await call('POST', `/webhook-subscriptions/${id}/test`, body);
+    return { status: res.statusCode, payload: res.payload, data: (res.result as { data?: { sample?: Verdict } }).data };
+  };
+  const eventOf = (sample: Sample): NewEvent =>
+    sample.type === 'points.changed'
+      ? points(sample.brand_id ?? OUTLET, sample.points_type ?? 'earn', sample.points ?? 50)
+      : sample.type === 'coupon.issued'
+        ? coupon(sample.brand_id ?? null)
+        : {
+            organizationId: 'org-acme',
+            type: 'member.created',
+            data: { member_id: crypto.randomUUID(), brand_id: sample.brand_id ?? OUTLET },
+          };
+
+  it("answers by the fan-out's rule: a sample matches exactly when the same event gets a delivery", async () => {
+    const sub = await subscribe(
+      ['points.changed', 'coupon.issued'],
+      { brand_ids: [OUTLET], points_min: 10, points_types: ['earn'] },
+      'acme-admin',
+      'http://127.0.0.1:9/x',
+    );
+    const cases: [Sample, string][] = [
+      [{ type: 'points.changed', brand_id: OUTLET, points: 10, points_type: 'earn' }, 'passes the filter'],
+      [
+        { type: 'points.changed', brand_id: 'brand-acme', points: 50, points_type: 'earn' },
+        `brand brand-acme is not in the filter (${OUTLET})`,
+      ],
+      [
+        { type: 'points.changed', brand_id: OUTLET, points: 9, points_type: 'earn' },
+        "9 points is under the filter's minimum of 10",
+      ],
+      [
+        { type: 'points.changed', brand_id: OUTLET, points: 50, points_type: 'spend' },
+        'type spend is not in the filter (earn)',
+      ],
+      [{ type: 'coupon.issued', brand_id: OUTLET }, 'passes the filter'],
+      [{ type: 'coupon.issued', brand_id: null }, `brand none is not in the filter (${OUTLET})`],
+      [
+        { type: 'member.created', brand_id: OUTLET },
+        'member.created is not one of the subscribed events (points.changed, coupon.issued)',
+      ],
+    ];
+    for (const [sample, reason] of cases) {
+      const { status, payload, data } = await testOf(sub.id, { sample });
+      expect(status, payload).toBe(200);
+      expect(data?.sample?.reason, JSON.stringify(sample)).toBe(reason);
+      // The same event, recorded and fanned out: delivered exactly when the sample matched.
+      const [id] = await record([eventOf(sample)]);
+      await fanOutEvents(t.db.sql, [id!]);
+      expect((await deliveredEvents(sub.id)).includes(id!), JSON.stringify(sample)).toBe(data?.sample?.matches);
+    }
+  });
+
+  it('passes a check whose attribute the sample leaves out, and says so; no sample, no verdict', async () => {
+    const sub = await subscribe(
+      ['points.changed'],
+      { brand_ids: [OUTLET], points_min: 10, points_types: ['earn'] },
+      'acme-admin',
+      'http://127.0.0.1:9/x',
+    );
+    expect((await testOf(sub.id, { sample: { type: 'points.changed', brand_id: OUTLET } })).data?.sample).toEqual({
+      matches: true,
+      reason: 'passes the filter (points, points_type not given: not checked)',
+    });
+    expect((await testOf(sub.id, { sample: { type: 'points.changed' } })).data?.sample?.reason).toBe(
+      'passes the filter (brand_id, points, points_type not given: not checked)',
+    );
+    const plain = await subscribe(['coupon.issued'], null, 'acme-admin', 'http://127.0.0.1:9/x');
+    expect(
+      (await testOf(plain.id, { sample: { type: 'coupon.issued', brand_id: 'brand-acme' } })).data?.sample,
+    ).toEqual({ matches: true, reason: 'no filter' });
+    const bare = await testOf(plain.id);
+    expect(bare.status).toBe(200);
+    expect(bare.data).not.toHaveProperty('sample');
+  });
+
+  it.each([
+    [{ sample: { type: 'points.gifted' } }, 'sample.type'],
+    [{ sample: { brand_id: OUTLET } }, 'sample.type'],
+    [{ sample: { type: 'points.changed', points: -1 } }, 'sample.points'],
+    [{ sample: { type: 'points.changed', points_type: 'gift' } }, 'sample.points_type'],
+    [{ sample: { type: 'coupon.issued', colour: 'red' } }, 'sample.colour'],
+  ])('refuses %j with a 422 naming %s', async (body, field) => {
+    const sub = await subscribe(['points.changed'], null, 'acme-admin', 'http://127.0.0.1:9/x');
+    const { status, payload } = await testOf(sub.id, body);
+    expect(status, payload).toBe(422);
+    expect(payload).toContain(field);
   });
 });
 

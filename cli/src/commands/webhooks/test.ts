@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { contextOf } from '../../context.js';
 import { examples } from '../../help.js';
+import { usageError } from '../../errors.js';
 import { brandFlagsOf, collect } from '../options.js';
 
 type SampleFlags = { event?: string; points?: string; pointsType?: string[] };
@@ -10,7 +11,7 @@ export function webhooksTestCommand(): Command {
     new Command('test')
       .description("Send a signed ping event to a subscription's URL now and show how it answered")
       .argument('<id>', 'subscription id')
-      .option('--event <type>', 'a sample event of this type: would the subscription deliver it?')
+      .option('--event <type>', 'a sample event of this type: would the subscription deliver it? (the server decides)')
       // Listed for the help; the root's --brand takes the words (brandFlagsOf reads them).
       .option('--brand <id>', "the sample event's brand")
       .option('--points <n>', "the sample points.changed event's amount")
@@ -32,7 +33,10 @@ export function webhooksTestCommand(): Command {
       )
       .action(async (id: string, options: SampleFlags, command: Command) => {
         const { sampleFromFlags } = await import('../../services/webhooks/subscription-filter.js');
-        const sample = sampleFromFlags({ ...options, brand: brandFlagsOf(command) });
+        const { parseEvents } = await import('../../services/webhooks/webhooks.js');
+        const [event, ...more] = options.event === undefined ? [] : parseEvents([options.event]);
+        if (more.length) throw usageError('A sample event has one type: give --event once, with one type.');
+        const sample = sampleFromFlags({ ...options, event, brand: brandFlagsOf(command) });
         await (await import('../../services/webhooks/webhook-lifecycle.js')).testSubscription(
           await contextOf(command),
           id,

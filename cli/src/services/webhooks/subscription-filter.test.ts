@@ -2,7 +2,7 @@ import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { API, loggedInEnv, fakeApiServer } from '#test-helpers/cli-unit/fake-api.js';
 import { runCli, tempConfigHome } from '#test-helpers/cli-unit/run-cli.js';
-import { filterFromFlags, sampleMatches } from './subscription-filter.js';
+import { filterFromFlags } from './subscription-filter.js';
 
 const server = fakeApiServer();
 
@@ -39,24 +39,6 @@ describe('filterFromFlags', () => {
       /^--points-type must be earn, spend or reverse \(got gift\)/,
     );
     expect(() => filterFromFlags({ clearFilter: true, brand: ['a'] })).toThrow(/--clear-filter cannot be combined/);
-  });
-});
-
-describe('sampleMatches', () => {
-  const sub = {
-    events: ['points.changed', 'coupon.issued'],
-    filter: { brand_ids: ['a'], points_min: 10, points_types: ['earn' as const] },
-  };
-  it.each([
-    [{ type: 'points.changed', brand_id: 'a', points: 10, points_type: 'earn' as const }, true],
-    [{ type: 'points.changed', brand_id: 'b', points: 10, points_type: 'earn' as const }, false],
-    [{ type: 'points.changed', brand_id: 'a', points: 9 }, false],
-    [{ type: 'points.changed', brand_id: 'a', points_type: 'spend' as const }, false],
-    [{ type: 'coupon.issued', brand_id: 'a', points: 1 }, true], // points_* look at points.changed only
-    [{ type: 'coupon.issued', brand_id: null }, false], // no brand does not pass a brand filter
-    [{ type: 'member.created', brand_id: 'a' }, false], // not subscribed
-  ])('%j → %s', (sample, matches) => {
-    expect(sampleMatches(sub, sample).matches).toBe(matches);
   });
 });
 
@@ -126,13 +108,14 @@ describe('loyalty webhooks: filters, replay-missing, events resend', { timeout: 
     expect(bodies).toEqual([{ filter: { brand_ids: ['brand-acme'] } }, { filter: null }]);
   });
 
-  it('test --event --brand says whether the sample would be delivered', async () => {
+  it("test --event --brand sends the sample and shows the server's verdict; no flags, no sample", async () => {
+    const bodies: unknown[] = [];
     server.use(
-      http.get(`${API}/webhook-subscriptions/${ID}`, () =>
-        HttpResponse.json({ message: 'ok', data: { ...subscription, filter: { brand_ids: ['brand-acme'] } } }),
-      ),
-      http.post(`${API}/webhook-subscriptions/${ID}/test`, () =>
-        HttpResponse.json({
+      http.post(`${API}/webhook-subscriptions/${ID}/test`, async ({ request }) => {
+        const text = await request.text();
+        const body = text ? (JSON.parse(text) as { sample?: object }) : undefined;
+        bodies.push(body);
+        return HttpResponse.json({
           message: 'ok',
           data: {
             event_id: crypto.randomUUID(),
@@ -141,9 +124,12 @@ describe('loyalty webhooks: filters, replay-missing, events resend', { timeout: 
             error: null,
             duration_ms: 3,
             response_snippet: null,
+            ...(body?.sample
+              ? { sample: { matches: false, reason: 'brand brand-outlet is not in the filter (brand-acme)' } }
+              : {}),
           },
-        }),
-      ),
+        });
+      }),
     );
     const env = loggedInEnv(await tempConfigHome());
     const other = await runCli(['webhooks', 'test', ID, '--event', 'coupon.issued', '--brand', 'brand-outlet'], {
@@ -154,10 +140,25 @@ describe('loyalty webhooks: filters, replay-missing, events resend', { timeout: 
       'A coupon.issued of brand brand-outlet would not be delivered: brand brand-outlet is not in the filter (brand-acme).',
     );
     const json = await runCli(['webhooks', 'test', ID, '--points', '50', '--brand', 'brand-acme', '--json'], { env });
-    expect(JSON.parse(json.stdout).sample).toMatchObject({
-      event: { type: 'points.changed', brand_id: 'brand-acme', points: 50 },
-      matches: true,
+    expect(JSON.parse(json.stdout).sample).toEqual({
+      matches: false,
+      reason: 'brand brand-outlet is not in the filter (brand-acme)',
     });
+    const plain = await runCli(['webhooks', 'test', ID], { env });
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stderr).not.toContain('would');
+    expect(bodies).toEqual([
+      { sample: { type: 'coupon.issued', brand_id: 'brand-outlet' } },
+      { sample: { type: 'points.changed', brand_id: 'brand-acme', points: 50 } },
+      undefined,
+    ]);
+  });
+
+  it('test --event with an unknown type is a usage error naming the closest, before any call', async () => {
+    const env = loggedInEnv(await tempConfigHome());
+    const res = await runCli(['webhooks', 'test', ID, '--event', 'coupon.isued'], { env });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('coupon.issued');
   });
 
   it('replay-missing sends the window; events resend sends the subscription', async () => {

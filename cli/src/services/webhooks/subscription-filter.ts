@@ -1,6 +1,5 @@
-// A subscription's `filter` (issue 29): built from the flags of `webhooks create|update`, shown,
-// and checked against a sample event for `webhooks test`, by the server's rule
-// (server/src/services/webhooks/subscription-filter.ts).
+// A subscription's `filter` (issue 29): built from the flags of `webhooks create|update` and
+// shown; the sample event of `webhooks test`, built from its flags (the server applies the rule).
 import type { components } from '@loyalty/sdk';
 import { usageError } from '../../errors.js';
 
@@ -69,11 +68,16 @@ export function describeFilter(filter: Filter | null | undefined): string {
   return parts.join('; ');
 }
 
-/** A sample event as `webhooks test` describes it with its flags. */
-export type SampleEvent = { type: string; brand_id?: string | null; points?: number; points_type?: PointsType };
+/**
+ * A sample event as `webhooks test` describes it with its flags; the server says whether the
+ * subscription would deliver one like it (POST /webhook-subscriptions/{id}/test, `sample`).
+ */
+export type SampleEvent = components['schemas']['WebhookSampleEvent'];
+type EventType = SampleEvent['type'];
 
 export function sampleFromFlags(flags: {
-  event?: string;
+  /** Checked by the caller: one of the event types. */
+  event?: EventType;
   brand?: string[];
   points?: string;
   pointsType?: string[];
@@ -85,7 +89,7 @@ export function sampleFromFlags(flags: {
   const types = pointsTypes('--points-type', flags.pointsType);
   if (types && types.length > 1) throw usageError('A sample event has one points type: give --points-type once.');
   const points = amount('--points', flags.points);
-  const type = flags.event ?? (points !== undefined || types ? 'points.changed' : undefined);
+  const type: EventType | undefined = flags.event ?? (points !== undefined || types ? 'points.changed' : undefined);
   if (type === undefined)
     throw usageError(
       'Give --event <type> to describe the sample event.',
@@ -96,48 +100,5 @@ export function sampleFromFlags(flags: {
     ...(brands[0] !== undefined ? { brand_id: brands[0] } : {}),
     ...(points !== undefined ? { points } : {}),
     ...(types?.[0] !== undefined ? { points_type: types[0] } : {}),
-  };
-}
-
-/**
- * Would the subscription deliver the sample? The server's rule: the type must be subscribed; an
- * event that names a brand passes `brand_ids` when it is one of them (an event about no brand
- * passes); `points.changed` must reach `points_min` and be of one of `points_types`. A sample
- * that leaves out an attribute the filter checks is taken to pass it.
- */
-export function sampleMatches(
-  subscription: { events: readonly string[]; filter?: Filter | null },
-  sample: SampleEvent,
-): { matches: boolean; reason: string } {
-  const filter = subscription.filter ?? {};
-  if (!subscription.events.includes(sample.type))
-    return {
-      matches: false,
-      reason: `${sample.type} is not one of the subscribed events (${subscription.events.join(', ')})`,
-    };
-  if (
-    filter.brand_ids &&
-    sample.brand_id !== undefined &&
-    (sample.brand_id === null || !filter.brand_ids.includes(sample.brand_id))
-  )
-    return {
-      matches: false,
-      reason: `brand ${sample.brand_id ?? 'none'} is not in the filter (${filter.brand_ids.join(', ')})`,
-    };
-  if (sample.type === 'points.changed') {
-    if (filter.points_min !== undefined && sample.points !== undefined && sample.points < filter.points_min)
-      return {
-        matches: false,
-        reason: `${sample.points} points is under the filter's minimum of ${filter.points_min}`,
-      };
-    if (filter.points_types && sample.points_type !== undefined && !filter.points_types.includes(sample.points_type))
-      return {
-        matches: false,
-        reason: `type ${sample.points_type} is not in the filter (${filter.points_types.join(', ')})`,
-      };
-  }
-  return {
-    matches: true,
-    reason: subscription.filter ? `passes the filter (${describeFilter(subscription.filter)})` : 'no filter',
   };
 }

@@ -5,13 +5,7 @@ import type { Context } from '../../context.js';
 import { CliError, usageError } from '../../errors.js';
 import { call } from '../common/api.js';
 import { parseEvents } from './webhooks.js';
-import {
-  describeFilter,
-  type FilterFlags,
-  filterFromFlags,
-  type SampleEvent,
-  sampleMatches,
-} from './subscription-filter.js';
+import { describeFilter, type FilterFlags, filterFromFlags, type SampleEvent } from './subscription-filter.js';
 import { callWithUrl } from './url-refusal.js';
 
 type Subscription = components['schemas']['WebhookSubscription'];
@@ -127,17 +121,20 @@ export async function recoverDeliveries(
  * `--points-type`) whether the subscription's types and filter would let it through.
  */
 export async function testSubscription(ctx: Context, id: string, sample?: SampleEvent): Promise<void> {
-  const match = sample ? await matchOfSample(ctx, id, sample) : undefined;
   const { data } = await call(ctx, (api, signal) =>
-    api.POST('/webhook-subscriptions/{id}/test', { params: { path: { id } }, signal }),
+    api.POST('/webhook-subscriptions/{id}/test', {
+      params: { path: { id } },
+      ...(sample ? { body: { sample } } : {}),
+      signal,
+    }),
   );
   const answer = data.status_code === null ? (data.error ?? 'no answer') : `HTTP ${data.status_code}`;
   const detail = `${answer} in ${data.duration_ms} ms${data.response_snippet ? `: ${data.response_snippet}` : ''}`;
-  if (ctx.output.json) ctx.output.result(match ? { ...data, sample: match } : data, () => '');
-  else if (match) {
-    const what = `A ${describeSample(match.event)}`;
-    if (match.matches) ctx.output.success(`${what} would be delivered: ${match.reason}.`);
-    else ctx.output.warn(`${what} would not be delivered: ${match.reason}.`);
+  if (ctx.output.json) ctx.output.result(data, () => '');
+  else if (sample && data.sample) {
+    const what = `A ${describeSample(sample)}`;
+    if (data.sample.matches) ctx.output.success(`${what} would be delivered: ${data.sample.reason}.`);
+    else ctx.output.warn(`${what} would not be delivered: ${data.sample.reason}.`);
   }
   if (data.outcome === 'delivered') {
     ctx.output.success(`Ping ${data.event_id} delivered (${detail}).`);
@@ -146,13 +143,6 @@ export async function testSubscription(ctx: Context, id: string, sample?: Sample
   throw new CliError(`Ping ${data.event_id} failed (${detail}).`, {
     hint: 'Check the receiver with `loyalty webhooks test-receiver <url>`; nothing was retried or recorded.',
   });
-}
-
-async function matchOfSample(ctx: Context, id: string, sample: SampleEvent) {
-  const { data } = await call(ctx, (api, signal) =>
-    api.GET('/webhook-subscriptions/{id}', { params: { path: { id } }, signal }),
-  );
-  return { event: sample, ...sampleMatches(data, sample) };
 }
 
 const describeSample = (e: SampleEvent) =>

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import type { Schemas } from '../../lib/schemas.js';
+import { defined } from '../../lib/defined.js';
 import { invalidField } from '../platform/errors.js';
 
 export type SubscriptionFilter = Schemas['WebhookSubscriptionFilter'];
@@ -51,17 +52,83 @@ export async function filterToColumns(
   };
 }
 
-/**
- * SQL: does the event `e` pass the filter of the subscription `s` (aliases of `events` and
- * `webhook_subscriptions`)? The one rule of the fan-out and of replay-missing:
+/*
+ * The rule's checks, in SQL over the event `e` and the subscription `s` (aliases of `events` and
+ * `webhook_subscriptions`). Each is true, or false; `null` only for a sample that leaves out the
+ * attribute it reads (sampleVerdict), as a real event never does.
  * - brands: an event that names a brand (`data.brand_id`) passes when it is one of `brand_ids`; a
  *   `null` brand (a webshop's customer) does not; an event about no brand at all (the
  *   subscription's own events, `webhook_subscription.*`) always passes;
  * - points: only `points.changed` is checked: `data.points` ≥ `points_min` and `data.type` in
  *   `points_types`; every other type passes.
  */
-export const passesFilter = (db: Db) => db`
-  (s.filter_brand_ids IS NULL OR NOT (e.data ? 'brand_id') OR (e.data->>'brand_id') = ANY(s.filter_brand_ids))
-  AND (e.type <> 'points.changed' OR (
-    (s.filter_points_min IS NULL OR (e.data->>'points')::numeric >= s.filter_points_min)
-    AND (s.filter_points_types IS NULL OR (e.data->>'type') = ANY(s.filter_points_types))))`;
+const brandCheck = (db: Db) => db`
+  (s.filter_brand_ids IS NULL OR NOT (e.data ? 'brand_id') OR coalesce((e.data->>'brand_id') = ANY(s.filter_brand_ids), false))`;
+const pointsMinCheck = (db: Db) => db`
+  (e.type <> 'points.changed' OR s.filter_points_min IS NULL OR (e.data->>'points')::numeric >= s.filter_points_min)`;
+const pointsTypeCheck = (db: Db) => db`
+  (e.type <> 'points.changed' OR s.filter_points_types IS NULL OR (e.data->>'type') = ANY(s.filter_points_types))`;
+
+/** SQL: does the event `e` pass the filter of the subscription `s`? The one rule of the fan-out, replay-missing and a test's sample. */
+export const passesFilter = (db: Db) => db`${brandCheck(db)} AND ${pointsMinCheck(db)} AND ${pointsTypeCheck(db)}`;
+
+export type SampleEvent = Schemas['WebhookSampleEvent'];
+export type SampleVerdict = NonNullable<Schemas['WebhookTestResponse']['data']['sample']>;
+
+/**
+ * Would the subscription deliver an event like `sample`? Its type must be subscribed, then the
+ * filter's checks above, in SQL as the fan-out runs them; the reason names the first that fails.
+ * A check whose attribute the sample leaves out is passed (its value is null).
+ */
+export async function sampleVerdict(db: Db, subscriptionId: string, sample: SampleEvent): Promise<SampleVerdict> {
+  const data = {
+    ...(sample.brand_id !== undefined ? { brand_id: sample.brand_id } : {}),
+    ...(sample.points !== undefined ? { points: sample.points } : {}),
+    ...(sample.points_type !== undefined ? { type: sample.points_type } : {}),
+  };
+  // Three columns, not an array: postgres.js reads a NULL element of a boolean array as false.
+  const [row] = await db<
+    (FilterColumns & {
+      events: string[];
+      subscribed: boolean;
+      brand: boolean;
+      points_min: boolean | null;
+      points_type: boolean | null;
+    })[]
+  >`
+    SELECT s.events, e.type = ANY(s.events) AS subscribed, ${filterColumns(db)},
+           ${brandCheck(db)} AS brand, ${pointsMinCheck(db)} AS points_min, ${pointsTypeCheck(db)} AS points_type
+    FROM webhook_subscriptions s, (SELECT ${sample.type}::text AS type, ${db.json(data)}::jsonb AS data) e
+    WHERE s.id = ${subscriptionId}`;
+  const r = defined(row, 'the subscription');
+  if (!r.subscribed)
+    return { matches: false, reason: `${sample.type} is not one of the subscribed events (${r.events.join(', ')})` };
+  const { brand, points_min: pointsMin, points_type: pointsType } = r;
+  if (brand === false)
+    return {
+      matches: false,
+      reason: `brand ${sample.brand_id ?? 'none'} is not in the filter (${r.filter_brand_ids?.join(', ')})`,
+    };
+  if (pointsMin === false)
+    return {
+      matches: false,
+      reason: `${sample.points} points is under the filter's minimum of ${r.filter_points_min}`,
+    };
+  if (pointsType === false)
+    return {
+      matches: false,
+      reason: `type ${sample.points_type} is not in the filter (${r.filter_points_types?.join(', ')})`,
+    };
+  const filter = presentFilter(r);
+  const unchecked = [
+    sample.brand_id === undefined && r.filter_brand_ids ? 'brand_id' : undefined,
+    pointsMin === null ? 'points' : undefined,
+    pointsType === null ? 'points_type' : undefined,
+  ].filter(Boolean);
+  return {
+    matches: true,
+    reason: !filter
+      ? 'no filter'
+      : `passes the filter${unchecked.length ? ` (${unchecked.join(', ')} not given: not checked)` : ''}`,
+  };
+}

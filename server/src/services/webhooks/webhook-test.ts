@@ -6,21 +6,25 @@ import type { Schemas } from '../../lib/schemas.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { deliveryHeaders } from './deliveries.js';
 import type { OrganizationScope } from '../platform/organization-scope.js';
+import { sampleVerdict, type SampleEvent } from './subscription-filter.js';
 import { requireSubscription } from './webhook-subscriptions.js';
 
 /**
  * POST /webhook-subscriptions/{id}/test: one signed `ping` to the subscription's URL now, sent
  * and signed like a delivery (the same client, SSRF rules and timeout), and its outcome. Nothing
  * is written: no event, no delivery, no change to the failure counters; a disabled subscription
- * can be tested before it is enabled.
+ * can be tested before it is enabled. With a `sample`: whether an event like it would be
+ * delivered, by the fan-out's rule (subscription-filter.ts).
  */
 export async function testSubscription(
   db: Db,
   scope: OrganizationScope,
   id: string,
   { client, secrets }: { client: WebhookClient; secrets: SecretBox },
+  sample?: SampleEvent,
 ): Promise<Schemas['WebhookTestResponse']['data']> {
   const subscription = await requireSubscription(db, scope, id);
+  const verdict = sample && (await sampleVerdict(db, id, sample));
   const rows = await db<{ secrets: string[] }[]>`
     SELECT array_remove(ARRAY[secret, CASE WHEN previous_secret_expires_at > loyalty_now(organization_id) THEN previous_secret END], NULL) AS secrets
     FROM webhook_subscriptions WHERE id = ${id}`;
@@ -51,5 +55,6 @@ export async function testSubscription(
     error: result.error,
     duration_ms: result.durationMs,
     response_snippet: result.snippet,
+    ...(verdict ? { sample: verdict } : {}),
   };
 }
