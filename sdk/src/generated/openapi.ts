@@ -8596,6 +8596,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["MutationValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             "5XX": components["responses"]["ServerError"];
