@@ -117,6 +117,41 @@ it('--add: a rerun of the same file credits nothing again; negative points are s
   expect(await transactions('add%')).toBe(10);
 });
 
+it('--map: columns named otherwise (a German export with semicolons) are read; an unmapped file is refused, exit 2', async () => {
+  const emails = ['map0@example.org', 'map1@example.org'];
+  await seedMembers(cli, 'map-seed.csv', emails);
+  await writeFile(
+    path.join(cli.dir, 'export.csv'),
+    `Kundennummer;Karte;Punktestand\n${emails[0]};card-points;40\n${emails[1]};card-points;75\n`,
+  );
+  const unmapped = await cli.run(['points', 'import', 'export.csv', '--set']);
+  expect(unmapped.code, describeRun(unmapped)).toBe(2);
+  expect(unmapped.stderr).toContain('--map member=<column>');
+  expect(await transactions('map%')).toBe(0);
+
+  const mapped = await cli.run([
+    'points',
+    'import',
+    'export.csv',
+    '--set',
+    '--map',
+    'member=Kundennummer',
+    '--map',
+    'storecard=Karte',
+    '--map',
+    'points=Punktestand',
+    '--json',
+  ]);
+  expect(mapped.code, describeRun(mapped)).toBe(0);
+  expect(JSON.parse(mapped.stdout)).toMatchObject({ created: 2, rejected: 0 });
+  expect(await balances('map%')).toEqual(
+    new Map([
+      [emails[0], 40],
+      [emails[1], 75],
+    ]),
+  );
+});
+
 it('rejects: bad rows, unknown members and another tenant’s member go to the rejects file, exit 3', async () => {
   await seedMembers(cli, 'rj-seed.csv', ['rj0@example.org', 'rj1@example.org']);
   await seedMembers(globex, 'gx-seed.csv', ['rj-globex@example.org']);

@@ -31,19 +31,31 @@ function aliasOf(column: string): ImportField | undefined {
 export const shellFlag = (flag: string, value: string): string =>
   `${flag} ${/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`}`;
 
-/** Parses repeated `--map field=column` values. */
-export function parseMapOptions(values: readonly string[]): ExplicitMapping {
-  const explicit: ExplicitMapping = {};
+/**
+ * Parses repeated `--map field=column` values, `fields` being what the import reads (the members
+ * import's by default; `points import` has its own). An unknown field or an empty column is a
+ * usage error naming the fields.
+ */
+export function parseMapOptions(values: readonly string[]): ExplicitMapping;
+export function parseMapOptions<F extends string>(
+  values: readonly string[],
+  fields: readonly F[],
+): Partial<Record<F, string>>;
+export function parseMapOptions(
+  values: readonly string[],
+  fields: readonly string[] = MEMBER_FIELDS,
+): Partial<Record<string, string>> {
+  const explicit: Partial<Record<string, string>> = {};
   for (const value of values) {
     const at = value.indexOf('=');
     const field = at > 0 ? value.slice(0, at).trim() : '';
-    if (!(MEMBER_FIELDS as readonly string[]).includes(field) || at === value.length - 1) {
+    if (!fields.includes(field) || at === value.length - 1) {
       throw usageError(
         `Invalid --map "${value}".`,
-        `Use --map <field>=<column>, where field is one of ${MEMBER_FIELDS.join(', ')}.`,
+        `Use --map <field>=<column>, where field is one of ${fields.join(', ')}.`,
       );
     }
-    explicit[field as ImportField] = value.slice(at + 1);
+    explicit[field] = value.slice(at + 1);
   }
   return explicit;
 }

@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { contextOf } from '../../context.js';
 import { examples } from '../../help.js';
 import type { PointsImportOptions } from '../../services/points/import.js';
-import { noProgressOption } from '../options.js';
+import { collect, noProgressOption } from '../options.js';
 
 export function pointsImportCommand(): Command {
   return new Command('import')
@@ -25,6 +25,12 @@ export function pointsImportCommand(): Command {
     .option('--storecard <id>', 'the storecard of rows that have no storecard column or an empty cell')
     .addOption(new Option('--format <format>', 'input format (default: from the extension)').choices(['csv', 'jsonl']))
     .option('--delimiter <char>', 'CSV column separator (default: detected from the header line)')
+    .option(
+      '--map <field=column>',
+      'read a field from a column whose name is not recognised: member (an e-mail or a member UUID), storecard, points; repeatable',
+      collect,
+      [],
+    )
     .option('--dry-run', 'check every row, read the live balances, print the plan and the rejects file; send nothing')
     .option('--resume', 'continue an interrupted import of the same file where it stopped')
     .option('--restart', 'ignore the checkpoint of an interrupted import and start over')
@@ -40,12 +46,17 @@ export function pointsImportCommand(): Command {
         ['loyalty points import balances.csv --set', "set each member's balance (columns email, storecard, points)"],
         ['loyalty points import balances.csv --set --resume', 'continue after Ctrl-C; nothing is credited twice'],
         ['loyalty points import balances.rejects.csv --set', 're-import the fixed rejected rows'],
+        [
+          'loyalty points import export.csv --set --map member=Kundennummer --map points=Punktestand --storecard card-points',
+          'columns named otherwise',
+        ],
       ),
     )
     .addHelpText(
       'after',
       '\nColumns (by header name): the member in email, member, member_id, uuid or identifier (an e-mail address or a\n' +
-        'member UUID of the brand); storecard or storecard_id (or --storecard); points or balance (a whole number).\n' +
+        'member UUID of the brand); storecard or storecard_id (or --storecard); points or balance (a whole number);\n' +
+        'any other name with --map member=<column>, --map storecard=<column> or --map points=<column>.\n' +
         'A member without a pass of the storecard is issued one (counted as created). --add: negative points are spent\n' +
         '(a row that would take the balance below zero is rejected by the API). --set: the target must be 0 or more; a\n' +
         'balance already at the target is unchanged and nothing is sent; two rows for one member and storecard are refused.\n' +

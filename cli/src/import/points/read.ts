@@ -4,12 +4,21 @@ import { usageError } from '../../errors.js';
 import { openImportSource, type InputFormat } from '../parse.js';
 import type { Chunks } from '../reread.js';
 import type { RejectedPointsRow } from './plan.js';
-import { pointsColumns, readPointsRow, type PointsColumns, type PointsMode, type PointsRow } from './rows.js';
+import {
+  pointsColumns,
+  readPointsRow,
+  type PointsColumns,
+  type PointsMapping,
+  type PointsMode,
+  type PointsRow,
+} from './rows.js';
 
 export interface ReadRequest {
   input: { name: string; chunks: Chunks; format?: InputFormat | undefined; delimiter?: string | undefined };
   mode: PointsMode;
   defaultStorecard?: string | undefined;
+  /** Columns named by `--map field=column`. */
+  mapping?: PointsMapping | undefined;
 }
 
 /** Every row of the input read and checked on its own; the rows that pass are kept (a few hundred bytes each). */
@@ -25,7 +34,7 @@ export async function readRows(request: ReadRequest) {
   let count = 0;
   for await (const row of source.rows) {
     if (!columns) {
-      const found = pointsColumns(source.columns, request.defaultStorecard);
+      const found = pointsColumns(source.columns, request.defaultStorecard, request.mapping);
       if ('problem' in found) throw usageError(`${request.input.name}: ${found.problem}.`);
       columns = found;
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { pointsColumns, readPointsRow, type PointsColumns } from './rows.js';
+import { parseMapOptions } from '../columns.js';
+import { POINTS_FIELDS, pointsColumns, readPointsRow, type PointsColumns } from './rows.js';
 
 describe('pointsColumns', () => {
   it('finds the member, storecard and points columns by name, in any case', () => {
@@ -17,6 +18,41 @@ describe('pointsColumns', () => {
       problem: expect.stringMatching(/no storecard column .* and no --storecard/),
     });
     expect(pointsColumns(['email', 'points'], 'card-points')).toMatchObject({ storecard: undefined });
+  });
+
+  it('takes the columns --map names, before any recognised name, and names a mapped column the input lacks', () => {
+    const columns = ['E-Mail', 'Kundennummer', 'Karte', 'Punktestand'];
+    expect(pointsColumns(columns, undefined)).toEqual({
+      problem: expect.stringMatching(/or pass --map points=<column>/),
+    });
+    expect(
+      pointsColumns(columns, undefined, { member: 'Kundennummer', storecard: 'Karte', points: 'Punktestand' }),
+    ).toEqual({ member: ['Kundennummer'], storecard: 'Karte', points: 'Punktestand' });
+    expect(pointsColumns(['email', 'points', 'Saldo'], 'card', { points: 'Saldo' })).toEqual({
+      member: ['email'],
+      storecard: undefined,
+      points: 'Saldo',
+    });
+    expect(pointsColumns(columns, 'card', { member: 'E-Mail', points: 'Punkte' })).toEqual({
+      problem:
+        '--map points=Punkte: the input has no column "Punkte" (its columns: E-Mail, Kundennummer, Karte, Punktestand)',
+    });
+  });
+
+  it('parses --map with the points fields only', () => {
+    expect(parseMapOptions(['member=Kundennummer', 'points=Punkte'], POINTS_FIELDS)).toEqual({
+      member: 'Kundennummer',
+      points: 'Punkte',
+    });
+    expect(() => parseMapOptions(['email=Mail'], POINTS_FIELDS)).toThrow(/Invalid --map "email=Mail"/);
+    const refusal = (() => {
+      try {
+        parseMapOptions(['points='], POINTS_FIELDS);
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(refusal).toMatchObject({ hint: expect.stringContaining('field is one of member, storecard, points') });
   });
 });
 

@@ -33,20 +33,39 @@ const MEMBER_COLUMNS = ['email', 'e-mail', 'member', 'member_id', 'uuid', 'ident
 const STORECARD_COLUMNS = ['storecard', 'storecard_id'];
 const POINTS_COLUMNS = ['points', 'balance'];
 
-/** Which columns hold what, by header name (case-insensitive); a missing one is a usage problem, as a message. */
+/** What `--map field=column` can name in a points import. */
+export const POINTS_FIELDS = ['member', 'storecard', 'points'] as const;
+export type PointsMapping = Partial<Record<(typeof POINTS_FIELDS)[number], string>>;
+
+/**
+ * Which columns hold what: the column `--map` names for a field, else by header name
+ * (case-insensitive). A missing one, or a mapped column the input does not have, is a usage
+ * problem, as a message.
+ */
 export function pointsColumns(
   columns: readonly string[],
   defaultStorecard: string | undefined,
+  mapping: PointsMapping = {},
 ): PointsColumns | { problem: string } {
+  const absent = POINTS_FIELDS.find((field) => mapping[field] !== undefined && !columns.includes(mapping[field]));
+  if (absent)
+    return {
+      problem: `--map ${absent}=${mapping[absent]}: the input has no column "${mapping[absent]}" (its columns: ${columns.join(', ')})`,
+    };
   const find = (names: readonly string[]) => columns.filter((c) => names.includes(c.trim().toLowerCase()));
-  const member = find(MEMBER_COLUMNS);
-  const [storecard] = find(STORECARD_COLUMNS);
-  const [points] = find(POINTS_COLUMNS);
+  const member = mapping.member !== undefined ? [mapping.member] : find(MEMBER_COLUMNS);
+  const [storecard] = mapping.storecard !== undefined ? [mapping.storecard] : find(STORECARD_COLUMNS);
+  const [points] = mapping.points !== undefined ? [mapping.points] : find(POINTS_COLUMNS);
   if (member.length === 0)
-    return { problem: `no member column: name one ${MEMBER_COLUMNS.join(', ')} (an e-mail address or a member UUID)` };
-  if (!points) return { problem: `no points column: name one ${POINTS_COLUMNS.join(' or ')}` };
+    return {
+      problem: `no member column: name one ${MEMBER_COLUMNS.join(', ')} (an e-mail address or a member UUID), or pass --map member=<column>`,
+    };
+  if (!points)
+    return { problem: `no points column: name one ${POINTS_COLUMNS.join(' or ')}, or pass --map points=<column>` };
   if (!storecard && !defaultStorecard)
-    return { problem: `no storecard column (${STORECARD_COLUMNS.join(' or ')}) and no --storecard <id>` };
+    return {
+      problem: `no storecard column (${STORECARD_COLUMNS.join(' or ')}, or --map storecard=<column>) and no --storecard <id>`,
+    };
   return { member, storecard, points };
 }
 

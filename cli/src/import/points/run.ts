@@ -21,7 +21,7 @@ import {
 } from './plan.js';
 import { readRows } from './read.js';
 import { passKey, sendRow, type Planned } from './send-row.js';
-import type { PointsMode } from './rows.js';
+import type { PointsMapping, PointsMode } from './rows.js';
 
 export interface PointsOutcome extends Omit<PlanCounts, 'rejected'> {
   rejected: Array<{ line: number; error: string }>;
@@ -45,6 +45,8 @@ export interface PointsImportRequest {
   input: { name: string; chunks: Chunks; format?: InputFormat | undefined; delimiter?: string | undefined };
   mode: PointsMode;
   defaultStorecard?: string | undefined;
+  /** Columns named by `--map field=column`. */
+  mapping?: PointsMapping | undefined;
   brandId: string;
   apiUrl: string;
   configDir: string;

@@ -3,10 +3,11 @@ import { resolve } from 'node:path';
 import { retryNote, watchRetries } from '../../api-retries.js';
 import type { Context } from '../../context.js';
 import { PartialSuccess, usageError } from '../../errors.js';
+import { parseMapOptions } from '../../import/columns.js';
 import { parseDelimiter } from '../../import/csv-dialect.js';
 import { formatFromName, type InputFormat } from '../../import/parse.js';
 import type { PlanCounts } from '../../import/points/plan.js';
-import type { PointsMode } from '../../import/points/rows.js';
+import { POINTS_FIELDS, type PointsMode } from '../../import/points/rows.js';
 import { runPointsImport, type PointsSummary } from '../../import/points/run.js';
 import { pacingNote, watchPacing } from '../../pacing.js';
 import { formatCount } from '../../ui/format.js';
@@ -22,6 +23,7 @@ export interface PointsImportOptions {
   storecard?: string;
   format?: string;
   delimiter?: string;
+  map: string[];
   dryRun?: boolean;
   resume?: boolean;
   restart?: boolean;
@@ -68,6 +70,7 @@ export async function importPoints(ctx: Context, file: string, options: PointsIm
   if (options.resume && options.restart) throw usageError('--resume and --restart exclude each other.');
   const format = options.format ? parseFormat(options.format) : file === '-' ? undefined : formatFromName(file);
   const delimiter = options.delimiter === undefined ? undefined : parseDelimiter(options.delimiter);
+  const mapping = parseMapOptions(options.map, POINTS_FIELDS);
   const chunks = await openInput(ctx, file);
   ctx.client(); // missing credentials fail before the file is read
 
@@ -104,6 +107,7 @@ export async function importPoints(ctx: Context, file: string, options: PointsIm
       input: { name: file, chunks, format, delimiter },
       mode,
       defaultStorecard: options.storecard,
+      mapping,
       brandId,
       apiUrl: ctx.apiUrl,
       configDir: ctx.config.configDir,
