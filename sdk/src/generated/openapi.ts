@@ -2232,7 +2232,10 @@ export interface webhooks {
          * @description **Extension** (not in the service specification). The warning before the automatic disable: sent once
          *     when a subscription's deliveries in a row that ended failed reach `LOYALTY_WEBHOOK_FAILING_AFTER`
          *     (default a tenth of `LOYALTY_WEBHOOK_DISABLE_AFTER_FAILURES`, 10 with the defaults; always below
-         *     it; 0 turns the warning off). Once per failing streak: not again on the failures after it, and
+         *     it; 0 turns the warning off), or when its failing streak has lasted a tenth of
+         *     `LOYALTY_WEBHOOK_DISABLE_AFTER_SECONDS` (12 hours with the defaults), whichever comes first: a quiet
+         *     subscription is warned before the time rule disables it. Not when the same attempt disables it
+         *     (`webhook_subscription.disabled` is sent). Once per failing streak: not again on the failures after it, and
          *     again only after a delivered attempt (or enabling the subscription) started the count over.
          *     `disable_after` is the count that disables the subscription (`too_many_failures`; null when that
          *     rule is off); `first_failure_at` is the first failed attempt of the streak (the subscription's
@@ -3819,7 +3822,7 @@ export interface components {
                  * @description The subscription's URL without its query string, fragment or user info.
                  */
                 url: string;
-                /** @description Deliveries in a row that ended `failed` (`LOYALTY_WEBHOOK_FAILING_AFTER`). */
+                /** @description Deliveries in a row that ended `failed`; below `LOYALTY_WEBHOOK_FAILING_AFTER` when the warning came by the time rule. */
                 consecutive_failures: number;
                 /** @description The count that disables the subscription (`too_many_failures`); null when that rule is off. */
                 disable_after: number | null;

@@ -136,8 +136,17 @@ async function recordFailure(db: Db, ctx: RecordContext, s: SentAttempt): Promis
       ON CONFLICT DO NOTHING
     )
     ${countFailure(db, attemptedAt, status === 'failed')}`;
-  const warnings = await recordWarnings(db, { target, attempt, result, status, health, rules: ctx.healthRules });
   const reason = health && disableReason(health, result.statusCode, attemptedAt, ctx.healthRules);
+  const warnings = await recordWarnings(db, {
+    target,
+    attempt,
+    result,
+    status,
+    health,
+    rules: ctx.healthRules,
+    attemptedAt,
+    disabling: Boolean(reason),
+  });
   const disabled = reason && (await disableSubscription(db, target.subscription_id, reason)) ? reason : undefined;
   const final = outcome === 'retry' && !retry ? 'exhausted' : outcome;
   return { outcome: final, ...(disabled ? { disabled } : {}), ...(warnings.length ? { warnings } : {}) };

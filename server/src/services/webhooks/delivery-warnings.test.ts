@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
+import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { TestServer } from '#test-helpers/server.js';
 import { until } from '#test-helpers/until.js';
@@ -170,6 +172,49 @@ describe('webhook_subscription.failing', () => {
     expect(heard('/watch', 'webhook_subscription.failing')[0]?.data).toMatchObject({ consecutive_failures: 5 });
   });
 
+  it('warns a quiet subscription once it has failed for a tenth of the disable time, below the count', async () => {
+    await subscribe('/watch', ['webhook_subscription.failing']);
+    const quiet = await subscribe('/quiet', ['member.created']);
+    statuses.set('/quiet', 400);
+    // Disabled after 30 s of failing: warned after 3 s, though far from 10 failures in a row.
+    await work({ webhookFailingAfter: 10, webhookDisableAfterFailures: 100, webhookDisableAfterSeconds: 30 });
+    await emitMemberCreated(t);
+    await until(async () => (await subscriptionState(quiet.id))?.consecutive_failures === 1);
+    await new Promise((r) => setTimeout(r, 3200));
+    expect(await recorded('webhook_subscription.failing', quiet.id)).toEqual([]);
+    await emitMemberCreated(t);
+    const [warning] = await until(
+      () =>
+        heard('/watch', 'webhook_subscription.failing').length > 0 && heard('/watch', 'webhook_subscription.failing'),
+    );
+    expect(warning?.data).toMatchObject({ subscription_id: quiet.id, consecutive_failures: 2, disable_after: 100 });
+    // Once per streak: the failures after it, by count or by time, do not warn again.
+    await emitMemberCreated(t);
+    await until(async () => (await subscriptionState(quiet.id))?.consecutive_failures === 3);
+    await until(settled);
+    expect(await recorded('webhook_subscription.failing', quiet.id)).toHaveLength(1);
+    expect((await subscriptionState(quiet.id))?.active).toBe(true);
+  });
+
+  it('is not sent by the attempt that disables the subscription: the disabled event says it', async () => {
+    await subscribe('/watch', ['webhook_subscription.failing', 'webhook_subscription.disabled']);
+    const late = await subscribe('/late', ['member.created']);
+    statuses.set('/late', 400);
+    // The second failure comes after both the warning's time (0.2 s) and the disable time (2 s).
+    await work({ webhookFailingAfter: 10, webhookDisableAfterFailures: 100, webhookDisableAfterSeconds: 2 });
+    await emitMemberCreated(t);
+    await until(async () => (await subscriptionState(late.id))?.consecutive_failures === 1);
+    await new Promise((r) => setTimeout(r, 2200));
+    await emitMemberCreated(t);
+    await until(() => heard('/watch', 'webhook_subscription.disabled').length === 1);
+    await until(settled);
+    expect(heard('/watch', 'webhook_subscription.disabled')[0]?.data).toMatchObject({
+      subscription_id: late.id,
+      reason: 'failing_too_long',
+    });
+    expect(await recorded('webhook_subscription.failing', late.id)).toEqual([]);
+  });
+
   it('is never seen by another organization', async () => {
     await subscribe('/globex-watch', WARNINGS, 'globex-admin');
     const acmeWatcher = await subscribe('/acme-watch', WARNINGS);
@@ -282,6 +327,41 @@ describe('the url of webhook_subscription.failing', () => {
 });
 
 // Last in the file: it moves acme's sandbox clock 7 days ahead (cached tokens of acme expire).
+describe('migration 0049', () => {
+  it('marks the streaks in progress that were warned of already, and no others', async () => {
+    const [warned, oldStreak, healthy] = [
+      await subscribe('/m-warned', ['member.created']),
+      await subscribe('/m-old', ['member.created']),
+      await subscribe('/m-healthy', ['member.created']),
+    ];
+    await t.db.sql`UPDATE webhook_subscriptions SET failing_since = now() - interval '1 hour', consecutive_failures = 12
+                   WHERE id IN (${warned.id}, ${oldStreak.id})`;
+    // A warning of this streak (30 min ago), of an earlier streak (2 h ago), and of a healthy one.
+    for (const [id, ago] of [
+      [warned.id, '30 minutes'],
+      [oldStreak.id, '2 hours'],
+      [healthy.id, '10 minutes'],
+    ] as const) {
+      await t.db.sql`
+        INSERT INTO events (organization_id, type, data, created_at)
+        VALUES ('org-acme', 'webhook_subscription.failing', ${t.db.sql.json({ subscription_id: id })}, now() - ${ago}::interval)`;
+    }
+    // The migration itself, on this database: the column goes, and comes back filled.
+    await t.db.sql`ALTER TABLE webhook_subscriptions DROP COLUMN failing_warned_at`;
+    await t.db.sql.unsafe(
+      readFileSync(path.join(import.meta.dirname, '../../../migrations/0049_failing_warned_at.sql'), 'utf8'),
+    );
+    const rows = await t.db.sql<{ id: string; warned: boolean }[]>`
+      SELECT id, failing_warned_at IS NOT NULL AS warned FROM webhook_subscriptions
+      WHERE id IN (${warned.id}, ${oldStreak.id}, ${healthy.id})`;
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.warned]))).toEqual({
+      [warned.id]: true,
+      [oldStreak.id]: false,
+      [healthy.id]: false,
+    });
+  });
+});
+
 describe('with the specification’s retry schedule', () => {
   it('the sandbox clock moves a delivery through its 8 attempts to webhook_delivery.exhausted', async () => {
     await subscribe('/watch', ['webhook_delivery.exhausted']);

@@ -3,12 +3,13 @@ import type { PostResult } from '../../lib/safe-fetch.js';
 import type { Schemas } from '../../lib/schemas.js';
 import type { Target } from './deliveries-claim.js';
 import { recordEvents, type NewEvent } from './events.js';
-import { becameFailing, type HealthRules, type SubscriptionHealth } from './subscription-health.js';
+import { becameFailing, type HealthRules, markWarned, type SubscriptionHealth } from './subscription-health.js';
 
 /**
  * The warnings a failed delivery raises (issue 29, after Svix's `message.attempt.failing` and
- * `message.attempt.exhausted`): `webhook_subscription.failing` when the subscription's failed
- * deliveries in a row reach the warning's threshold (before the automatic disable), and
+ * `message.attempt.exhausted`): `webhook_subscription.failing` once per failing streak, when the
+ * subscription's failed deliveries in a row reach the warning's threshold or the streak has
+ * lasted a tenth of the disable time (before the automatic disable), and
  * `webhook_delivery.exhausted` when the delivery used its last attempt. Recorded through the
  * outbox in the transaction that records the attempt, so each exists exactly when that attempt's
  * record committed, and once: the record is conditional on the delivery's previous state
@@ -46,6 +47,9 @@ export type FailedDelivery = {
   /** The subscription's counters after this attempt (none: someone else recorded it). */
   health: SubscriptionHealth | undefined;
   rules: HealthRules | undefined;
+  attemptedAt: Date;
+  /** This attempt disables the subscription (its own event says so: no warning besides). */
+  disabling: boolean;
 };
 
 /** The warning events of one failed attempt, in the order they happened. */
@@ -68,7 +72,7 @@ export function warningsOf(f: FailedDelivery): NewEvent[] {
         last_error: result.error,
       } satisfies Schemas['WebhookDeliveryExhaustedEvent']['data'],
     });
-  if (becameFailing(health, failed, f.rules))
+  if (becameFailing(health, f.attemptedAt, f.disabling, f.rules))
     events.push({
       organizationId: health.organization_id,
       type: 'webhook_subscription.failing',
@@ -88,6 +92,8 @@ export function warningsOf(f: FailedDelivery): NewEvent[] {
 /** Records the warnings of a failed attempt in the caller's transaction (the outbox's door); their types. */
 export async function recordWarnings(db: Db, f: FailedDelivery): Promise<Warning[]> {
   const events = warningsOf(f);
+  if (events.some((e) => e.type === 'webhook_subscription.failing'))
+    await markWarned(db, f.target.subscription_id, f.attemptedAt);
   await recordEvents(db, events);
   return events.map((e) => e.type as Warning);
 }

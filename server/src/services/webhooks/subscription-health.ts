@@ -10,7 +10,10 @@ import type { Schemas } from '../../lib/schemas.js';
 export type HealthRules = {
   failingSeconds: number;
   consecutiveFailures: number;
-  /** The warning (`webhook_subscription.failing`) at this many deliveries in a row ended failed; 0: none. */
+  /**
+   * The warning (`webhook_subscription.failing`) at this many deliveries in a row ended failed, or
+   * once the streak has lasted a tenth of `failingSeconds`, whichever comes first; 0: none.
+   */
   failingAfter?: number;
 };
 
@@ -28,6 +31,8 @@ export type SubscriptionHealth = {
   active: boolean;
   failing_since: Date;
   consecutive_failures: number;
+  /** When this streak was warned of (migration 0049); null until then. */
+  failing_warned_at: Date | null;
 };
 
 /**
@@ -36,7 +41,7 @@ export type SubscriptionHealth = {
  * (the usual case).
  */
 export const resetFailures = (db: Db) => db`
-  UPDATE webhook_subscriptions SET failing_since = NULL, consecutive_failures = 0
+  UPDATE webhook_subscriptions SET failing_since = NULL, consecutive_failures = 0, failing_warned_at = NULL
   WHERE id IN (SELECT subscription_id FROM d) AND (failing_since IS NOT NULL OR consecutive_failures > 0)`;
 
 /**
@@ -49,7 +54,7 @@ export const countFailure = (db: Db, attemptedAt: Date, deliveryFailed: boolean)
     failing_since = coalesce(failing_since, ${attemptedAt}),
     consecutive_failures = consecutive_failures + ${deliveryFailed ? 1 : 0}
   WHERE id = (SELECT subscription_id FROM d)
-  RETURNING organization_id, url, active, failing_since, consecutive_failures`;
+  RETURNING organization_id, url, active, failing_since, consecutive_failures, failing_warned_at`;
 
 /** Why the subscription is to be disabled after this failed attempt, if it is. */
 export function disableReason(
@@ -68,17 +73,29 @@ export function disableReason(
 }
 
 /**
- * Whether this failed delivery is the one that makes the subscription failing: the count reached
- * the warning's threshold with this delivery. The count moves by one per failed delivery under the
- * subscription's row lock (countFailure), so exactly one recorder in a streak sees it equal the
- * threshold, whatever the number of lanes and workers; a success sets it back to 0 (resetFailures)
- * and the next streak warns again.
+ * Whether this failed attempt makes the subscription failing: its streak was not warned of yet,
+ * and the deliveries in a row that ended failed reached the warning's threshold, or the streak
+ * has lasted a tenth of the time that disables it (a quiet subscription may never reach the
+ * count first). Not when this attempt disables it (`webhook_subscription.disabled` says more).
+ * The counters were read under the subscription's row lock (countFailure), held until the commit
+ * that records the warning (markWarned), so one recorder in a streak warns, whatever the number
+ * of lanes and workers; a success or enabling it starts the streak over (resetFailures).
  */
 export function becameFailing(
   health: SubscriptionHealth,
-  deliveryFailed: boolean,
+  attemptedAt: Date,
+  disabling: boolean,
   rules: HealthRules = DEFAULT_HEALTH_RULES,
 ): boolean {
   const threshold = rules.failingAfter ?? 0;
-  return health.active && deliveryFailed && threshold > 0 && health.consecutive_failures === threshold;
+  if (!health.active || disabling || threshold <= 0 || health.failing_warned_at) return false;
+  const lasted = attemptedAt.getTime() - health.failing_since.getTime();
+  return (
+    health.consecutive_failures >= threshold ||
+    (rules.failingSeconds > 0 && lasted >= (rules.failingSeconds * 1000) / 10)
+  );
 }
+
+/** The streak is warned of (in the transaction of the attempt that raised the warning). */
+export const markWarned = (db: Db, subscriptionId: string, attemptedAt: Date) =>
+  db`UPDATE webhook_subscriptions SET failing_warned_at = ${attemptedAt} WHERE id = ${subscriptionId}`;

@@ -39,7 +39,8 @@ export async function updateSubscription(
   if (input.active === true && !current.active) {
     await db`
       UPDATE webhook_subscriptions
-      SET active = true, disabled_reason = NULL, disabled_at = NULL, failing_since = NULL, consecutive_failures = 0
+      SET active = true, disabled_reason = NULL, disabled_at = NULL, failing_since = NULL, consecutive_failures = 0,
+          failing_warned_at = NULL
       WHERE id = ${id}`;
     await wakeDeliveryLanes(db, [id], lanes);
   }
