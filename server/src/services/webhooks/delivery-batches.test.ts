@@ -96,6 +96,17 @@ const deliveries = (subscriptionId: string) =>
            (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS logged
     FROM webhook_deliveries d WHERE d.subscription_id = ${subscriptionId}`;
 
+/** Until a statement of this database waits for a row lock (the interleaving a test builds). */
+const untilSomeoneWaitsForALock = () =>
+  until(
+    async () =>
+      (
+        await t.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'`
+      )[0]!.n > 0,
+    10_000,
+  );
+
 describe('batched delivery lanes', () => {
   it('claim a batch in due order, skip what other lanes hold, and nothing of a disabled subscription', async () => {
     const { id, events } = await backlog(10);
@@ -215,14 +226,7 @@ describe('batched delivery lanes', () => {
         headers: await t.auth('acme-admin'),
       });
       // ... the DELETE holds the subscription's row and waits for the delivery's (its cascade) ...
-      await until(
-        async () =>
-          (
-            await t.db.sql`SELECT count(*)::int AS n FROM pg_stat_activity
-              WHERE datname = current_database() AND wait_event_type = 'Lock'`
-          )[0]!.n > 0,
-        10_000,
-      );
+      await untilSomeoneWaitsForALock();
       // ... and the lane's record wants the subscription's row to reset its count: PostgreSQL ends
       // the one that waited first, the DELETE, after deadlock_timeout.
       const sent = {
@@ -271,14 +275,7 @@ describe('batched delivery lanes', () => {
         (outcomes) => ({ outcomes }),
         (error: unknown) => ({ error: String(error) }),
       );
-      await until(
-        async () =>
-          (
-            await t.db.sql`SELECT count(*)::int AS n FROM pg_stat_activity
-              WHERE datname = current_database() AND wait_event_type = 'Lock'`
-          )[0]!.n > 0,
-        10_000,
-      );
+      await untilSomeoneWaitsForALock();
       await deleter`COMMIT`;
       expect(await run).toEqual({ outcomes: [] });
     } finally {
