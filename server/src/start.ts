@@ -5,6 +5,7 @@ import { createServer } from './server.js';
 import { metricsStartWarning } from './plugins/metrics.js';
 import { drainingStop } from './lib/graceful-stop.js';
 import { exitOnStartupFailure, StartupError } from './lib/startup-errors.js';
+import { requirePortFree } from './lib/port-probe.js';
 import { checkWalletCredentials } from './services/wallet/wallet-credentials.js';
 import { startWorker } from './worker.js';
 import { createLogger } from './lib/logger.js';
@@ -18,6 +19,7 @@ async function main() {
     throw new StartupError(error instanceof Error ? error.message : String(error));
   });
   if (isClusterApiProcess()) return runClusterApiProcess(loadConfig());
+  await requirePortFree(loadConfig().host, loadConfig().port);
   if (loadConfig().apiProcesses > 1) return runClusterPrimary(loadConfig()); // LOYALTY_API_PROCESSES: see cluster.ts
   const db = await openDatabase(loadConfig());
   const { config } = db; // with the embedded database's generated key of webhook secrets when LOYALTY_SECRET_KEY is unset
