@@ -59,6 +59,25 @@ async function updated(device: string, since?: string) {
     body: parse(res.payload) as { serialNumbers: string[]; lastUpdated: string } | null,
   };
 }
+/**
+ * The tag at which the device is up to date: asked with it, the web service answers 204. A tag is the
+ * start of the oldest transaction open on the database at the answer, so a transaction open then
+ * (a request of this server, autovacuum) may have the same passes named once more (by design: named
+ * twice, never missed; the device fetches them and gets 304). Asks with each next tag until 204; a
+ * pass named on every ask (its version moving on by itself) fails here.
+ */
+async function upToDate(device: string, since?: string): Promise<string> {
+  let tag = since ?? ((await updated(device)).body?.lastUpdated as string);
+  const named: string[][] = [];
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+    const answer = await updated(device, tag);
+    if (answer.status === 204) return tag;
+    named.push(answer.body?.serialNumbers ?? []);
+    tag = answer.body?.lastUpdated as string;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${device} was never up to date: named ${JSON.stringify(named.slice(-3))} on the last asks`);
+}
 const pushJobs = async (passId: string) =>
   (
     await t.db.sql<{ n: number }[]>`
@@ -239,15 +258,13 @@ describe('passesUpdatedSince', () => {
   it('answers 204 when nothing changed since the tag, and names the pass after an earn', async () => {
     const pass = await storecard();
     await register('device-h1', pass.passId, 'push-h1');
-    const first = await updated('device-h1');
-    const tag = first.body?.lastUpdated as string;
-    expect((await updated('device-h1', tag)).status).toBe(204);
+    const tag = await upToDate('device-h1');
     await earn(pass.passCode, 50, 'h1-earn');
     const after = await updated('device-h1', tag);
     expect(after.status).toBe(200);
     expect(after.body?.serialNumbers).toEqual([pass.passId]);
     expect(BigInt(after.body?.lastUpdated as string)).toBeGreaterThan(BigInt(tag));
-    expect((await updated('device-h1', after.body?.lastUpdated)).status).toBe(204);
+    await upToDate('device-h1', after.body?.lastUpdated);
   });
 
   it("names a pass whose expiry a move of its organization's clock crossed, and pushes it; other organizations' stay", async () => {
@@ -255,9 +272,8 @@ describe('passesUpdatedSince', () => {
     const theirs = await issue('globex', { coupon_id: 'coupon-globex' }); // 14 days
     await register('device-i1', coupon.passId, 'push-i1');
     await register('device-i2', theirs.passId, 'push-i2');
-    const tag = (await updated('device-i1'))?.body?.lastUpdated as string;
-    const theirTag = (await updated('device-i2'))?.body?.lastUpdated as string;
-    expect((await updated('device-i1', tag)).status).toBe(204);
+    const tag = await upToDate('device-i1');
+    const theirTag = await upToDate('device-i2');
     const moved = await t.inject({
       method: 'POST',
       url: '/sandbox/clock',
@@ -269,8 +285,8 @@ describe('passesUpdatedSince', () => {
     expect(after.status).toBe(200);
     expect(after.body?.serialNumbers).toEqual([coupon.passId]);
     expect(await pushJobs(coupon.passId)).toBe(1);
-    // Noted once: the next tag no longer names it.
-    expect((await updated('device-i1', after.body?.lastUpdated)).status).toBe(204);
+    // Noted once: the next tags stop naming it.
+    await upToDate('device-i1', after.body?.lastUpdated);
     // globex's clock did not move: its pass is not expired, not named, not pushed.
     expect((await updated('device-i2', theirTag)).status).toBe(204);
     expect(await pushJobs(theirs.passId)).toBe(0);
@@ -290,7 +306,7 @@ describe('expiry by the passing of time', () => {
     expect(await noteExpiries(t.db.sql)).toBeGreaterThanOrEqual(1);
     expect(await pushJobs(coupon.passId)).toBe(1);
     const noted = (await updated('device-j1', tag)).body?.lastUpdated as string;
-    expect((await updated('device-j1', noted)).status).toBe(204);
+    await upToDate('device-j1', noted);
     // Noted once: the next check finds nothing more of it.
     await noteExpiries(t.db.sql);
     expect(await pushJobs(coupon.passId)).toBe(1);
