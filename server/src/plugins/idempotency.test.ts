@@ -317,7 +317,9 @@ describe('purge of expired keys', () => {
 
 describe('a claim under a request that runs longer than the lock', () => {
   /** The plugin alone, on a server with a stand-in token and one slow route; a lock of 0.3 s. */
-  async function slowServer(db: TestDatabase, runMs: number, timeoutMs: number | false = false) {
+  // A lock of 1 s (a beat every 333 ms): a claim lapses only when no beat lands for 667 ms, which a
+  // loaded 2-core CI machine can pause a process for; 0.3 s let a retry take over a live claim there.
+  async function slowServer(db: TestDatabase, runMs: number, timeoutMs: number | false = false, lockSeconds = 1) {
     const { default: Hapi } = await import('@hapi/hapi');
     const { idempotencyPlugin } = await import('./idempotency.js');
     const server = Hapi.server({ routes: { timeout: { server: timeoutMs } } });
@@ -327,7 +329,7 @@ describe('a claim under a request that runs longer than the lock', () => {
     }));
     server.auth.strategy('stand-in', 'stand-in');
     server.auth.default('stand-in');
-    await server.register({ plugin: idempotencyPlugin, options: { sql: db.sql, lockSeconds: 0.3 } });
+    await server.register({ plugin: idempotencyPlugin, options: { sql: db.sql, lockSeconds } });
     const runs = { count: 0 };
     server.route({
       method: 'POST',
@@ -345,7 +347,7 @@ describe('a claim under a request that runs longer than the lock', () => {
   it('is kept alive while the request runs: a second request with the key long past the lock gets 409, and the action runs once', async () => {
     const db = await createTestDatabase();
     try {
-      const { server, runs } = await slowServer(db, 1500);
+      const { server, runs } = await slowServer(db, 3500);
       const request = {
         method: 'POST',
         url: '/slow',
@@ -353,7 +355,7 @@ describe('a claim under a request that runs longer than the lock', () => {
         payload: { a: 1 },
       } as const;
       const first = server.inject(request);
-      await new Promise((r) => setTimeout(r, 1000)); // more than three lock lifetimes
+      await new Promise((r) => setTimeout(r, 2500)); // more than two lock lifetimes
       const second = await server.inject(request);
       expect(second.statusCode).toBe(409);
       expect(JSON.parse(second.payload).error).toBe('idempotency_in_progress');
@@ -366,9 +368,43 @@ describe('a claim under a request that runs longer than the lock', () => {
     }
   });
 
+  it('is kept by a heartbeat that waited on the database past the lock: a retry meanwhile gets 409, and the action runs once', async () => {
+    const db = await createTestDatabase();
+    try {
+      const { server, runs } = await slowServer(db, 2000, false, 0.3);
+      const request = {
+        method: 'POST',
+        url: '/slow',
+        headers: { 'idempotency-key': 'slow-stall' },
+        payload: { a: 1 },
+      } as const;
+      const first = server.inject(request);
+      while (runs.count === 0) await new Promise((r) => setTimeout(r, 10));
+      // A slow database: the claim's row is locked for 1 s, more than three lock lifetimes, so the
+      // heartbeat's UPDATE waits and the claim's locked_until passes. The retry comes in the stall.
+      let locked!: () => void;
+      const isLocked = new Promise<void>((resolve) => (locked = resolve));
+      const stall = db.sql.begin(async (tx) => {
+        await tx`SELECT 1 FROM idempotency_keys FOR UPDATE`;
+        locked();
+        await new Promise((r) => setTimeout(r, 1000));
+      });
+      await isLocked;
+      await new Promise((r) => setTimeout(r, 600)); // past the lock of 0.3 s
+      const retry = server.inject(request);
+      await stall;
+      const during = await retry;
+      expect(during.statusCode, during.payload).toBe(409);
+      expect((await first).statusCode).toBe(201);
+      expect(runs.count).toBe(1);
+    } finally {
+      await db.drop();
+    }
+  });
+
   it('outlives a client that went away: a retry gets 409 while the handler runs, then the replay of what it did', async () => {
     const db = await createTestDatabase();
-    const { server, runs } = await slowServer(db, 1000);
+    const { server, runs } = await slowServer(db, 3000);
     await server.start();
     try {
       const { request: httpRequest } = await import('node:http');
@@ -386,9 +422,9 @@ describe('a claim under a request that runs longer than the lock', () => {
         headers: { 'idempotency-key': 'slow-gone' },
         payload: { a: 1 },
       } as const;
-      await new Promise((r) => setTimeout(r, 600)); // past the lock of 0.3 s
+      await new Promise((r) => setTimeout(r, 1500)); // past the lock of 1 s
       expect((await server.inject(request)).statusCode).toBe(409);
-      await new Promise((r) => setTimeout(r, 800));
+      await new Promise((r) => setTimeout(r, 1800));
       const later = await server.inject(request);
       expect(later.statusCode).toBe(201);
       expect(later.headers['idempotent-replayed']).toBe('true');
@@ -402,10 +438,10 @@ describe('a claim under a request that runs longer than the lock', () => {
   it('outlives a response sent before the handler finished (request timeout): a retry gets 409 until it finishes, then the replay of what it did', async () => {
     const db = await createTestDatabase();
     try {
-      // A request timeout of 0.4 s under a handler of 2.5 s: retries come while the handler still
-      // runs. A retry may itself run past 0.4 s on a busy machine (503, tried again); what may not
-      // happen is a second run of the handler, or anything but 409 before the replay.
-      const { server, runs } = await slowServer(db, 2500, 400);
+      // A request timeout of 0.4 s under a handler of 3 s (three lock lifetimes): retries come while
+      // the handler still runs. A retry may itself run past 0.4 s on a busy machine (503, tried
+      // again); what may not happen is a second run of the handler, or anything but 409 before the replay.
+      const { server, runs } = await slowServer(db, 3000, 400);
       const request = {
         method: 'POST',
         url: '/slow',

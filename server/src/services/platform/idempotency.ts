@@ -125,7 +125,10 @@ export async function claimIdempotencyKey(
 
 /**
  * Pushes a live claim's `locked_until` another `lockSeconds` ahead (the plugin's heartbeat while
- * its request runs). False when the claim is no longer this request's: answered, released, or
+ * its request runs), from the moment the beat lands. The row is locked first (the CTE), then the
+ * new value computed: an UPDATE that waits on a row only locked by another transaction keeps the
+ * value it computed before the wait, so a beat that waited past the lock wrote a locked_until already
+ * past, and a takeover queued behind it ran the action a second time. False when the claim is no longer this request's: answered, released, or
  * taken over after a pause longer than the lock (the database was away).
  */
 export async function extendIdempotencyClaim(
@@ -135,8 +138,13 @@ export async function extendIdempotencyClaim(
   lockSeconds: number,
 ): Promise<boolean> {
   const rows = await db`
-    UPDATE idempotency_keys SET locked_until = now() + make_interval(secs => ${lockSeconds})
-    WHERE scope_hash = ${scope} AND state = 'in_progress' AND created_at = ${claimedAt}::text::timestamptz`;
+    WITH mine AS (
+      SELECT scope_hash FROM idempotency_keys
+      WHERE scope_hash = ${scope} AND state = 'in_progress' AND created_at = ${claimedAt}::text::timestamptz
+      FOR UPDATE
+    )
+    UPDATE idempotency_keys k SET locked_until = clock_timestamp() + make_interval(secs => ${lockSeconds})
+    FROM mine WHERE k.scope_hash = mine.scope_hash`;
   return rows.count === 1;
 }
 
