@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { CliError } from '../errors.js';
+import { CliError, usageError } from '../errors.js';
 
 export interface BatchOutcome {
   new: number;
@@ -28,6 +28,30 @@ export interface Checkpoint<Outcome = BatchOutcome> {
   acknowledged: Record<string, Outcome>;
   /** `--update`: members updated so far, after every sign-up batch was acknowledged. */
   updated?: number;
+  /** How the rows were read (absent in checkpoints written before it was kept); a resumed run must read them the same way. */
+  reading?: Reading;
+}
+
+/**
+ * How a run reads the rows, as text per key: `members import` the field of each read column,
+ * `points import` the column of each field and the --storecard default. Acknowledged batches are
+ * skipped by position, so a run that reads the same file another way would mix two readings.
+ */
+export type Reading = Record<string, string>;
+
+/** Refuses to continue an import whose first run read the rows another way (a usage error naming each difference). */
+export function requireSameReading(before: Reading | undefined, now: Reading, hint: string): void {
+  if (!before) return;
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(now)])].sort();
+  const changed = keys.filter((key) => before[key] !== now[key]);
+  if (changed.length === 0) return;
+  const shown = (value: string | undefined) => value ?? 'not read';
+  throw usageError(
+    `This run reads the file differently from the unfinished import it would resume: ${changed
+      .map((key) => `${key}: ${shown(before[key])} then, ${shown(now[key])} now`)
+      .join('; ')}.`,
+    hint,
+  );
 }
 
 export function defaultCheckpointPath(

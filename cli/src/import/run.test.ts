@@ -153,6 +153,32 @@ describe('runImport', () => {
     expect(await readdir(join(dir, 'config', 'imports'))).toEqual([]);
   });
 
+  it('refuses to resume with columns read differently (an opt-out column skipped), which would drop consent from the rest', async () => {
+    const { base } = await setup();
+    const api = fakeSignupsApi();
+    let calls = 0;
+    const failing: SendSignups = async (users, options) => {
+      if (++calls === 2) throw new CliError('Cannot reach the API at http://127.0.0.1:3000.');
+      return api.send(users, options);
+    };
+    const lines = ['email,Vorname,Abgemeldet'];
+    for (let i = 0; i < 30; i++) lines.push(`member${i}@example.com,First${i},${i % 2 ? 'ja' : 'nein'}`);
+    const content = `${lines.join('\n')}\n`;
+    const mapping = { first_name: 'Vorname', unsubscribed: 'Abgemeldet' };
+    await expect(runImport(base(content, failing, { concurrency: 1, mapping }))).rejects.toThrow(/Cannot reach/);
+    const before = api.calls.length;
+    const skipping = runImport(
+      base(content, api.send, { mapping: { first_name: 'Vorname' }, skipColumns: ['Abgemeldet'], resume: true }),
+    );
+    await expect(skipping).rejects.toMatchObject({
+      exitCode: ExitCode.usage,
+      message: expect.stringMatching(/differently.*"Abgemeldet": unsubscribed then, not read now/),
+    });
+    expect(api.calls.length).toBe(before);
+    const summary = await runImport(base(content, api.send, { mapping, resume: true }));
+    expect(summary).toMatchObject({ new: 30, resumed_batches: 1 });
+  });
+
   it('keeps the checkpoint and says how to continue when the API fails', async () => {
     const { base, dir } = await setup();
     const api = fakeSignupsApi();

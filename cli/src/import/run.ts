@@ -6,7 +6,14 @@ import { CliError, InterruptedError } from '../errors.js';
 import { acceptedRows, InputChanged } from './accepted.js';
 import type { ImportIdentity } from './batch.js';
 import { checkInput, type CheckedInput } from './check.js';
-import { CheckpointWriter, defaultCheckpointPath, readCheckpoint, type Checkpoint } from './checkpoint.js';
+import {
+  CheckpointWriter,
+  defaultCheckpointPath,
+  readCheckpoint,
+  requireSameReading,
+  type Checkpoint,
+  type Reading,
+} from './checkpoint.js';
 import type { ExplicitMapping } from './columns.js';
 import type { InputFormat } from './parse.js';
 import { defaultRejectsPath, OrderedRejects, RejectsWriter } from './rejects.js';
@@ -217,6 +224,15 @@ async function afterCheck(
       hint: 'Pass --resume to continue it, or --restart to start over.',
     });
   }
+  const columns: Reading = Object.fromEntries(
+    [...input.mapping.columns].map(([column, field]) => [JSON.stringify(column), field]),
+  );
+  if (existing)
+    requireSameReading(
+      existing.reading,
+      columns,
+      'Resume with the --map and --skip-column of the first run, or pass --restart to start over (members already created are found, not created again).',
+    );
   if (request.resume && !existing && !request.dryRun) log('No checkpoint for this file; starting from the beginning.');
 
   const validatedAt = existing ? new Date(existing.validated_at) : input.checkedAt;
@@ -280,7 +296,7 @@ async function afterCheck(
 
   const writer = new CheckpointWriter(
     checkpointPath,
-    existing ?? freshCheckpoint(request, input, batchCount, batchSize, validatedAt),
+    existing ?? { ...freshCheckpoint(request, input, batchCount, batchSize, validatedAt), reading: columns },
   );
   const resumed = Object.keys(writer.state.acknowledged).length;
   const tally = (): void => {

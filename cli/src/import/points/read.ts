@@ -1,6 +1,7 @@
 // `points import`: the input read once, through the members import's reader (CSV or JSON Lines,
 // dialect detected, content hash), each row checked on its own.
 import { usageError } from '../../errors.js';
+import type { Reading } from '../checkpoint.js';
 import { openImportSource, type InputFormat } from '../parse.js';
 import type { Chunks } from '../reread.js';
 import type { RejectedPointsRow } from './plan.js';
@@ -50,9 +51,21 @@ export async function readRows(request: ReadRequest) {
     rows,
     rejected,
     count,
+    reading: readingOf(columns, request.defaultStorecard),
     sha256: source.sha256(),
     format: source.format,
     columns: source.columns,
     style: { delimiter: source.delimiter, bom: source.bom },
+  };
+}
+
+/** How the rows were read, for the checkpoint: the column of each field, and the --storecard default. */
+function readingOf(columns: PointsColumns | undefined, defaultStorecard: string | undefined): Reading {
+  const column = (name: string) => `column ${JSON.stringify(name)}`;
+  return {
+    member: columns ? columns.member.map(column).join(' or ') : 'none',
+    points: columns ? column(columns.points) : 'none',
+    storecard: columns?.storecard !== undefined ? column(columns.storecard) : 'none',
+    '--storecard': defaultStorecard ?? 'none',
   };
 }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CliError, InterruptedError } from '../../errors.js';
+import { CliError, ExitCode, InterruptedError } from '../../errors.js';
 import { tempConfigHome } from '../../testing/run-cli.js';
 import type { Scan } from './plan.js';
 import { RowRefused, type PointsApi } from './api.js';
@@ -176,6 +176,35 @@ describe('runPointsImport', () => {
     expect(resumed.resumed_batches).toBeGreaterThanOrEqual(1);
     expect(resumed.created + resumed.adjusted + resumed.unchanged).toBe(emails.length);
     expect(ledger.scans.filter((s) => s.created)).toHaveLength(emails.length);
+    emails.forEach((e, i) => {
+      expect(ledger.balanceOf(e)).toBe(1 + (i % 9));
+    });
+  });
+
+  it('refuses to resume with another --map, which would credit the rest from another column', async () => {
+    const ledger = fakeLedger(emails);
+    const csv = `email,storecard,points,bonus\n${emails.map((e, i) => `${e},card-points,${1 + (i % 9)},100`).join('\n')}\n`;
+    const configDir = await tempConfigHome();
+    const abort = new AbortController();
+    ledger.hooks.beforeScan = () => {
+      if (ledger.scans.length === 300) abort.abort();
+    };
+    const first = { configDir, mapping: { points: 'points' } };
+    await expect(
+      runPointsImport(await request(csv, ledger.api, { ...first, signal: abort.signal, concurrency: 4 })),
+    ).rejects.toThrow(InterruptedError);
+    ledger.hooks.beforeScan = undefined;
+    const between = ledger.scans.length;
+    const other = runPointsImport(
+      await request(csv, ledger.api, { configDir, mapping: { points: 'bonus' }, resume: true }),
+    );
+    await expect(other).rejects.toMatchObject({
+      exitCode: ExitCode.usage,
+      message: expect.stringMatching(/reads .* differently .*points: column "points" then, column "bonus" now/),
+      hint: expect.stringContaining('--restart'),
+    });
+    expect(ledger.scans.length).toBe(between);
+    await runPointsImport(await request(csv, ledger.api, { ...first, resume: true }));
     emails.forEach((e, i) => {
       expect(ledger.balanceOf(e)).toBe(1 + (i % 9));
     });

@@ -4,7 +4,13 @@
 // each); the reading, rejects file and checkpoint are the members import's own.
 import { resolve } from 'node:path';
 import { CliError, InterruptedError } from '../../errors.js';
-import { CheckpointWriter, defaultCheckpointPath, readCheckpoint, type Checkpoint } from '../checkpoint.js';
+import {
+  CheckpointWriter,
+  defaultCheckpointPath,
+  readCheckpoint,
+  requireSameReading,
+  type Checkpoint,
+} from '../checkpoint.js';
 import type { InputFormat } from '../parse.js';
 import { defaultRejectsPath, RejectsWriter } from '../rejects.js';
 import type { Chunks } from '../reread.js';
@@ -172,6 +178,12 @@ export async function runPointsImport(request: PointsImportRequest): Promise<Poi
       `An unfinished points import of this file exists (${Object.keys(existing.acknowledged).length} of ${existing.batch_count} batches sent).`,
       { hint: 'Pass --resume to continue it, or --restart to start over (no row is credited twice either way).' },
     );
+  if (existing)
+    requireSameReading(
+      existing.reading,
+      read.reading,
+      'Resume with the --map and --storecard of the first run, or pass --restart to start over (no row is credited twice either way).',
+    );
   if (request.resume && !existing) log('No checkpoint for this file; starting from the beginning.');
   const batchCount = Math.ceil(read.count / POINTS_BATCH_ROWS);
   const now = new Date().toISOString();
@@ -186,6 +198,7 @@ export async function runPointsImport(request: PointsImportRequest): Promise<Poi
     started_at: now,
     updated_at: now,
     acknowledged: {},
+    reading: read.reading,
   };
   const writer = new CheckpointWriter<PointsOutcome>(checkpointPath, existing ?? fresh);
   const resumed = Object.keys(writer.state.acknowledged).length;
