@@ -9,7 +9,7 @@ import { usageError } from './errors.js';
 import { hasCredentials, notLoggedIn } from './not-logged-in.js';
 import { Output } from './output.js';
 import { readSecretFile } from './secrets.js';
-import { runtimeOf, type Runtime } from './runtime.js';
+import { commandLineOf, runtimeOf, type Runtime } from './runtime.js';
 import { observedFetch, type FetchLike } from './request-log.js';
 import { cachingTokenFetch, tokenCacheKey } from './token-cache.js';
 import { CLI_VERSION } from './version.js';
@@ -32,6 +32,8 @@ export interface Context {
   options: GlobalOptions;
   signal: AbortSignal;
   apiUrl: string;
+  /** The words of this run as typed after `loyalty` (a "Continue with" hint repeats them). */
+  commandLine: readonly string[];
   /** The brand for brand-scoped calls: --brand, LOYALTY_BRAND or the profile's brand. */
   brand(): string;
   /**
@@ -94,6 +96,7 @@ export async function contextOf(command: Command): Promise<Context> {
     options,
     signal: runtime.signal,
     apiUrl,
+    commandLine: commandLineOf(command),
     brand() {
       const brand = config.settings.brand?.value;
       if (!brand) {

@@ -24,3 +24,10 @@ export function runtimeOf(command: Command): Runtime {
   if (!runtime) throw new Error('no runtime attached to the program');
   return runtime;
 }
+
+/** The words of this run as typed after `loyalty`: rawArgs, set by commander's parse() (not in its type declarations). */
+export function commandLineOf(command: Command): readonly string[] {
+  let root = command;
+  while (root.parent) root = root.parent;
+  return (root as { rawArgs?: string[] }).rawArgs ?? [];
+}

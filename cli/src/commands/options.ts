@@ -1,6 +1,7 @@
 // Flags that several commands share, defined once so their spelling and help stay the same.
 import { type Command, Option } from 'commander';
 import { EVENT_TYPES } from '../domain.js';
+import { commandLineOf } from '../runtime.js';
 
 /** Collects the values of a repeatable flag. */
 export const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -37,10 +38,7 @@ export const fileOption = (what: string): Option => new Option('-f, --file <path
  * itself: only brands typed on this command line count, never the environment's or a profile's.
  */
 export function brandFlagsOf(command: Command): string[] {
-  let root = command;
-  while (root.parent) root = root.parent;
-  // rawArgs: the words commander parsed (set by parse(); not in its type declarations).
-  const words: readonly string[] = (root as { rawArgs?: string[] }).rawArgs ?? [];
+  const words = commandLineOf(command);
   const end = words.indexOf('--');
   const brands: string[] = [];
   for (const [i, word] of words.entries()) {

@@ -15,6 +15,7 @@ import {
   type Reading,
 } from './checkpoint.js';
 import type { ExplicitMapping } from './columns.js';
+import { continueCommand, shellWord } from './rerun.js';
 import type { InputFormat } from './parse.js';
 import { defaultRejectsPath, OrderedRejects, RejectsWriter } from './rejects.js';
 import { rereadable, type Chunks, type Rereadable } from './reread.js';
@@ -73,6 +74,8 @@ export interface ImportRequest {
   batchSize: number;
   concurrency: number;
   mapping?: ExplicitMapping;
+  /** The words of the run as typed after `loyalty`: the "Continue with" line repeats them. */
+  commandLine?: readonly string[] | undefined;
   /** Columns not to read (--skip-column), also when they look like consent. */
   skipColumns?: readonly string[] | undefined;
   dryRun?: boolean;
@@ -346,7 +349,7 @@ async function afterCheck(
     if (await forget()) log('Nothing was imported; after fixing the cause, run the same command again.');
     else
       log(
-        `Progress is saved (${progress.batchesDone} of ${batchCount} batches); after fixing the cause, continue with --resume.`,
+        `Progress is saved (${progress.batchesDone} of ${batchCount} batches); after fixing the cause, continue with ${resumeWith(request, '')}.`,
       );
     throw error;
   }
@@ -358,7 +361,7 @@ async function afterCheck(
       );
     throw new InterruptedError(
       `Import interrupted after ${progress.batchesDone} of ${batchCount} batches; progress is saved.`,
-      `Continue with: loyalty members import ${request.input.name} --resume`,
+      `Continue with: ${resumeWith(request, '')}`,
     );
   }
   const update = request.update && (await updatePhase(request, request.update, again(), writer, log));
@@ -420,17 +423,23 @@ async function updatePhase(
       onBatch: (updated) => writer.addUpdated(updated),
     });
   } catch (error) {
-    log('Progress is saved; after fixing the cause, continue with --resume.');
+    log(`Progress is saved; after fixing the cause, continue with ${resumeWith(request, '--update ')}.`);
     throw error;
   }
   if (request.signal.aborted) {
     throw new InterruptedError(
       `Import interrupted while updating members (${writer.state.updated ?? 0} updated); progress is saved.`,
-      `Continue with: loyalty members import ${request.input.name} --update --resume`,
+      `Continue with: ${resumeWith(request, '--update ')}`,
     );
   }
   return { updated: writer.state.updated ?? 0 };
 }
+
+/** The command that continues this import: the words as typed when known (every option), else the file and `flags`. */
+const resumeWith = (request: ImportRequest, flags: string): string =>
+  request.commandLine
+    ? continueCommand(request.commandLine)
+    : `loyalty members import ${shellWord(request.input.name)} ${flags}--resume`;
 
 /** Whether a checkpoint records no acknowledged batch and no updated member. */
 const nothingAcknowledged = (checkpoint: Readonly<Checkpoint>): boolean =>

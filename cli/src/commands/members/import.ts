@@ -38,7 +38,10 @@ export function membersImportCommand(): Command {
       '--dry-run',
       'validate every row, write the rejects file, send nothing (with --update: count created, updated, unchanged)',
     )
-    .option('--resume', 'continue an interrupted import of the same file where it stopped (with the same --map and --skip-column)')
+    .option(
+      '--resume',
+      'continue an interrupted import of the same file where it stopped (with the same --map and --skip-column)',
+    )
     .option('--restart', 'ignore the checkpoint of an interrupted import and start over')
     .option('--rejects <path>', 'where to write rejected rows (default: <file>.rejects.csv beside the input)')
     .option('--checkpoint <path>', 'checkpoint file (default: under $XDG_CONFIG_HOME/loyalty/imports)')

@@ -32,7 +32,10 @@ export function pointsImportCommand(): Command {
       [],
     )
     .option('--dry-run', 'check every row, read the live balances, print the plan and the rejects file; send nothing')
-    .option('--resume', 'continue an interrupted import of the same file where it stopped (with the same --map and --storecard)')
+    .option(
+      '--resume',
+      'continue an interrupted import of the same file where it stopped (with the same --map and --storecard)',
+    )
     .option('--restart', 'ignore the checkpoint of an interrupted import and start over')
     .option('--rejects <path>', 'where to write rejected rows (default: <file>.rejects.csv beside the input)')
     .option('--checkpoint <path>', 'checkpoint file (default: under $XDG_CONFIG_HOME/loyalty/imports)')

@@ -181,6 +181,37 @@ describe('runPointsImport', () => {
     });
   });
 
+  it('says how to continue with the command as typed: its --map and --storecard, quoted for the shell, and --resume', async () => {
+    const ledger = fakeLedger(emails);
+    const csv = `Kunde,Punkte\n${emails.map((e, i) => `${e},${1 + (i % 9)}`).join('\n')}\n`;
+    const abort = new AbortController();
+    ledger.hooks.beforeScan = () => {
+      if (ledger.scans.length === 300) abort.abort();
+    };
+    const typed = [
+      'points',
+      'import',
+      'my balances.csv',
+      '--map',
+      'member=Kunde',
+      '--map=points=Punkte',
+      '--storecard',
+      'card-points',
+      '--restart',
+    ];
+    const run = runPointsImport(
+      await request(csv, ledger.api, {
+        mapping: { member: 'Kunde', points: 'Punkte' },
+        defaultStorecard: 'card-points',
+        signal: abort.signal,
+        commandLine: typed,
+      }),
+    );
+    await expect(run).rejects.toMatchObject({
+      hint: "Continue with: loyalty points import 'my balances.csv' --map member=Kunde --map=points=Punkte --storecard card-points --resume",
+    });
+  });
+
   it('refuses to resume with another --map, which would credit the rest from another column', async () => {
     const ledger = fakeLedger(emails);
     const csv = `email,storecard,points,bonus\n${emails.map((e, i) => `${e},card-points,${1 + (i % 9)},100`).join('\n')}\n`;
@@ -195,8 +226,14 @@ describe('runPointsImport', () => {
     ).rejects.toThrow(InterruptedError);
     ledger.hooks.beforeScan = undefined;
     const between = ledger.scans.length;
+    const plans: unknown[] = [];
     const other = runPointsImport(
-      await request(csv, ledger.api, { configDir, mapping: { points: 'bonus' }, resume: true }),
+      await request(csv, ledger.api, {
+        configDir,
+        mapping: { points: 'bonus' },
+        resume: true,
+        onPlan: (plan) => plans.push(plan),
+      }),
     );
     await expect(other).rejects.toMatchObject({
       exitCode: ExitCode.usage,
@@ -204,6 +241,7 @@ describe('runPointsImport', () => {
       hint: expect.stringContaining('--restart'),
     });
     expect(ledger.scans.length).toBe(between);
+    expect(plans, 'refused before a plan read from the other column is shown').toEqual([]);
     await runPointsImport(await request(csv, ledger.api, { ...first, resume: true }));
     emails.forEach((e, i) => {
       expect(ledger.balanceOf(e)).toBe(1 + (i % 9));

@@ -4,6 +4,7 @@
 // each); the reading, rejects file and checkpoint are the members import's own.
 import { resolve } from 'node:path';
 import { CliError, InterruptedError } from '../../errors.js';
+import { continueCommand } from '../rerun.js';
 import {
   CheckpointWriter,
   defaultCheckpointPath,
@@ -53,6 +54,8 @@ export interface PointsImportRequest {
   defaultStorecard?: string | undefined;
   /** Columns named by `--map field=column`. */
   mapping?: PointsMapping | undefined;
+  /** The words of the run as typed after `loyalty`: the "Continue with" line repeats them. */
+  commandLine?: readonly string[] | undefined;
   brandId: string;
   apiUrl: string;
   configDir: string;
@@ -108,9 +111,34 @@ export async function runPointsImport(request: PointsImportRequest): Promise<Poi
   const rejected: RejectedPointsRow[] = [...read.rejected];
   const file: FileIdentity = { sha256: read.sha256, brandId: request.brandId, mode: request.mode };
   const rejectsPath = request.rejectsPath ?? defaultRejectsPath(request.input.name, read.format);
+  // The checkpoint is judged before the live state is read and a plan shown: a resume that would
+  // read the file another way is refused first.
+  const identity = {
+    sha256: read.sha256,
+    brandId: request.brandId,
+    apiUrl: request.apiUrl,
+    kind: `points-${request.mode}`,
+  };
+  const checkpointPath = request.checkpointPath ?? defaultCheckpointPath(request.configDir, identity);
+  const found = request.restart || request.dryRun ? undefined : await readCheckpoint<PointsOutcome>(checkpointPath);
+  const existing = found && Object.keys(found.acknowledged).length > 0 ? found : undefined;
+  if (existing && existing.source.sha256 !== read.sha256)
+    throw new CliError(`The checkpoint ${checkpointPath} belongs to a different file.`, {
+      hint: 'Pass the original file, or --restart to start over.',
+    });
+  if (existing && !request.resume)
+    throw new CliError(
+      `An unfinished points import of this file exists (${Object.keys(existing.acknowledged).length} of ${existing.batch_count} batches sent).`,
+      { hint: 'Pass --resume to continue it, or --restart to start over (no row is credited twice either way).' },
+    );
+  if (existing)
+    requireSameReading(
+      existing.reading,
+      read.reading,
+      'Resume with the --map and --storecard of the first run, or pass --restart to start over (no row is credited twice either way).',
+    );
   Object.assign(progress, { phase: 'planning', rows: read.count, rejected: rejected.length });
   report();
-
   const live = await liveState(request, read.rows);
   const { resolved, rejected: unknown } = resolveRows(read.rows, live, request.mode);
   rejected.push(...unknown);
@@ -160,30 +188,6 @@ export async function runPointsImport(request: PointsImportRequest): Promise<Poi
     return summarize(plan, 0, await writeRejects([]));
   }
 
-  const identity = {
-    sha256: read.sha256,
-    brandId: request.brandId,
-    apiUrl: request.apiUrl,
-    kind: `points-${request.mode}`,
-  };
-  const checkpointPath = request.checkpointPath ?? defaultCheckpointPath(request.configDir, identity);
-  const found = request.restart ? undefined : await readCheckpoint<PointsOutcome>(checkpointPath);
-  const existing = found && Object.keys(found.acknowledged).length > 0 ? found : undefined;
-  if (existing && existing.source.sha256 !== read.sha256)
-    throw new CliError(`The checkpoint ${checkpointPath} belongs to a different file.`, {
-      hint: 'Pass the original file, or --restart to start over.',
-    });
-  if (existing && !request.resume)
-    throw new CliError(
-      `An unfinished points import of this file exists (${Object.keys(existing.acknowledged).length} of ${existing.batch_count} batches sent).`,
-      { hint: 'Pass --resume to continue it, or --restart to start over (no row is credited twice either way).' },
-    );
-  if (existing)
-    requireSameReading(
-      existing.reading,
-      read.reading,
-      'Resume with the --map and --storecard of the first run, or pass --restart to start over (no row is credited twice either way).',
-    );
   if (request.resume && !existing) log('No checkpoint for this file; starting from the beginning.');
   const batchCount = Math.ceil(read.count / POINTS_BATCH_ROWS);
   const now = new Date().toISOString();
@@ -299,7 +303,7 @@ export async function runPointsImport(request: PointsImportRequest): Promise<Poi
     if (failure !== undefined) {
       log(
         saved
-          ? `Progress is saved (${done} batches); after fixing the cause, continue with --resume.`
+          ? `Progress is saved (${done} batches); after fixing the cause, continue with ${request.commandLine ? continueCommand(request.commandLine) : '--resume'}.`
           : 'Nothing is saved; after fixing the cause, run the same command again (no row is credited twice).',
       );
       throw failure;
@@ -309,7 +313,7 @@ export async function runPointsImport(request: PointsImportRequest): Promise<Poi
         ? `Points import interrupted after ${progress.rowsDone} of ${progress.rowsTotal} rows; progress is saved.`
         : 'Points import interrupted before any batch was answered; nothing to resume.',
       saved
-        ? `Continue with: loyalty points import ${request.input.name} --${request.mode} --resume`
+        ? `Continue with: ${request.commandLine ? continueCommand(request.commandLine) : `loyalty points import ${request.input.name} --${request.mode} --resume`}`
         : `Run it again: loyalty points import ${request.input.name} --${request.mode}`,
     );
   }

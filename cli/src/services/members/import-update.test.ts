@@ -108,7 +108,9 @@ describe('loyalty members import --update', { timeout: 20_000 }, () => {
     const args = ['members', 'import', 'members.csv', '--update', '--batch-size', '1', '--concurrency', '1'];
     const stopped = await runCli(args, { env, cwd: dir, signal: controller.signal });
     expect(stopped.code, stopped.stderr).toBe(130);
-    expect(stopped.stderr).toContain('--update --resume');
+    expect(stopped.stderr).toContain(
+      'Continue with: loyalty members import members.csv --update --batch-size 1 --concurrency 1 --resume',
+    );
     expect(puts()).toHaveLength(1);
     expect(await readdir(join(dir, 'loyalty', 'imports'))).toHaveLength(1);
 

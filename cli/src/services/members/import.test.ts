@@ -119,7 +119,9 @@ describe('loyalty members import', { timeout: 20_000 }, () => {
     });
     server.events.removeAllListeners();
     expect(first.code).toBe(130);
-    expect(first.stderr).toContain('Continue with: loyalty members import members.csv --resume');
+    expect(first.stderr).toContain(
+      'Continue with: loyalty members import members.csv --batch-size 10 --concurrency 1 --resume',
+    );
     const sentBefore = signups().length;
 
     const refused = await runCli(['members', 'import', 'members.csv'], { env, cwd: dir });

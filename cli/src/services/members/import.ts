@@ -145,6 +145,7 @@ export async function importMembers(ctx: Context, file: string, options: ImportO
   const unwatchRetries = watchRetries(redraw);
   try {
     summary = await runImport({
+      commandLine: ctx.commandLine,
       input: {
         name: file,
         chunks,

@@ -105,6 +105,7 @@ export async function importPoints(ctx: Context, file: string, options: PointsIm
   try {
     summary = await runPointsImport({
       input: { name: file, chunks, format, delimiter },
+      commandLine: ctx.commandLine,
       mode,
       defaultStorecard: options.storecard,
       mapping,
