@@ -217,7 +217,7 @@ describe('loyalty wallet inspect', () => {
     expect(answer.problems.map((p: { code: string }) => p.code)).toEqual(['date_format', 'image_missing']);
   });
 
-  it('an unsigned pass says nothing was chained; an unreadable file is exit 1; a --ca that is not PEM is a usage error (2)', async () => {
+  it('an unsigned pass says nothing was chained; an unreadable pass is exit 1; a --ca that is missing or not PEM is a usage error (2)', async () => {
     const cwd = await files();
     const unsigned = buildPkpass({ files: passFiles(), signature: null }, signer, [ca]);
     await writeFile(join(cwd, 'unsigned.pkpass'), unsigned);
@@ -230,6 +230,8 @@ describe('loyalty wallet inspect', () => {
       1,
       expect.stringContaining('Cannot read the pass nope.pkpass: ENOENT.'),
     ]);
+    const noCa = await runCli(['wallet', 'inspect', 'good.pkpass', '--ca', 'missing.pem'], { cwd });
+    expect([noCa.code, noCa.stderr]).toEqual([2, expect.stringContaining('Cannot read --ca missing.pem: ENOENT.')]);
     const notPem = await runCli(['wallet', 'inspect', 'good.pkpass', '--ca', 'not.pem'], { cwd });
     expect([notPem.code, notPem.stderr]).toEqual([
       2,

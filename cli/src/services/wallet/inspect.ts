@@ -1,6 +1,6 @@
 // `loyalty wallet inspect <file.pkpass>`: offline, one line per reason the pass would not install,
 // each with its fix. Exit codes as `webhooks verify`: 0 installable, 1 problems (or an unreadable
-// file), 2 usage.
+// pass), 2 usage (a --ca that is missing or not PEM).
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Context } from '../../context.js';
@@ -12,13 +12,13 @@ export interface InspectCommandOptions {
   ca?: string;
 }
 
-async function readInput(ctx: Context, path: string, what: string): Promise<Buffer> {
+/** An unreadable pass is exit 1 (as `webhooks verify`'s unreadable payload); an unreadable --ca, an option's value, is a usage error (2). */
+async function readInput(ctx: Context, path: string, what: 'the pass' | '--ca'): Promise<Buffer> {
   try {
     return await readFile(resolve(ctx.runtime.cwd, path));
   } catch (error) {
-    throw new CliError(
-      `Cannot read ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`,
-    );
+    const message = `Cannot read ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`;
+    throw what === '--ca' ? usageError(message) : new CliError(message);
   }
 }
 
