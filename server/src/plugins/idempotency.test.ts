@@ -344,16 +344,14 @@ describe('a claim under a request that runs longer than the lock', () => {
     return { server, runs };
   }
 
+  const slowRequest = (key: string) =>
+    ({ method: 'POST', url: '/slow', headers: { 'idempotency-key': key }, payload: { a: 1 } }) as const;
+
   it('is kept alive while the request runs: a second request with the key long past the lock gets 409, and the action runs once', async () => {
     const db = await createTestDatabase();
     try {
       const { server, runs } = await slowServer(db, 3500);
-      const request = {
-        method: 'POST',
-        url: '/slow',
-        headers: { 'idempotency-key': 'slow-1' },
-        payload: { a: 1 },
-      } as const;
+      const request = slowRequest('slow-1');
       const first = server.inject(request);
       await new Promise((r) => setTimeout(r, 2500)); // more than two lock lifetimes
       const second = await server.inject(request);
@@ -372,12 +370,7 @@ describe('a claim under a request that runs longer than the lock', () => {
     const db = await createTestDatabase();
     try {
       const { server, runs } = await slowServer(db, 2000, false, 0.3);
-      const request = {
-        method: 'POST',
-        url: '/slow',
-        headers: { 'idempotency-key': 'slow-stall' },
-        payload: { a: 1 },
-      } as const;
+      const request = slowRequest('slow-stall');
       const first = server.inject(request);
       while (runs.count === 0) await new Promise((r) => setTimeout(r, 10));
       // A slow database: the claim's row is locked for 1 s, more than three lock lifetimes, so the
@@ -416,12 +409,7 @@ describe('a claim under a request that runs longer than the lock', () => {
       sent.end('{"a":1}');
       while (runs.count === 0) await new Promise((r) => setTimeout(r, 10));
       sent.destroy(); // the client goes away while the handler runs
-      const request = {
-        method: 'POST',
-        url: '/slow',
-        headers: { 'idempotency-key': 'slow-gone' },
-        payload: { a: 1 },
-      } as const;
+      const request = slowRequest('slow-gone');
       await new Promise((r) => setTimeout(r, 1500)); // past the lock of 1 s
       expect((await server.inject(request)).statusCode).toBe(409);
       await new Promise((r) => setTimeout(r, 1800));
@@ -442,12 +430,7 @@ describe('a claim under a request that runs longer than the lock', () => {
       // the handler still runs. A retry may itself run past 0.4 s on a busy machine (503, tried
       // again); what may not happen is a second run of the handler, or anything but 409 before the replay.
       const { server, runs } = await slowServer(db, 3000, 400);
-      const request = {
-        method: 'POST',
-        url: '/slow',
-        headers: { 'idempotency-key': 'slow-timeout' },
-        payload: { a: 1 },
-      } as const;
+      const request = slowRequest('slow-timeout');
       expect((await server.inject(request)).statusCode).toBe(503); // the handler runs on
       const answers: { statusCode: number; payload: string }[] = [];
       let later = await server.inject(request);
@@ -474,7 +457,7 @@ describe('a claim under a request that runs longer than the lock', () => {
       const { server, runs } = await slowServer(db, 50, 400);
       const key = 'slow-claim';
       const scope = scopeHash({ tokenHash: 'slow-token', method: 'POST', path: '/slow', key });
-      const request = { method: 'POST', url: '/slow', headers: { 'idempotency-key': key }, payload: { a: 1 } } as const;
+      const request = slowRequest(key);
       // An uncommitted row of the same key makes the claim's INSERT wait past the 0.4 s timeout (hapi
       // answers 503 and runs no handler); the rollback at 1 s then lets the claim through.
       let holding!: () => void;
