@@ -86,7 +86,7 @@ it('an update interrupted by SIGINT keeps its checkpoint; --update --resume fini
   running.child.kill('SIGINT');
   const stopped = await running.exited;
   expect(stopped.code, describeRun(stopped)).toBe(130);
-  expect(stopped.stderr).toContain('--update --resume');
+  expect(stopped.stderr).toContain(`Continue with: loyalty ${args.join(' ')} --resume`);
   const between = [...(await names('rs%')).values()].filter((n) => n.startsWith('Renamed')).length;
   expect(between).toBeLessThan(150);
 

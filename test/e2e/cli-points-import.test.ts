@@ -201,7 +201,7 @@ it('interrupted by SIGINT and resumed: every row is credited exactly once in tot
   running.child.kill('SIGINT');
   const stopped = await running.exited;
   expect(stopped.code, describeRun(stopped)).toBe(130);
-  expect(stopped.stderr).toContain('--add --resume');
+  expect(stopped.stderr).toContain(`Continue with: loyalty ${args.join(' ')} --resume`);
   const between = await transactions('rs%');
   expect(between).toBeGreaterThanOrEqual(200);
   expect(between).toBeLessThan(count);
