@@ -53,7 +53,7 @@ const { run } = useWebhookTestBed(
 );
 
 async function work(overrides: Partial<Config> = {}, resolve?: Resolver) {
-  const config: Config = { ...t.config, webhookRetryDelays: delays, webhookTimeoutMs: 400, ...overrides };
+  const config: Config = { ...t.config, webhookRetryDelays: delays, webhookTimeoutMs: 5000, ...overrides };
   await run(() =>
     startWorker({
       connectionString: t.db.url,

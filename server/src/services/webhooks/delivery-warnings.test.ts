@@ -61,7 +61,7 @@ const workerOf = (overrides: Partial<Config>) =>
   startWorker({
     connectionString: t.db.url,
     sql: t.db.sql,
-    config: { ...t.config, webhookRetryDelays: FAST_RETRIES, webhookTimeoutMs: 1000, ...overrides },
+    config: { ...t.config, webhookRetryDelays: FAST_RETRIES, webhookTimeoutMs: 5000, ...overrides },
     concurrency: 8,
     pollInterval: 50,
     tasks: { onDeliveryAttempt: (a) => attemptRecords.push(a) },

@@ -65,7 +65,7 @@ async function work(overrides: Partial<Config> = {}) {
   const config: Config = {
     ...t.config,
     webhookRetryDelays: [0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3],
-    webhookTimeoutMs: 1000,
+    webhookTimeoutMs: 5000,
     ...overrides,
   };
   await run(() =>
