@@ -125,11 +125,14 @@ export async function claimIdempotencyKey(
 
 /**
  * Pushes a live claim's `locked_until` another `lockSeconds` ahead (the plugin's heartbeat while
- * its request runs), from the moment the beat lands. The row is locked first (the CTE), then the
- * new value computed: an UPDATE that waits on a row only locked by another transaction keeps the
- * value it computed before the wait, so a beat that waited past the lock wrote a locked_until already
- * past, and a takeover queued behind it ran the action a second time. False when the claim is no longer this request's: answered, released, or
- * taken over after a pause longer than the lock (the database was away).
+ * its request runs), from the moment the beat lands. False when the claim is no longer this
+ * request's: answered, released, or taken over after a pause longer than the lock (the database
+ * was away).
+ *
+ * The row is locked first (the CTE), then the new value computed: an UPDATE that waits on a row
+ * only locked by another transaction keeps the value it computed before the wait, so a beat that
+ * waited past the lock wrote a locked_until already past, and a takeover queued behind it ran the
+ * action a second time.
  */
 export async function extendIdempotencyClaim(
   db: Db,
