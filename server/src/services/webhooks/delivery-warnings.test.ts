@@ -93,6 +93,20 @@ const failedDeliveries = async (id: string) =>
 const settled = async () =>
   (await t.db.sql`SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT 1`).length === 0;
 
+/**
+ * A member.created subscription of `path` whose receiver answers 400, under a worker with `config`:
+ * returned after its first failure and `waitMs` more (its failing streak that much older).
+ */
+async function failingFor(path: string, config: Partial<Config>, waitMs: number) {
+  const sub = await subscribe(path, ['member.created']);
+  statuses.set(path, 400);
+  await work(config);
+  await emitMemberCreated(t);
+  await until(async () => (await subscriptionState(sub.id))?.consecutive_failures === 1);
+  await new Promise((r) => setTimeout(r, waitMs));
+  return sub;
+}
+
 describe('webhook_subscription.failing', () => {
   it('is sent once when the failed deliveries in a row reach the threshold, and again only after a success', async () => {
     const watcher = await subscribe('/watch', WARNINGS);
@@ -174,13 +188,12 @@ describe('webhook_subscription.failing', () => {
 
   it('warns a quiet subscription once it has failed for a tenth of the disable time, below the count', async () => {
     await subscribe('/watch', ['webhook_subscription.failing']);
-    const quiet = await subscribe('/quiet', ['member.created']);
-    statuses.set('/quiet', 400);
     // Disabled after 30 s of failing: warned after 3 s, though far from 10 failures in a row.
-    await work({ webhookFailingAfter: 10, webhookDisableAfterFailures: 100, webhookDisableAfterSeconds: 30 });
-    await emitMemberCreated(t);
-    await until(async () => (await subscriptionState(quiet.id))?.consecutive_failures === 1);
-    await new Promise((r) => setTimeout(r, 3200));
+    const quiet = await failingFor(
+      '/quiet',
+      { webhookFailingAfter: 10, webhookDisableAfterFailures: 100, webhookDisableAfterSeconds: 30 },
+      3200,
+    );
     expect(await recorded('webhook_subscription.failing', quiet.id)).toEqual([]);
     await emitMemberCreated(t);
     const [warning] = await until(
@@ -198,13 +211,12 @@ describe('webhook_subscription.failing', () => {
 
   it('is not sent by the attempt that disables the subscription: the disabled event says it', async () => {
     await subscribe('/watch', ['webhook_subscription.failing', 'webhook_subscription.disabled']);
-    const late = await subscribe('/late', ['member.created']);
-    statuses.set('/late', 400);
     // The second failure comes after both the warning's time (0.2 s) and the disable time (2 s).
-    await work({ webhookFailingAfter: 10, webhookDisableAfterFailures: 100, webhookDisableAfterSeconds: 2 });
-    await emitMemberCreated(t);
-    await until(async () => (await subscriptionState(late.id))?.consecutive_failures === 1);
-    await new Promise((r) => setTimeout(r, 2200));
+    const late = await failingFor(
+      '/late',
+      { webhookFailingAfter: 10, webhookDisableAfterFailures: 100, webhookDisableAfterSeconds: 2 },
+      2200,
+    );
     await emitMemberCreated(t);
     await until(() => heard('/watch', 'webhook_subscription.disabled').length === 1);
     await until(settled);
